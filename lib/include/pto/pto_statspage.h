@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stats page a running libpto runtime publishes for monitors (ptotop).
+ *
+ * Every runtime creates /dev/shm/pto-stats.<pid>.<runtime-seq> (mode 0600,
+ * so only the same user reads it) holding one struct pto_statspage, updates
+ * it while it runs and unlinks it in pto_runtime_destroy().  A page whose
+ * pid no longer exists (kill -0 fails with ESRCH) is stale: a crashed
+ * process left it; monitors ignore it and may unlink it.
+ *
+ * Consistency: the writer increments seq to an odd value, updates the
+ * fields, then increments seq to an even value (a seqlock).  Readers copy
+ * the page and retry while seq is odd or changed across the copy.
+ */
+#ifndef PTO_STATSPAGE_H
+#define PTO_STATSPAGE_H
+
+#include <stdint.h>
+
+#define PTO_STATSPAGE_MAGIC	0x5054535041474531ull	/* "PTSPAGE1" */
+#define PTO_STATSPAGE_VERSION	1
+#define PTO_STATSPAGE_PREFIX	"pto-stats."	/* name under /dev/shm */
+
+struct pto_statspage_ring {
+	uint64_t size;		/* capacity (slots, bytes or entries) */
+	uint64_t in_use;
+	uint64_t high_water;
+	uint64_t stalls;	/* times the orchestrator blocked on it */
+	uint64_t stall_ns;	/* time spent blocked */
+};
+
+struct pto_statspage {
+	uint64_t magic;		/* PTO_STATSPAGE_MAGIC */
+	uint32_t version;	/* PTO_STATSPAGE_VERSION */
+	uint32_t size;		/* sizeof(struct pto_statspage) */
+	uint64_t seq;		/* seqlock, see above */
+	int32_t pid;
+	uint32_t running;	/* 1 while inside pto_run */
+	uint64_t start_ns;	/* CLOCK_REALTIME of runtime creation */
+	uint64_t update_ns;	/* CLOCK_MONOTONIC of the last update */
+	char device[64];	/* "sim" or "/dev/pto0" */
+	uint32_t cores[4];	/* per worker type: cube, vector, aicpu, accel */
+	uint64_t busy_ns[4];	/* per worker type: summed core busy time */
+	uint64_t tasks_submitted;
+	uint64_t tasks_completed;
+	uint64_t tasks_failed;
+	uint64_t tasks_in_flight;	/* submitted, not yet retired */
+	uint64_t runs;		/* pto_run calls */
+	/* task window, heap ring, dep pool, TensorMap (enum pto_ring order) */
+	struct pto_statspage_ring ring[4];
+	int32_t last_error;	/* first error of the current/last run */
+	uint32_t __pad;
+	uint64_t __reserved[16];
+};
+
+#endif /* PTO_STATSPAGE_H */

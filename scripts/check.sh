@@ -1,0 +1,31 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The whole test suite, as "make check" runs it: the userspace tests, the
+# same tests under ASan+UBSan and under TSan, and the VM stage for the
+# driver.  Ends with one "N passed, N failed" line for everything.
+set -u
+cd "$(dirname "$0")/.."
+O=${O:-build}
+MAKE=${MAKE:-make}
+export PTO_RESULTS="$(mktemp)"
+status=0
+
+stage() {
+	name=$1; shift
+	echo "=== $name"
+	"$@" || status=1
+}
+
+stage unit $MAKE --no-print-directory -s O="$O" check-unit
+stage asan $MAKE --no-print-directory -s O="$O" check-asan
+stage tsan $MAKE --no-print-directory -s O="$O" check-tsan
+if [ -x selftests/vm/run.sh ] && [ "${PTO_SKIP_VM:-0}" != 1 ]; then
+	stage vm $MAKE --no-print-directory -s O="$O" vmtest
+fi
+
+awk '{p += $1; f += $2; s += $3}
+     END {printf "total: %d passed, %d failed, %d skipped\n", p, f, s}' "$PTO_RESULTS"
+if awk '{f += $2} END {exit !(f > 0)}' "$PTO_RESULTS"; then status=1; fi
+rm -f "$PTO_RESULTS"
+exit $status

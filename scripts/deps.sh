@@ -1,0 +1,54 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Install the Debian packages a PTO build stage needs.
+#   scripts/deps.sh GROUP...   groups: build check bench vm
+# As root, missing packages are installed with apt-get; otherwise the exact
+# command is printed and the script fails.
+set -eu
+
+pkgs_build="gcc make libc6-dev linux-libc-dev pkg-config liburing-dev"
+pkgs_check="tmux libncurses-dev libasan8 libubsan1 libtsan2 python3"
+pkgs_bench="clang libomp-dev libstarpu-dev"
+pkgs_vm="qemu-system-x86 busybox-static linux-image-amd64 linux-headers-amd64 \
+linux-source-6.1 cpio kmod xz-utils liburing-dev perl"
+
+want=""
+for group in "$@"; do
+	case "$group" in
+	build) want="$want $pkgs_build" ;;
+	check) want="$want $pkgs_check $pkgs_bench $pkgs_vm" ;;
+	bench) want="$want $pkgs_bench" ;;
+	vm) want="$want $pkgs_vm" ;;
+	*) echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;
+	esac
+done
+
+missing=""
+for p in $want; do
+	case " $missing " in *" $p "*) continue ;; esac
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "PTO needs these Debian packages:$missing" >&2
+	echo "run as root:  apt-get update && $cmd" >&2
+	exit 1
+fi
+echo "deps.sh: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine has no package lists yet; refresh them at most once a day.
+stamp=/var/lib/apt/periodic/pto-update-stamp
+if [ ! -f "$stamp" ] || [ -n "$(find "$stamp" -mmin +1440 2>/dev/null)" ]; then
+	apt-get update -q >/dev/null
+	mkdir -p "$(dirname "$stamp")" && touch "$stamp"
+fi
+if ! $cmd >/tmp/pto-deps.log 2>&1; then
+	# Lists may be stale even within a day; refresh and retry once.
+	apt-get update -q >/dev/null
+	$cmd >/tmp/pto-deps.log 2>&1 || { cat /tmp/pto-deps.log >&2; exit 1; }
+fi

@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: MIT
+# Userspace tests of libpto (selftests/lib), the driver's kselftests
+# (selftests/driver) and the VM harness that runs them (selftests/vm).
+-include selftests/lib/build.mk
+-include selftests/driver/build.mk
+-include selftests/vm/build.mk
