@@ -30,6 +30,7 @@ static const signed char op_nargs[PTO_OP_COUNT] = {
 	[PTO_OP_ONLINE_UPDATE_F32] = 8,
 	[PTO_OP_ROW_DIV_F32] = 5,
 	[PTO_OP_ADD_U32] = 4,
+	[PTO_OP_SPIN_NS] = 1,
 };
 
 int pto_op_nargs(u32 op)
@@ -362,6 +363,9 @@ int pto_op_exec(u32 op, const u64 *args, u32 nargs,
 		return op_row_div(args, mem);
 	case PTO_OP_ADD_U32:
 		return op_add_u32(args, mem);
+	case PTO_OP_SPIN_NS:
+		/* timed by the backend, which handles it before calling here */
+		return -EINVAL;
 	}
 	return -EINVAL;
 }

@@ -82,7 +82,13 @@ enum pto_op {
 	PTO_OP_ROW_DIV_F32 = 9,
 	/* dst, a, b, nbytes: dst[i] = a[i] + b[i] on u32 words (wrapping) */
 	PTO_OP_ADD_U32 = 10,
-	PTO_OP_COUNT = 11,
+	/*
+	 * ns: busy the core for ns nanoseconds, then finish.  Timed by the
+	 * backend's clock (not in sim/pto_ops.c); the driver's version can be
+	 * cancelled, which makes it the op task-timeout tests use.
+	 */
+	PTO_OP_SPIN_NS = 11,
+	PTO_OP_COUNT = 12,
 };
 
 /* ---- shared window ------------------------------------------------------ */
