@@ -36,7 +36,7 @@ CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -pthread -fPIC -ffp-contract=off \
 	-D_GNU_SOURCE -Ilib/include -Iuapi -Ilib -Isim
-LDLIBS_PTO := -pthread -ldl -lm
+LDLIBS_PTO := -pthread -ldl -lm -luring
 
 ifeq ($(SAN),asan)
 BASE_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
