@@ -118,8 +118,8 @@ struct pto_window_orch {
 	__u64 dep_top;		/* dependency pool entries allocated (monotonic) */
 	__u64 release_head;	/* scope-release entries written (monotonic) */
 	__u32 orch_done;	/* the orchestration function has returned */
-	__u32 sched_wake;	/* bumped to wake an idle scheduler */
-	__u32 sched_waiters;	/* scheduler is asleep on sched_wake */
+	__u32 sched_wake;	/* bumped after publishing work for the scheduler */
+	__u32 orch_sleeping;	/* orchestrator is asleep on sched.progress */
 	__u32 __pad0;
 	__u64 __pad1[2];
 };
@@ -130,7 +130,7 @@ struct pto_window_sched {
 	__u64 dep_tail;		/* dependency entries below it are free */
 	__u64 release_tail;	/* scope-release entries consumed */
 	__u32 progress;		/* bumped whenever a ring tail advances */
-	__u32 orch_waiters;	/* orchestrator is asleep on progress */
+	__u32 sched_sleeping;	/* scheduler is asleep; wake it after publishing */
 	__s32 error;		/* first task error (negative errno) or 0 */
 	__u32 __pad0;
 	__u64 tasks_completed;
@@ -155,11 +155,14 @@ struct pto_task_desc {
 	__u32 fanout_head;	/* dep-pool index + 1 of the consumer list */
 	__u32 fanout_count;	/* 1 (scope) + consumers holding this task */
 	__u32 state;		/* enum pto_task_state */
-	__u32 __pad0;
-	__u64 packed_base;	/* heap ring range of this task's outputs */
-	__u64 packed_end;
+	__u32 flags;		/* PTO_TASK_F_* */
+	__u64 packed_end;	/* heap ring offset just past this task's outputs */
+	__u64 dep_mark;		/* dep_top once this task was submitted */
 	__u64 args[PTO_MAX_ARGS];
 };
+
+/* The task owns heap ring space up to packed_end. */
+#define PTO_TASK_F_HEAP		(1u << 0)
 
 enum pto_task_state {
 	PTO_TASK_PENDING = 0,
