@@ -132,7 +132,7 @@ struct pto_window_sched {
 	__u32 progress;		/* bumped whenever a ring tail advances */
 	__u32 sched_sleeping;	/* scheduler is asleep; wake it after publishing */
 	__s32 error;		/* first task error (negative errno) or 0 */
-	__u32 __pad0;
+	__u32 active;		/* tasks ready or on cores, not yet completed */
 	__u64 tasks_completed;
 	__u64 __pad1;
 };
