@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: MIT
+# ptobench: the driver and its workers, all in $(O)/tools next to each other
+# (the driver runs the workers from its own directory; installed, they sit
+# together in BINDIR).  Objects live in $(O)/tools/ptobench-obj so they do
+# not collide with the ptobench binary.
+#
+# The OpenMP workers are built from one source with gcc (libgomp) and clang
+# (libomp), without sanitizer flags: the OpenMP runtimes are not
+# instrumented and TSan would report their synchronisation as races.  Each
+# is built only when its compiler can link an OpenMP program
+# (scripts/deps.sh bench installs clang and libomp-dev).
+
+PTOBENCH_BIN := $(O)/tools
+PTOBENCH_OBJ := $(O)/tools/ptobench-obj
+PTOBENCH := $(PTOBENCH_BIN)/ptobench
+PTOBENCH_PTO := $(PTOBENCH_BIN)/ptobench-pto
+PTOBENCH_GOMP := $(PTOBENCH_BIN)/ptobench-gomp
+PTOBENCH_OMP := $(PTOBENCH_BIN)/ptobench-omp
+PTOBENCH_TEST := $(PTOBENCH_BIN)/test-ptobench
+
+PTOBENCH_GOMP_CC ?= gcc
+PTOBENCH_OMP_CC ?= clang
+PTOBENCH_OMP_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+	-D_GNU_SOURCE -pthread
+PTOBENCH_OMP_SRCS := tools/ptobench/worker.c tools/ptobench/shapes.c \
+	tools/ptobench/worker_omp.c
+PTOBENCH_OMP_DEPS := $(PTOBENCH_OMP_SRCS) tools/ptobench/worker.h \
+	tools/ptobench/shapes.h
+
+# y when "$(1) $(2)" compiles and links an OpenMP program.
+ptobench_omp_ok = $(shell printf '\043include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n' \
+	| $(1) $(2) -x c - -o /dev/null >/dev/null 2>&1 && echo y)
+PTOBENCH_HAVE_GOMP := $(call ptobench_omp_ok,$(PTOBENCH_GOMP_CC),-fopenmp)
+PTOBENCH_HAVE_OMP := $(call ptobench_omp_ok,$(PTOBENCH_OMP_CC),-fopenmp=libomp)
+
+PTOBENCH_WORKERS := $(PTOBENCH_PTO)
+ifeq ($(PTOBENCH_HAVE_GOMP),y)
+PTOBENCH_WORKERS += $(PTOBENCH_GOMP)
+endif
+ifeq ($(PTOBENCH_HAVE_OMP),y)
+PTOBENCH_WORKERS += $(PTOBENCH_OMP)
+endif
+
+BINS += $(PTOBENCH) $(PTOBENCH_WORKERS)
+INSTALL_BINS += $(PTOBENCH) $(PTOBENCH_WORKERS)
+TEST_PROGS += $(PTOBENCH_TEST)
+MAN_PAGES += tools/ptobench/ptobench.1
+
+$(PTOBENCH_OBJ)/%.o: tools/ptobench/%.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(PTOBENCH): $(PTOBENCH_OBJ)/ptobench.o $(PTOBENCH_OBJ)/shapes.o
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+$(PTOBENCH_PTO): $(PTOBENCH_OBJ)/worker_pto.o $(PTOBENCH_OBJ)/worker.o \
+		 $(PTOBENCH_OBJ)/shapes.o $(LIBPTO_SO)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_LIBPTO_SHARED)
+
+$(PTOBENCH_GOMP): $(PTOBENCH_OMP_DEPS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@ (gcc, libgomp)")
+	$(Q)$(PTOBENCH_GOMP_CC) $(PTOBENCH_OMP_CFLAGS) -fopenmp -o $@ \
+		$(PTOBENCH_OMP_SRCS)
+
+$(PTOBENCH_OMP): $(PTOBENCH_OMP_DEPS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@ (clang, libomp)")
+	$(Q)$(PTOBENCH_OMP_CC) $(PTOBENCH_OMP_CFLAGS) -fopenmp=libomp -o $@ \
+		$(PTOBENCH_OMP_SRCS)
+
+$(PTOBENCH_TEST): tools/ptobench/test-ptobench.sh
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@ && chmod +x $@
+
+.PHONY: ptobench
+ptobench: $(PTOBENCH) $(PTOBENCH_WORKERS) $(PTOBENCH_TEST)

@@ -1,0 +1,778 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptobench: per-task overhead of libpto against OpenMP depend tasks.
+ *
+ * The driver runs one worker process per measurement (ptobench-pto,
+ * ptobench-gomp, ptobench-omp), interleaving implementations within each
+ * repetition so that a change in machine load hits all of them alike.  The
+ * worker times its own run (submission start to all tasks complete); the
+ * driver takes peak RSS from wait4() and reports medians, min and max.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shapes.h"
+
+enum impl { IMPL_PTO, IMPL_GOMP, IMPL_OMP, NUM_IMPLS };
+
+static const char *const impl_names[NUM_IMPLS] = { "pto", "gomp", "omp" };
+static const char *const impl_desc[NUM_IMPLS] = {
+	"libpto, sim backend", "OpenMP, gcc libgomp", "OpenMP, clang libomp"
+};
+
+#define MAX_REPS 1000
+
+struct sample {
+	double ns_per_task;
+	long rss_kb;
+};
+
+struct cell {
+	struct sample s[MAX_REPS];
+	int n;			/* successful runs */
+	int failed;		/* failed runs */
+	uint64_t tasks;
+	char info[256];		/* worker facts of the last run */
+};
+
+struct summary {
+	double med, min, max;
+};
+
+struct opts {
+	bool shape[NUM_SHAPES];
+	bool impl[NUM_IMPLS];
+	uint64_t tasks;
+	int reps;
+	unsigned int cores;
+	int load;
+	unsigned int timeout;
+	const char *json;
+	uint64_t flat;		/* flatness mode: small task count, 0 = off */
+	bool verbose;
+};
+
+static char worker_dir[PATH_MAX];
+static pid_t loaders[256];
+static int nloaders;
+
+/* ---- workers ------------------------------------------------------------ */
+
+static bool worker_path(enum impl im, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/ptobench-%s", worker_dir, impl_names[im]);
+	return access(buf, X_OK) == 0;
+}
+
+/*
+ * Workers sit next to ptobench (build tree, or installed in one bindir);
+ * PTOBENCH_WORKER_DIR overrides.
+ */
+static int find_worker_dir(void)
+{
+	const char *env = getenv("PTOBENCH_WORKER_DIR");
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(worker_dir, sizeof(worker_dir), "%s", env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", worker_dir, sizeof(worker_dir) - 1);
+	if (n < 0)
+		return -errno;
+	worker_dir[n] = '\0';
+	slash = strrchr(worker_dir, '/');
+	if (slash)
+		*slash = '\0';
+	return 0;
+}
+
+/* Parse "result ... tasks=N ns=T rest" into the cell. */
+static int parse_result(const char *out, struct cell *c, double *ns_per_task)
+{
+	const char *line = strstr(out, "result ");
+	const char *t, *ns, *rest;
+	uint64_t tasks, nsv;
+
+	if (!line)
+		return -1;
+	t = strstr(line, " tasks=");
+	ns = strstr(line, " ns=");
+	if (!t || !ns)
+		return -1;
+	tasks = strtoull(t + 7, NULL, 10);
+	nsv = strtoull(ns + 4, (char **)&rest, 10);
+	if (!tasks || !nsv)
+		return -1;
+	c->tasks = tasks;
+	*ns_per_task = (double)nsv / (double)tasks;
+	while (*rest == ' ')
+		rest++;
+	snprintf(c->info, sizeof(c->info), "%.*s", (int)strcspn(rest, "\n"),
+		 rest);
+	return 0;
+}
+
+/* Read the child's stdout until EOF into buf (NUL-terminated). */
+static void slurp(int fd, char *buf, size_t len)
+{
+	size_t used = 0;
+	ssize_t n;
+
+	while (used + 1 < len) {
+		n = read(fd, buf + used, len - 1 - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += n;
+	}
+	buf[used] = '\0';
+	/* Drain what did not fit so the child never blocks on us. */
+	while ((n = read(fd, (char[256]){ 0 }, 256)) > 0 ||
+	       (n < 0 && errno == EINTR))
+		;
+}
+
+static pid_t spawn(const char *path, char *const argv[], int *out_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (!pid) {
+		dup2(p[1], STDOUT_FILENO);
+		execv(path, argv);
+		fprintf(stderr, "ptobench: exec %s: %s\n", path,
+			strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	*out_fd = p[0];
+	return pid;
+}
+
+/* One measurement: run the worker, record ns/task and peak RSS. */
+static int run_one(const struct opts *o, enum impl im, enum bench_shape sh,
+		   uint64_t tasks, struct cell *c)
+{
+	char path[PATH_MAX + 32], ntasks[32], ncores[16], tmo[16], out[4096];
+	char *argv[] = { path, "--shape", (char *)shape_name(sh),
+			 "--tasks", ntasks, "--cores", ncores,
+			 "--timeout", tmo, NULL };
+	struct rusage ru;
+	double nspt;
+	int fd, status;
+	pid_t pid;
+
+	worker_path(im, path, sizeof(path));
+	snprintf(ntasks, sizeof(ntasks), "%" PRIu64, tasks);
+	snprintf(ncores, sizeof(ncores), "%u", o->cores);
+	snprintf(tmo, sizeof(tmo), "%u", o->timeout);
+	pid = spawn(path, argv, &fd);
+	if (pid < 0) {
+		fprintf(stderr, "ptobench: cannot start %s: %s\n", path,
+			strerror(errno));
+		c->failed++;
+		return -1;
+	}
+	slurp(fd, out, sizeof(out));
+	close(fd);
+	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) ||
+	    parse_result(out, c, &nspt)) {
+		fprintf(stderr, "ptobench: %s %s failed (%s %d)\n",
+			impl_names[im], shape_name(sh),
+			WIFSIGNALED(status) ? "signal" : "exit",
+			WIFSIGNALED(status) ? WTERMSIG(status) :
+			WEXITSTATUS(status));
+		c->failed++;
+		return -1;
+	}
+	if (c->n < MAX_REPS)
+		c->s[c->n++] = (struct sample){ nspt, ru.ru_maxrss };
+	if (o->verbose)
+		fprintf(stderr, "  %-14s %-5s %9.1f ns/task %8ld KiB  %s\n",
+			shape_name(sh), impl_names[im], nspt, ru.ru_maxrss,
+			c->info);
+	return 0;
+}
+
+/* ---- competing load ----------------------------------------------------- */
+
+static void start_load(int n)
+{
+	for (int i = 0; i < n && nloaders < 256; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("ptobench: fork");
+			return;
+		}
+		if (!pid) {
+			volatile uint64_t x = 1;
+
+			/* Dies with the driver, whatever kills it. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(0);
+			for (;;)
+				x = x * 6364136223846793005ull + 1;
+		}
+		loaders[nloaders++] = pid;
+	}
+}
+
+static void stop_load(void)
+{
+	for (int i = 0; i < nloaders; i++) {
+		kill(loaders[i], SIGKILL);
+		while (waitpid(loaders[i], NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	nloaders = 0;
+}
+
+/* ---- statistics --------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static struct summary summarize(const double *v, int n)
+{
+	double s[MAX_REPS];
+	struct summary r = { 0, 0, 0 };
+
+	if (!n)
+		return r;
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	r.min = s[0];
+	r.max = s[n - 1];
+	r.med = n & 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	return r;
+}
+
+static struct summary cell_ns(const struct cell *c)
+{
+	double v[MAX_REPS];
+
+	for (int i = 0; i < c->n; i++)
+		v[i] = c->s[i].ns_per_task;
+	return summarize(v, c->n);
+}
+
+static struct summary cell_rss(const struct cell *c)
+{
+	double v[MAX_REPS];
+
+	for (int i = 0; i < c->n; i++)
+		v[i] = c->s[i].rss_kb;
+	return summarize(v, c->n);
+}
+
+/* ---- host description --------------------------------------------------- */
+
+static void cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (!strncmp(line, "model name", 10) && colon) {
+			colon += 2;
+			colon[strcspn(colon, "\n")] = '\0';
+			snprintf(buf, len, "%s", colon);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void json_host(FILE *f, const struct opts *o)
+{
+	char model[128];
+	struct utsname u;
+
+	cpu_model(model, sizeof(model));
+	uname(&u);
+	fprintf(f, "  \"host\": {\"cpus\": %ld, \"model\": ",
+		sysconf(_SC_NPROCESSORS_ONLN));
+	json_str(f, model);
+	fprintf(f, ", \"kernel\": ");
+	json_str(f, u.release);
+	fprintf(f, "},\n  \"config\": {\"tasks\": %" PRIu64 ", \"reps\": %d, "
+		"\"cores\": %u, \"load\": %d, \"flat\": %" PRIu64 "},\n",
+		o->tasks, o->reps, o->cores, o->load, o->flat);
+}
+
+static void json_summary(FILE *f, const char *key, struct summary s, int n)
+{
+	if (!n) {
+		fprintf(f, "\"%s\": null", key);
+		return;
+	}
+	fprintf(f, "\"%s\": {\"median\": %.3f, \"min\": %.3f, \"max\": %.3f}",
+		key, s.med, s.min, s.max);
+}
+
+/* ---- the benchmark proper ----------------------------------------------- */
+
+static struct cell cells[NUM_SHAPES][NUM_IMPLS];
+
+static void bench(const struct opts *o)
+{
+	for (int r = 0; r < o->reps; r++) {
+		if (o->verbose)
+			fprintf(stderr, "rep %d/%d\n", r + 1, o->reps);
+		for (int sh = 0; sh < NUM_SHAPES; sh++) {
+			if (!o->shape[sh])
+				continue;
+			/* Rotate the order so no impl always runs first. */
+			for (int k = 0; k < NUM_IMPLS; k++) {
+				int im = (k + r) % NUM_IMPLS;
+
+				if (o->impl[im])
+					run_one(o, im, sh, o->tasks,
+						&cells[sh][im]);
+			}
+		}
+	}
+}
+
+/* pto median over libgomp median, 0 when either is missing. */
+static double ratio(int sh)
+{
+	const struct cell *p = &cells[sh][IMPL_PTO], *g = &cells[sh][IMPL_GOMP];
+
+	if (!p->n || !g->n)
+		return 0;
+	return cell_ns(p).med / cell_ns(g).med;
+}
+
+static void print_table(const struct opts *o)
+{
+	char model[128];
+
+	cpu_model(model, sizeof(model));
+	printf("ptobench: %" PRIu64 " tasks per run, %d reps interleaved, "
+	       "%u cores, %d competing process%s\n", o->tasks, o->reps,
+	       o->cores, o->load, o->load == 1 ? "" : "es");
+	printf("host: %ld CPUs, %s\n\n", sysconf(_SC_NPROCESSORS_ONLN), model);
+	printf("%-14s %-5s %9s %21s %10s %8s\n", "shape", "impl", "ns/task",
+	       "(min - max)", "RSS MiB", "pto/gomp");
+	for (int sh = 0; sh < NUM_SHAPES; sh++) {
+		if (!o->shape[sh])
+			continue;
+		for (int im = 0; im < NUM_IMPLS; im++) {
+			const struct cell *c = &cells[sh][im];
+			struct summary ns = cell_ns(c), rss = cell_rss(c);
+
+			if (!o->impl[im])
+				continue;
+			printf("%-14s %-5s ", shape_name(sh), impl_names[im]);
+			if (!c->n) {
+				printf("%9s\n", "FAILED");
+				continue;
+			}
+			printf("%9.1f (%8.1f - %8.1f) %10.1f", ns.med, ns.min,
+			       ns.max, rss.med / 1024);
+			if (im == IMPL_PTO && ratio(sh) > 0)
+				printf(" %8.2f", ratio(sh));
+			if (c->failed)
+				printf("  (%d failed)", c->failed);
+			printf("\n");
+		}
+	}
+	printf("\nns/task: median wall time per task, submission start to "
+	       "all complete;\nRSS: median peak RSS of the worker process; "
+	       "pto/gomp < 1: pto faster.\n");
+}
+
+static void json_cell(FILE *f, int sh, int im, bool *first)
+{
+	const struct cell *c = &cells[sh][im];
+
+	fprintf(f, "%s    {\"shape\": \"%s\", \"impl\": \"%s\", "
+		"\"tasks\": %" PRIu64 ", \"runs\": %d, \"failed\": %d,\n      ",
+		*first ? "" : ",\n", shape_name(sh), impl_names[im], c->tasks,
+		c->n, c->failed);
+	json_summary(f, "ns_per_task", cell_ns(c), c->n);
+	fprintf(f, ",\n      ");
+	json_summary(f, "peak_rss_kib", cell_rss(c), c->n);
+	fprintf(f, ",\n      \"samples_ns_per_task\": [");
+	for (int i = 0; i < c->n; i++)
+		fprintf(f, "%s%.3f", i ? ", " : "", c->s[i].ns_per_task);
+	fprintf(f, "],\n      \"info\": ");
+	json_str(f, c->info);
+	fprintf(f, "}");
+	*first = false;
+}
+
+static void json_bench(FILE *f, const struct opts *o)
+{
+	bool first = true;
+
+	fprintf(f, "  \"results\": [\n");
+	for (int sh = 0; sh < NUM_SHAPES; sh++)
+		for (int im = 0; im < NUM_IMPLS; im++)
+			if (o->shape[sh] && o->impl[im])
+				json_cell(f, sh, im, &first);
+	fprintf(f, "\n  ],\n  \"ratio_pto_over_gomp\": {");
+	first = true;
+	for (int sh = 0; sh < NUM_SHAPES; sh++) {
+		if (!o->shape[sh] || ratio(sh) <= 0)
+			continue;
+		fprintf(f, "%s\"%s\": %.4f", first ? "" : ", ", shape_name(sh),
+			ratio(sh));
+		first = false;
+	}
+	fprintf(f, "}");
+}
+
+/* ---- memory flatness ---------------------------------------------------- */
+
+static struct cell flat_cells[NUM_SHAPES][NUM_IMPLS][2];
+
+static void flat(const struct opts *o)
+{
+	const uint64_t n[2] = { o->flat, o->flat * 10 };
+
+	for (int r = 0; r < o->reps; r++) {
+		for (int sh = 0; sh < NUM_SHAPES; sh++) {
+			if (!o->shape[sh])
+				continue;
+			for (int k = 0; k < NUM_IMPLS * 2; k++) {
+				int im = (k / 2 + r) % NUM_IMPLS;
+				int big = (k + r) & 1;
+
+				if (o->impl[im])
+					run_one(o, im, sh, n[big],
+						&flat_cells[sh][im][big]);
+			}
+		}
+	}
+}
+
+static double flat_ratio(int sh, int im)
+{
+	const struct cell *c = flat_cells[sh][im];
+
+	if (!c[0].n || !c[1].n)
+		return 0;
+	return cell_rss(&c[1]).med / cell_rss(&c[0]).med;
+}
+
+static void print_flat(const struct opts *o)
+{
+	printf("ptobench memory flatness: peak RSS at %" PRIu64 " and %" PRIu64
+	       " tasks, %d reps, %u cores\n\n", o->flat, o->flat * 10,
+	       o->reps, o->cores);
+	printf("%-14s %-5s %12s %12s %8s %10s %10s\n", "shape", "impl",
+	       "small MiB", "large MiB", "ratio", "ns small", "ns large");
+	for (int sh = 0; sh < NUM_SHAPES; sh++) {
+		for (int im = 0; im < NUM_IMPLS; im++) {
+			const struct cell *c = flat_cells[sh][im];
+
+			if (!o->shape[sh] || !o->impl[im])
+				continue;
+			printf("%-14s %-5s ", shape_name(sh), impl_names[im]);
+			if (!c[0].n || !c[1].n) {
+				printf("%12s\n", "FAILED");
+				continue;
+			}
+			printf("%12.1f %12.1f %8.3f %10.1f %10.1f\n",
+			       cell_rss(&c[0]).med / 1024,
+			       cell_rss(&c[1]).med / 1024, flat_ratio(sh, im),
+			       cell_ns(&c[0]).med, cell_ns(&c[1]).med);
+		}
+	}
+	printf("\nratio: median peak RSS large / small (flat: <= 1.15)\n");
+}
+
+static void json_flat(FILE *f, const struct opts *o)
+{
+	bool first = true;
+
+	fprintf(f, "  \"flat\": [");
+	for (int sh = 0; sh < NUM_SHAPES; sh++) {
+		for (int im = 0; im < NUM_IMPLS; im++) {
+			const struct cell *c = flat_cells[sh][im];
+
+			if (!o->shape[sh] || !o->impl[im])
+				continue;
+			fprintf(f, "%s\n    {\"shape\": \"%s\", \"impl\": \"%s\", "
+				"\"small_tasks\": %" PRIu64 ", \"large_tasks\": %"
+				PRIu64 ",\n      ", first ? "" : ",",
+				shape_name(sh), impl_names[im], c[0].tasks,
+				c[1].tasks);
+			json_summary(f, "small_rss_kib", cell_rss(&c[0]),
+				     c[0].n);
+			fprintf(f, ",\n      ");
+			json_summary(f, "large_rss_kib", cell_rss(&c[1]),
+				     c[1].n);
+			fprintf(f, ",\n      \"ratio\": ");
+			if (flat_ratio(sh, im) > 0)
+				fprintf(f, "%.4f}", flat_ratio(sh, im));
+			else
+				fprintf(f, "null}");
+			first = false;
+		}
+	}
+	fprintf(f, "\n  ]");
+}
+
+static int write_json(const struct opts *o)
+{
+	FILE *f = strcmp(o->json, "-") ? fopen(o->json, "w") : stdout;
+
+	if (!f) {
+		fprintf(stderr, "ptobench: %s: %s\n", o->json, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "{\n  \"ptobench\": 1,\n");
+	json_host(f, o);
+	if (o->flat)
+		json_flat(f, o);
+	else
+		json_bench(f, o);
+	fprintf(f, "\n}\n");
+	if (f != stdout ? fclose(f) : fflush(f)) {
+		fprintf(stderr, "ptobench: %s: write failed\n", o->json);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: ptobench [options]\n"
+"Per-task overhead of libpto against OpenMP depend tasks on fixed DAG\n"
+"shapes with no-op kernels, interleaved, medians of repetitions.\n\n"
+"  --shapes LIST   comma-separated shapes (default: all):\n"
+"                  chain,bgemm,bgemm-weight,bgemm-scratch,stencil,paged-attn\n"
+"  --impls LIST    comma-separated implementations (default: all built):\n"
+"                  pto (libpto sim), gomp (gcc libgomp), omp (clang libomp)\n"
+"  --tasks N       tasks per run, rounded to the shape (default 200000)\n"
+"  --reps N        repetitions of every cell (default 5)\n"
+"  --cores N       pto sim cores = OpenMP threads (default: online CPUs)\n"
+"  --load N        run N CPU-bound competing processes meanwhile\n"
+"  --json FILE     also write the results as JSON (- for stdout)\n"
+"  --flat[=N]      memory flatness: peak RSS at N and 10*N tasks\n"
+"                  (default N = 100000) instead of the timing table\n"
+"  --timeout S     kill a worker run after S seconds (default 600)\n"
+"  -v, --verbose   print every run on stderr\n"
+"  -h, --help      this text\n");
+}
+
+static int parse_list(const char *arg, bool *set, int n,
+		      const char *const *names_or_null)
+{
+	char *dup = strdup(arg), *save = NULL, *tok;
+	int err = 0;
+
+	memset(set, 0, n * sizeof(*set));
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int i = -1;
+
+		if (!names_or_null) {
+			i = shape_lookup(tok);
+		} else {
+			for (int k = 0; k < n; k++)
+				if (!strcmp(tok, names_or_null[k]))
+					i = k;
+		}
+		if (i < 0) {
+			fprintf(stderr, "ptobench: unknown name '%s'\n", tok);
+			err = -1;
+			continue;
+		}
+		set[i] = true;
+	}
+	free(dup);
+	return err;
+}
+
+/*
+ * Drop implementations whose worker was not built (clang or libomp-dev
+ * missing), unless the user asked for them by name.
+ */
+static int check_impls(struct opts *o, bool impls_given)
+{
+	char path[PATH_MAX + 32];
+	int left = 0;
+
+	for (int im = 0; im < NUM_IMPLS; im++) {
+		if (!o->impl[im])
+			continue;
+		if (worker_path(im, path, sizeof(path))) {
+			left++;
+			continue;
+		}
+		fprintf(stderr, "ptobench: %s (%s): no worker %s%s\n",
+			impl_names[im], impl_desc[im], path,
+			impls_given ? "" : ", skipped");
+		if (impls_given)
+			return -1;
+		o->impl[im] = false;
+	}
+	return left ? 0 : -1;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "shapes", required_argument, NULL, 's' },
+		{ "impls", required_argument, NULL, 'i' },
+		{ "tasks", required_argument, NULL, 'n' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "cores", required_argument, NULL, 'c' },
+		{ "load", required_argument, NULL, 'l' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "flat", optional_argument, NULL, 'f' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	bool impls_given = false;
+	int c;
+
+	for (c = 0; c < NUM_SHAPES; c++)
+		o->shape[c] = true;
+	for (c = 0; c < NUM_IMPLS; c++)
+		o->impl[c] = true;
+	o->tasks = 200000;
+	o->reps = 5;
+	o->cores = sysconf(_SC_NPROCESSORS_ONLN);
+	o->timeout = 600;
+	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (parse_list(optarg, o->shape, NUM_SHAPES, NULL))
+				return -1;
+			break;
+		case 'i':
+			if (parse_list(optarg, o->impl, NUM_IMPLS, impl_names))
+				return -1;
+			impls_given = true;
+			break;
+		case 'n':
+			o->tasks = strtoull(optarg, NULL, 0);
+			break;
+		case 'r':
+			o->reps = atoi(optarg);
+			break;
+		case 'c':
+			o->cores = strtoul(optarg, NULL, 0);
+			break;
+		case 'l':
+			o->load = atoi(optarg);
+			break;
+		case 'j':
+			o->json = optarg;
+			break;
+		case 'f':
+			o->flat = optarg ? strtoull(optarg, NULL, 0) : 100000;
+			break;
+		case 't':
+			o->timeout = strtoul(optarg, NULL, 0);
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc || !o->tasks || o->reps < 1 || o->reps > MAX_REPS ||
+	    o->load < 0 || o->load > 256) {
+		usage(stderr);
+		return -1;
+	}
+	return check_impls(o, impls_given);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	int failed = 0;
+
+	if (find_worker_dir()) {
+		fprintf(stderr, "ptobench: cannot locate the workers\n");
+		return 1;
+	}
+	if (parse_opts(argc, argv, &o))
+		return 2;
+	start_load(o.load);
+	if (o.flat)
+		flat(&o);
+	else
+		bench(&o);
+	stop_load();
+	if (o.flat)
+		print_flat(&o);
+	else
+		print_table(&o);
+	if (o.json && write_json(&o))
+		return 1;
+	for (int sh = 0; sh < NUM_SHAPES; sh++)
+		for (int im = 0; im < NUM_IMPLS; im++)
+			failed += cells[sh][im].failed +
+				  flat_cells[sh][im][0].failed +
+				  flat_cells[sh][im][1].failed;
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptobench DAG shapes (DESIGN §8).  Every worker (pto, OpenMP with libgomp
+ * or libomp) builds the same DAG from the same geometry, so this file is the
+ * single place that decides how big each shape is for a task budget.
+ */
+#ifndef PTOBENCH_SHAPES_H
+#define PTOBENCH_SHAPES_H
+
+#include <stdint.h>
+
+enum bench_shape {
+	SHAPE_CHAIN,		/* one INOUT region, strictly sequential */
+	SHAPE_BGEMM,		/* gemm -> fresh P, add P into C */
+	SHAPE_BGEMM_WEIGHT,	/* as BGEMM, every task also reads W */
+	SHAPE_BGEMM_SCRATCH,	/* gemm rewrites a scratch tile (WAR) */
+	SHAPE_STENCIL,		/* 1-D, three inputs, two arrays */
+	SHAPE_PAGED_ATTN,	/* seed 002 §12: hub, QK, SF, PV, UP */
+	NUM_SHAPES
+};
+
+/* BGEMM tile grid of one batch and the batch slots C/P/S rotate over. */
+#define BGEMM_MT	4
+#define BGEMM_NT	4
+#define BGEMM_KT	4
+#define BGEMM_SLOTS	64
+/* Stencil cells per step. */
+#define STENCIL_WIDTH	256
+/* Paged attention: batch 256 in chunks of 16, three KV blocks per chunk. */
+#define PA_BATCH	256
+#define PA_CORE_BATCH	16
+#define PA_CHUNKS	(PA_BATCH / PA_CORE_BATCH)
+#define PA_BLOCKS	3
+/* Chain tasks per scope (a scope must fit in the task window). */
+#define CHAIN_SCOPE	64
+
+struct bench_geom {
+	enum bench_shape shape;
+	uint64_t tasks;		/* exact task count of this geometry */
+	uint32_t tile;		/* bytes of every declared region */
+	uint64_t chain;		/* chain: tasks */
+	uint32_t batch;		/* bgemm*: batches of MT x NT x KT x 2 */
+	uint32_t width;		/* stencil: cells */
+	uint32_t steps;		/* stencil: steps */
+	uint32_t q_loop;	/* paged attention: passes over the batch */
+};
+
+const char *shape_name(enum bench_shape s);
+/* -1 when unknown. */
+int shape_lookup(const char *name);
+/* Geometry whose task count is as close to target as the shape allows. */
+void shape_geom(enum bench_shape s, uint64_t target, struct bench_geom *g);
+
+#endif /* PTOBENCH_SHAPES_H */

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main() of every ptobench worker.  The driver starts one worker process per
+ * measurement so that peak RSS (wait4) belongs to one implementation and one
+ * shape only.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+#define MAX_COUNTERS 1024
+/* Warm-up size: primes thread pools and allocators, not measured. */
+#define WARMUP_TASKS 2000
+
+static struct worker_counter counters[MAX_COUNTERS]
+	__attribute__((aligned(64)));
+static unsigned int ncounters;
+static pthread_mutex_t counters_lock = PTHREAD_MUTEX_INITIALIZER;
+__thread struct worker_counter *worker_my_counter;
+
+struct worker_counter *worker_counter_register(void)
+{
+	struct worker_counter *c;
+
+	pthread_mutex_lock(&counters_lock);
+	if (ncounters == MAX_COUNTERS) {
+		pthread_mutex_unlock(&counters_lock);
+		fprintf(stderr, "%s: more than %d threads\n",
+			worker_ops.impl, MAX_COUNTERS);
+		abort();
+	}
+	c = &counters[ncounters++];
+	pthread_mutex_unlock(&counters_lock);
+	worker_my_counter = c;
+	return c;
+}
+
+uint64_t worker_tasks_counted(void)
+{
+	uint64_t sum = 0;
+
+	pthread_mutex_lock(&counters_lock);
+	for (unsigned int i = 0; i < ncounters; i++)
+		sum += counters[i].n;
+	pthread_mutex_unlock(&counters_lock);
+	return sum;
+}
+
+uint64_t worker_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ptobench-%s --shape NAME --tasks N [--cores C] [--timeout S]\n"
+		"A ptobench worker: runs one DAG shape once (after a warm-up)\n"
+		"and prints a result line.  Normally started by ptobench(1).\n",
+		worker_ops.impl);
+}
+
+/* Run g and check that exactly its tasks ran. */
+static int run_checked(const struct bench_geom *g, uint64_t *ns)
+{
+	uint64_t before = worker_tasks_counted(), ran;
+	int err = worker_ops.run(g, ns);
+
+	if (err) {
+		fprintf(stderr, "ptobench-%s: %s: run failed: %s\n",
+			worker_ops.impl, shape_name(g->shape), strerror(-err));
+		return err;
+	}
+	ran = worker_tasks_counted() - before;
+	if (ran != g->tasks) {
+		fprintf(stderr,
+			"ptobench-%s: %s: %" PRIu64 " tasks ran, expected %"
+			PRIu64 "\n", worker_ops.impl, shape_name(g->shape),
+			ran, g->tasks);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "shape", required_argument, NULL, 's' },
+		{ "tasks", required_argument, NULL, 'n' },
+		{ "cores", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct bench_geom warm, g;
+	uint64_t tasks = 200000, ns;
+	unsigned int timeout = 0;
+	uint32_t cores = 0;
+	char info[512] = "";
+	size_t used;
+	int shape = -1, c;
+
+	while ((c = getopt_long(argc, argv, "s:n:c:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			shape = shape_lookup(optarg);
+			if (shape < 0) {
+				fprintf(stderr, "ptobench-%s: unknown shape '%s'\n",
+					worker_ops.impl, optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			tasks = strtoull(optarg, NULL, 0);
+			break;
+		case 'c':
+			cores = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			timeout = strtoul(optarg, NULL, 0);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (shape < 0 || !tasks) {
+		usage(stderr);
+		return 2;
+	}
+	/* A hung runtime must not hang the driver: SIGALRM kills us. */
+	if (timeout)
+		alarm(timeout);
+
+	shape_geom(shape, tasks, &g);
+	shape_geom(shape, tasks < WARMUP_TASKS ? tasks : WARMUP_TASKS, &warm);
+	if (worker_ops.init(cores, shape, info, sizeof(info)))
+		return 1;
+	if (run_checked(&warm, &ns) || run_checked(&g, &ns)) {
+		worker_ops.fini(NULL, 0);
+		return 1;
+	}
+	used = strlen(info);
+	worker_ops.fini(info + used, sizeof(info) - used);
+	printf("result impl=%s shape=%s tasks=%" PRIu64 " ns=%" PRIu64 "%s\n",
+	       worker_ops.impl, shape_name(shape), g.tasks, ns, info);
+	return fflush(stdout) ? 1 : 0;
+}
