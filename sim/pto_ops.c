@@ -48,7 +48,8 @@ static void *mem_ptr(const struct pto_op_mem *mem, u64 addr, u64 len,
 		return NULL;
 	if (addr & (align - 1))
 		return NULL;
-	return mem->host + off;
+	/* integer arithmetic: the sim's host base is NULL (identity map) */
+	return (void *)((unsigned long)mem->host + off);
 }
 
 /* Bytes of an array of count elements of elem bytes; 0 on overflow. */

@@ -14,10 +14,10 @@
 #ifdef __KERNEL__
 #include <linux/types.h>
 #else
-#include <stdint.h>
-typedef uint8_t u8;
-typedef uint32_t u32;
-typedef uint64_t u64;
+#include <linux/types.h>
+typedef __u8 u8;
+typedef __u32 u32;
+typedef __u64 u64;	/* the uapi's 64-bit type, as in descriptors */
 #endif
 
 /*

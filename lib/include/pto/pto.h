@@ -129,6 +129,17 @@ int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
  */
 void pto_kernel_set_error(int err);
 
+/* ---- helpers for tools ------------------------------------------------- */
+
+/* "cube", "vector", "aicpu", "accel" */
+const char *pto_worker_type_name(uint32_t type);
+/* Parse "cube=4,vector=8,aicpu=1,accel=1" (any subset) into cores[]. */
+int pto_parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES]);
+/* Parse a byte count with an optional K/M/G (binary) suffix. */
+int pto_parse_size(const char *s, uint64_t *out);
+/* Name of a built-in op ("gemm_f32"), or NULL. */
+const char *pto_op_name(uint32_t op);
+
 /* ---- flow-control statistics -------------------------------------------- */
 
 enum pto_ring {

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pto_config: defaults, PTO_* environment overrides, validation.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#define DEFAULT_TASK_WINDOW	16384
+#define DEFAULT_HEAP_SIZE	(64ull << 20)
+#define DEFAULT_ARENA_SIZE	(1ull << 30)
+#define DEFAULT_STALL_MS	3000
+#define MAX_TASK_WINDOW		(1u << 24)
+#define MAX_CORES_PER_TYPE	256
+
+static const char *const type_names[PTO_NUM_WORKER_TYPES] = {
+	"cube", "vector", "aicpu", "accel",
+};
+
+/* "123", "64K", "256M", "1G" (binary units) */
+int pto_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (toupper((unsigned char)*end)) {
+	case 'K':
+		shift = 10;
+		break;
+	case 'M':
+		shift = 20;
+		break;
+	case 'G':
+		shift = 30;
+		break;
+	case '\0':
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end && end[1] && !(toupper((unsigned char)end[1]) == 'I' ||
+				toupper((unsigned char)end[1]) == 'B'))
+		return -EINVAL;
+	if (shift && v > (~0ull >> shift))
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	uint64_t v;
+
+	if (pto_parse_size(s, &v) || v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int pto_parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES])
+{
+	uint32_t tmp[PTO_NUM_WORKER_TYPES];
+	char buf[128], *save = NULL, *tok;
+	int t;
+
+	if (!s || strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(tmp, cores, sizeof(tmp));
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq)
+			return -EINVAL;
+		*eq = '\0';
+		for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
+			if (!strcmp(tok, type_names[t]))
+				break;
+		if (t == PTO_NUM_WORKER_TYPES || parse_u32(eq + 1, &tmp[t]) ||
+		    tmp[t] > MAX_CORES_PER_TYPE)
+			return -EINVAL;
+	}
+	memcpy(cores, tmp, sizeof(tmp));
+	return 0;
+}
+
+static void env_size(const char *name, uint64_t *v)
+{
+	const char *s = getenv(name);
+
+	if (s && pto_parse_size(s, v))
+		pto_log("ignoring %s=%s: not a size\n", name, s);
+}
+
+static void env_u32(const char *name, uint32_t *v)
+{
+	const char *s = getenv(name);
+
+	if (s && parse_u32(s, v))
+		pto_log("ignoring %s=%s: not a number\n", name, s);
+}
+
+void pto_config_init(struct pto_config *cfg)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t half = ncpu > 3 ? (uint32_t)(ncpu / 2) : 1;
+	const char *s;
+
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->device = "sim";
+	cfg->task_window = DEFAULT_TASK_WINDOW;
+	cfg->heap_size = DEFAULT_HEAP_SIZE;
+	cfg->dep_pool_size = 4 * DEFAULT_TASK_WINDOW;
+	cfg->tensormap_pool_size = 4 * DEFAULT_TASK_WINDOW;
+	/* as many matrix and vector cores as the host has CPUs to run them */
+	cfg->cores[PTO_WORKER_CUBE] = half;
+	cfg->cores[PTO_WORKER_VECTOR] = half;
+	cfg->cores[PTO_WORKER_AICPU] = 1;
+	cfg->cores[PTO_WORKER_ACCEL] = 1;
+	cfg->stall_timeout_ms = DEFAULT_STALL_MS;
+	cfg->arena_size = DEFAULT_ARENA_SIZE;
+
+	s = getenv("PTO_DEVICE");
+	if (s && *s)
+		cfg->device = s;
+	env_u32("PTO_TASK_WINDOW", &cfg->task_window);
+	env_size("PTO_HEAP_SIZE", &cfg->heap_size);
+	env_u32("PTO_DEP_POOL", &cfg->dep_pool_size);
+	env_u32("PTO_TENSORMAP_POOL", &cfg->tensormap_pool_size);
+	env_u32("PTO_STALL_TIMEOUT_MS", &cfg->stall_timeout_ms);
+	env_size("PTO_ARENA_SIZE", &cfg->arena_size);
+	s = getenv("PTO_SIM_CORES");
+	if (s && pto_parse_cores(s, cfg->cores))
+		pto_log("ignoring PTO_SIM_CORES=%s: want e.g. "
+			"cube=4,vector=8,aicpu=1,accel=1\n", s);
+	s = getenv("PTO_TRACE");
+	if (s && *s)
+		cfg->trace_path = s;
+}
+
+static int bad(const char *what)
+{
+	pto_log("invalid configuration: %s\n", what);
+	return -EINVAL;
+}
+
+int pto_config_validate(const struct pto_config *cfg)
+{
+	uint32_t t, total = 0;
+
+	if (!cfg->device || !*cfg->device)
+		return bad("no device");
+	if (!pto_is_pow2(cfg->task_window) || cfg->task_window < 4 ||
+	    cfg->task_window > MAX_TASK_WINDOW)
+		return bad("task_window must be a power of two in [4, 2^24]");
+	if (cfg->heap_size < 4096 || cfg->heap_size > (1ull << 40))
+		return bad("heap_size must be in [4 KiB, 1 TiB]");
+	if (cfg->dep_pool_size < 16)
+		return bad("dep_pool_size must be at least 16");
+	if (cfg->tensormap_pool_size < 16)
+		return bad("tensormap_pool_size must be at least 16");
+	if (!cfg->stall_timeout_ms)
+		return bad("stall_timeout_ms must be at least 1");
+	if (cfg->arena_size > (1ull << 40))
+		return bad("arena_size must be at most 1 TiB");
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
+		if (cfg->cores[t] > MAX_CORES_PER_TYPE)
+			return bad("at most 256 cores per worker type");
+		total += cfg->cores[t];
+	}
+	if (!total)
+		return bad("no cores");
+	return 0;
+}
+
+const char *pto_worker_type_name(uint32_t type)
+{
+	return type < PTO_NUM_WORKER_TYPES ? type_names[type] : "?";
+}

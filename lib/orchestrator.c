@@ -1,0 +1,821 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The orchestrator: pto_submit_task() and scopes.
+ *
+ * A submission first finds everything it needs (task slot, producers,
+ * dependency entries, TensorMap entries, heap space), waiting on the rings
+ * as back-pressure, and only then changes shared state: links itself into
+ * its producers' fanout lists, records its accesses and publishes the
+ * descriptor.  A failed wait (deadlock, cancellation) therefore leaves
+ * nothing half-done.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+#include "sync.h"
+
+/* Spins before the orchestrator sleeps on a full ring. */
+#define ORCH_SPINS 256
+
+void pto_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("pto: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- ring state as the orchestrator sees it ------------------------------ */
+
+static uint64_t last_alive(struct pto_runtime *rt)
+{
+	rt->orch.last_alive = load_acquire(&rt->win->sched.last_task_alive);
+	return rt->orch.last_alive;
+}
+
+static uint64_t tasks_in_flight(struct pto_runtime *rt)
+{
+	return rt->win->orch.task_head - last_alive(rt);
+}
+
+static uint64_t heap_used(struct pto_runtime *rt)
+{
+	return pto_heap_ring_used(rt->win->orch.heap_top,
+				  load_acquire(&rt->win->sched.heap_tail),
+				  rt->orch.heap_floor);
+}
+
+static uint64_t dep_used(struct pto_runtime *rt)
+{
+	return rt->win->orch.dep_top - load_acquire(&rt->win->sched.dep_tail);
+}
+
+static void note_use(struct pto_runtime *rt, enum pto_ring ring, uint64_t n)
+{
+	struct pto_ring_stats *rs = &rt->st.ring[ring];
+
+	rs->in_use = n;
+	if (n > rs->high_water)
+		rs->high_water = n;
+}
+
+/* Free the TensorMap entries of every task the scheduler has retired. */
+static void tm_sync(struct pto_runtime *rt)
+{
+	uint64_t alive = last_alive(rt);
+
+	while (rt->orch.tm_cleaned < alive)
+		pto_tm_retire_task(&rt->orch.tm, rt->orch.tm_cleaned++);
+}
+
+/* ---- back-pressure and deadlock diagnosis -------------------------------- */
+
+struct need {
+	enum pto_ring ring;
+	uint64_t amount;	/* slots, bytes or entries wanted */
+};
+
+static bool need_met(struct pto_runtime *rt, const struct need *n)
+{
+	struct pto_heap_alloc ha;
+
+	switch (n->ring) {
+	case PTO_RING_TASK:
+		return tasks_in_flight(rt) < (uint64_t)rt->cfg.task_window;
+	case PTO_RING_HEAP:
+		return pto_heap_ring_fit(rt->heap_ring_size,
+					 rt->win->orch.heap_top,
+					 load_acquire(&rt->win->sched.heap_tail),
+					 rt->orch.heap_floor, n->amount, &ha);
+	case PTO_RING_DEP:
+		return dep_used(rt) + n->amount <= rt->dep_pool_size;
+	case PTO_RING_TENSORMAP:
+		tm_sync(rt);
+		return pto_tm_free_entries(&rt->orch.tm) >= n->amount;
+	default:
+		return true;
+	}
+}
+
+static const char *const ring_names[PTO_NUM_RINGS] = {
+	[PTO_RING_TASK] = "task window",
+	[PTO_RING_HEAP] = "heap ring",
+	[PTO_RING_DEP] = "dependency pool",
+	[PTO_RING_TENSORMAP] = "TensorMap pool",
+};
+
+const char *pto_ring_name(enum pto_ring ring)
+{
+	return ring < PTO_NUM_RINGS ? ring_names[ring] : "?";
+}
+
+static const char *const ring_env[PTO_NUM_RINGS] = {
+	[PTO_RING_TASK] = "PTO_TASK_WINDOW",
+	[PTO_RING_HEAP] = "PTO_HEAP_SIZE",
+	[PTO_RING_DEP] = "PTO_DEP_POOL",
+	[PTO_RING_TENSORMAP] = "PTO_TENSORMAP_POOL",
+};
+
+static uint64_t ring_capacity(struct pto_runtime *rt, enum pto_ring ring)
+{
+	switch (ring) {
+	case PTO_RING_TASK:
+		return rt->cfg.task_window;
+	case PTO_RING_HEAP:
+		return rt->heap_ring_size;
+	case PTO_RING_DEP:
+		return rt->dep_pool_size;
+	default:
+		return rt->orch.tm.pool_size;
+	}
+}
+
+static uint64_t ring_in_use(struct pto_runtime *rt, enum pto_ring ring)
+{
+	switch (ring) {
+	case PTO_RING_TASK:
+		return tasks_in_flight(rt);
+	case PTO_RING_HEAP:
+		return heap_used(rt);
+	case PTO_RING_DEP:
+		return dep_used(rt);
+	default:
+		return rt->orch.tm.live;
+	}
+}
+
+static void count_states(struct pto_runtime *rt, uint64_t count[5])
+{
+	uint64_t id, head = rt->win->orch.task_head;
+
+	memset(count, 0, 5 * sizeof(count[0]));
+	for (id = last_alive(rt); id < head; id++) {
+		uint32_t st = READ_ONCE(pto_desc(rt, id)->state);
+
+		count[st < 5 ? st : 0]++;
+	}
+}
+
+/*
+ * Nothing ran or retired for the stall timeout while we waited: explain
+ * which ring is exhausted, what holds it and what size would let the
+ * program through.
+ */
+static void diagnose_deadlock(struct pto_runtime *rt, const struct need *n,
+			      uint64_t waited_ms)
+{
+	uint64_t cap = ring_capacity(rt, n->ring);
+	uint64_t used = ring_in_use(rt, n->ring);
+	uint64_t st[5], inner = 0, want;
+	const struct pto_scope *sc = NULL;
+
+	count_states(rt, st);
+	if (rt->orch.nscopes) {
+		sc = &rt->orch.scopes[rt->orch.nscopes - 1];
+		inner = rt->win->orch.task_head - sc->begin;
+	}
+	want = used + n->amount;
+	if (n->ring == PTO_RING_TASK || n->ring == PTO_RING_HEAP)
+		want = pto_next_pow2(want + (n->ring == PTO_RING_TASK));
+
+	pto_log("deadlock: the %s is exhausted and nothing can free it "
+		"(no progress for %" PRIu64 " ms)\n",
+		pto_ring_name(n->ring), waited_ms);
+	pto_log("  %s: size %" PRIu64 ", in use %" PRIu64 ", requested %"
+		PRIu64 "\n", pto_ring_name(n->ring), cap, used, n->amount);
+	pto_log("  tasks in flight: %" PRIu64 " (%" PRIu64 " waiting, %"
+		PRIu64 " ready or running, %" PRIu64
+		" completed but held by their scope or consumers)\n",
+		tasks_in_flight(rt), st[PTO_TASK_PENDING],
+		st[PTO_TASK_READY] + st[PTO_TASK_RUNNING],
+		st[PTO_TASK_COMPLETED]);
+	pto_log("  open scopes: %u; the innermost has submitted %" PRIu64
+		" tasks, which it holds until it ends\n", rt->orch.nscopes,
+		inner);
+	pto_log("  a %s of at least %" PRIu64 " would let this run on "
+		"(%s=%" PRIu64 "), or end scopes sooner\n",
+		pto_ring_name(n->ring), want, ring_env[n->ring], want);
+}
+
+/* Wait until n is met.  0, -EDEADLK after the stall timeout, -ECANCELED. */
+static int orch_wait(struct pto_runtime *rt, const struct need *n)
+{
+	struct pto_window_header *w = rt->win;
+	struct pto_ring_stats *rs = &rt->st.ring[n->ring];
+	uint64_t t0, deadline, timeout_ns;
+	uint32_t seen;
+	int i;
+
+	if (need_met(rt, n))
+		return 0;
+	rs->stalls++;
+	t0 = pto_now_ns();
+	timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
+	deadline = t0 + timeout_ns;
+	seen = load_acquire(&w->sched.progress);
+	for (;;) {
+		for (i = 0; i < ORCH_SPINS && !need_met(rt, n); i++)
+			cpu_relax();
+		if (i < ORCH_SPINS)
+			break;
+		if (READ_ONCE(w->sched.error))
+			goto cancelled;
+		WRITE_ONCE(w->orch.orch_sleeping, 1);
+		smp_mb();
+		if (!need_met(rt, n) &&
+		    load_acquire(&w->sched.progress) == seen)
+			futex_wait(&w->sched.progress, seen, 10);
+		WRITE_ONCE(w->orch.orch_sleeping, 0);
+		if (need_met(rt, n))
+			break;
+		if (load_acquire(&w->sched.progress) != seen ||
+		    READ_ONCE(w->sched.active)) {
+			/* something ran or retired: not stuck yet */
+			seen = load_acquire(&w->sched.progress);
+			deadline = pto_now_ns() + timeout_ns;
+			continue;
+		}
+		if (pto_now_ns() >= deadline) {
+			diagnose_deadlock(rt, n, (pto_now_ns() - t0) / 1000000);
+			rs->stall_ns += pto_now_ns() - t0;
+			return -EDEADLK;
+		}
+	}
+	rs->stall_ns += pto_now_ns() - t0;
+	if (rt->trace)
+		pto_trace_span(rt->trace, "stall", t0, pto_now_ns(),
+			       w->orch.task_head);
+	return 0;
+cancelled:
+	rs->stall_ns += pto_now_ns() - t0;
+	return -ECANCELED;
+}
+
+/* ---- scopes ------------------------------------------------------------------------ */
+
+static int push_segment(struct pto_runtime *rt, uint64_t begin, uint64_t end)
+{
+	struct pto_orchestrator *o = &rt->orch;
+
+	if (begin == end)
+		return 0;
+	if (o->nsegs == o->segs_cap) {
+		uint32_t cap = o->segs_cap ? o->segs_cap * 2 : 64;
+		struct pto_segment *s = realloc(o->segs, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		o->segs = s;
+		o->segs_cap = cap;
+	}
+	o->segs[o->nsegs++] = (struct pto_segment){ begin, end };
+	return 0;
+}
+
+static void wake_scheduler(struct pto_runtime *rt)
+{
+	struct pto_window_header *w = rt->win;
+
+	WRITE_ONCE(w->orch.sched_wake, w->orch.sched_wake + 1);
+	smp_mb();
+	if (READ_ONCE(w->sched.sched_sleeping))
+		rt->be.ops->notify(&rt->be);
+}
+
+/* Tell the scheduler a scope no longer holds the tasks of a segment. */
+static void release_segment(struct pto_runtime *rt, const struct pto_segment *s)
+{
+	struct pto_window_header *w = rt->win;
+	uint64_t head = w->orch.release_head;
+
+	/*
+	 * Each queued segment holds at least one unreleased task of the
+	 * window, so the ring (as large as the window) cannot overflow;
+	 * wait out the scheduler's lag all the same.
+	 */
+	while (head - load_acquire(&w->sched.release_tail) > rt->release_mask) {
+		wake_scheduler(rt);
+		cpu_relax();
+	}
+	rt->be.release[head & rt->release_mask] =
+		(struct pto_release_entry){ s->begin, s->end };
+	store_release(&w->orch.release_head, head + 1);
+}
+
+void pto_scope_begin(struct pto_runtime *rt)
+{
+	struct pto_orchestrator *o;
+	uint64_t head;
+
+	if (!rt || !rt->orch.in_run)
+		return;
+	o = &rt->orch;
+	head = rt->win->orch.task_head;
+	if (o->nscopes == o->scopes_cap) {
+		uint32_t cap = o->scopes_cap ? o->scopes_cap * 2 : 16;
+		struct pto_scope *s = realloc(o->scopes, cap * sizeof(*s));
+
+		if (!s) {
+			if (!o->error)
+				o->error = -ENOMEM;
+			return;
+		}
+		o->scopes = s;
+		o->scopes_cap = cap;
+	}
+	if (o->nscopes) {
+		struct pto_scope *parent = &o->scopes[o->nscopes - 1];
+
+		if (push_segment(rt, parent->seg_start, head) && !o->error)
+			o->error = -ENOMEM;
+		parent->seg_start = head;
+	}
+	o->scopes[o->nscopes++] = (struct pto_scope){
+		.begin = head, .seg_start = head, .seg_base = o->nsegs,
+	};
+}
+
+int pto_scope_end(struct pto_runtime *rt)
+{
+	struct pto_orchestrator *o;
+	struct pto_scope *sc;
+	uint64_t head;
+	uint32_t i;
+	int ret;
+
+	if (!rt || !rt->orch.in_run || rt->orch.nscopes <= 1)
+		return -EINVAL;	/* the outer scope belongs to pto_run */
+	o = &rt->orch;
+	head = rt->win->orch.task_head;
+	sc = &o->scopes[o->nscopes - 1];
+	ret = push_segment(rt, sc->seg_start, head);
+	for (i = sc->seg_base; i < o->nsegs; i++)
+		release_segment(rt, &o->segs[i]);
+	o->nsegs = sc->seg_base;
+	o->nscopes--;
+	o->scopes[o->nscopes - 1].seg_start = head;
+	wake_scheduler(rt);
+	return ret;
+}
+
+/* ---- submission -------------------------------------------------------------------- */
+
+static bool is_tensor(enum pto_param_kind k)
+{
+	return k == PTO_PARAM_INPUT || k == PTO_PARAM_INOUT ||
+	       k == PTO_PARAM_OUTPUT_EXISTING || k == PTO_PARAM_NODEP;
+}
+
+static bool is_tracked_writer(enum pto_param_kind k)
+{
+	return k == PTO_PARAM_OUTPUT || k == PTO_PARAM_INOUT ||
+	       k == PTO_PARAM_OUTPUT_EXISTING;
+}
+
+/* Device address of a host address, or -1 when the device cannot see it. */
+static int64_t dev_addr(struct pto_runtime *rt, uint64_t host, uint64_t size)
+{
+	uint64_t lo = (uint64_t)(uintptr_t)rt->be.heap;
+
+	if (rt->be.host_addresses)
+		return (int64_t)host;
+	if (host < lo || host - lo > rt->be.heap_size ||
+	    size > rt->be.heap_size - (host - lo))
+		return -1;
+	return (int64_t)(host - lo + rt->be.heap_dev_base);
+}
+
+static int check_params(struct pto_runtime *rt, const struct pto_param *p,
+			uint32_t n, uint64_t *out_bytes)
+{
+	uint64_t bytes = 0, end;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		switch (p[i].kind) {
+		case PTO_PARAM_SCALAR:
+			continue;
+		case PTO_PARAM_OUTPUT:
+			if (!p[i].ref || !p[i].size)
+				return -EINVAL;
+			if (p[i].size > rt->heap_ring_size)
+				return -E2BIG;
+			bytes += pto_align_up(p[i].size, PTO_HEAP_ALIGN);
+			continue;
+		case PTO_PARAM_INPUT:
+		case PTO_PARAM_INOUT:
+		case PTO_PARAM_OUTPUT_EXISTING:
+		case PTO_PARAM_NODEP:
+			if (!p[i].base ||
+			    __builtin_add_overflow((uint64_t)(uintptr_t)p[i].base,
+						   p[i].offset, &end) ||
+			    __builtin_add_overflow(end, p[i].size, &end))
+				return -EINVAL;
+			if (dev_addr(rt, (uintptr_t)p[i].base + p[i].offset,
+				     p[i].size) < 0)
+				return -EFAULT;
+			continue;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (bytes > rt->heap_ring_size)
+		return -E2BIG;
+	*out_bytes = bytes;
+	return 0;
+}
+
+static int check_submit(struct pto_runtime *rt, uint32_t kernel_id,
+			enum pto_worker_type type,
+			const struct pto_param *params, uint32_t nparams)
+{
+	const struct pto_kernel *k;
+
+	if (!rt || !rt->orch.in_run || nparams > PTO_MAX_PARAMS ||
+	    (nparams && !params) || (unsigned int)type >= PTO_NUM_WORKER_TYPES)
+		return -EINVAL;
+	if (kernel_id >= PTO_MAX_KERNELS || !rt->kernels[kernel_id].registered)
+		return -ENOENT;
+	k = &rt->kernels[kernel_id];
+	if (k->type != (uint32_t)type)
+		return -EINVAL;
+	if (!rt->be.cores[type])
+		return -ENODEV;
+	return 0;
+}
+
+/* Producers found for the task being submitted (deduplicated). */
+struct producers {
+	struct pto_runtime *rt;
+	uint64_t self;
+	uint64_t *ids;
+	uint32_t n, cap;
+	int error;
+};
+
+static void add_producer(void *ctx, uint64_t task_id)
+{
+	struct producers *pr = ctx;
+	uint64_t *seen = &pr->rt->orch.dep_seen[task_id & pr->rt->window_mask];
+
+	if (*seen == pr->self + 1)
+		return;
+	*seen = pr->self + 1;
+	if (pr->n == pr->cap) {
+		uint32_t cap = pr->cap * 2;
+		uint64_t *ids = realloc(pr->ids, cap * sizeof(*ids));
+
+		if (!ids) {
+			pr->error = -ENOMEM;
+			return;
+		}
+		pr->ids = ids;
+		pr->cap = cap;
+	}
+	pr->ids[pr->n++] = task_id;
+}
+
+static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
+			   uint32_t n, struct producers *pr)
+{
+	uint64_t alive = rt->orch.last_alive;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t base = (uintptr_t)p[i].base, begin = p[i].offset;
+
+		if (p[i].kind != PTO_PARAM_INPUT && p[i].kind != PTO_PARAM_INOUT &&
+		    p[i].kind != PTO_PARAM_OUTPUT_EXISTING)
+			continue;
+		pto_tm_lookup(&rt->orch.tm, base, begin, begin + p[i].size,
+			      p[i].kind != PTO_PARAM_INPUT, alive, add_producer,
+			      pr);
+	}
+}
+
+static uint32_t dep_alloc(struct pto_runtime *rt, uint64_t task_id,
+			  uint32_t next)
+{
+	uint64_t pos = rt->win->orch.dep_top++;
+	uint32_t idx = (uint32_t)(pos % rt->dep_pool_size);
+
+	rt->be.dep[idx] = (struct pto_dep_entry){ .task_id = task_id,
+						  .next = next };
+	return idx + 1;
+}
+
+/*
+ * Make consumer c (being submitted) depend on producer p.  Under p's lock:
+ * a consumed producer is gone (its results are final); a completed one is
+ * held until c completes but not waited for; otherwise c joins its fanout
+ * list and waits.  The scheduler completes and consumes p under the same
+ * lock, so each consumer is counted exactly once.
+ */
+static bool link_producer(struct pto_runtime *rt, struct pto_task_desc *c,
+			  uint64_t pid)
+{
+	struct pto_task_desc *p = pto_desc(rt, pid);
+	bool wait = false;
+	uint32_t st;
+
+	spin_lock(&p->fanout_lock);
+	st = p->state;
+	if (p->task_id != pid || st == PTO_TASK_CONSUMED) {
+		spin_unlock(&p->fanout_lock);
+		return false;
+	}
+	p->fanout_count++;
+	if (st < PTO_TASK_COMPLETED) {
+		p->fanout_head = dep_alloc(rt, c->task_id, p->fanout_head);
+		wait = true;
+	}
+	spin_unlock(&p->fanout_lock);
+	c->fanin_head = dep_alloc(rt, pid, c->fanin_head);
+	if (wait)
+		c->fanin_count++;
+	return true;
+}
+
+/* Lay the task's outputs out in one heap block; fill refs and args. */
+static void place_outputs(struct pto_runtime *rt, const struct pto_param *p,
+			  uint32_t n, uint64_t start, __u64 *args)
+{
+	uint64_t off = start % rt->heap_ring_size;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i].kind != PTO_PARAM_OUTPUT)
+			continue;
+		*p[i].ref = rt->be.heap + off;
+		args[i] = off + rt->be.heap_dev_base;
+		if (rt->be.host_addresses)
+			args[i] = (uintptr_t)(rt->be.heap + off);
+		off += pto_align_up(p[i].size, PTO_HEAP_ALIGN);
+	}
+}
+
+static int record_accesses(struct pto_runtime *rt, const struct pto_param *p,
+			   uint32_t n, uint64_t id)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		uint64_t base, begin;
+
+		if (p[i].kind == PTO_PARAM_OUTPUT) {
+			base = (uintptr_t)*p[i].ref;
+			begin = 0;
+		} else if (p[i].kind == PTO_PARAM_INPUT ||
+			   is_tracked_writer(p[i].kind)) {
+			base = (uintptr_t)p[i].base;
+			begin = p[i].offset;
+		} else {
+			continue;
+		}
+		ret = pto_tm_insert(&rt->orch.tm, base, begin,
+				    begin + p[i].size,
+				    is_tracked_writer(p[i].kind), id);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static uint32_t tm_entries_needed(const struct pto_param *p, uint32_t n)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if ((p[i].kind == PTO_PARAM_INPUT ||
+		     is_tracked_writer(p[i].kind)) && p[i].size)
+			k++;
+	return k;
+}
+
+static void fill_desc(struct pto_runtime *rt, struct pto_task_desc *d,
+		      uint64_t id, uint32_t kernel_id, uint32_t type,
+		      const struct pto_param *p, uint32_t n)
+{
+	uint32_t i;
+
+	d->task_id = id;
+	d->kernel_id = kernel_id;
+	d->worker_type = type;
+	d->nargs = n;
+	d->fanin_count = 0;
+	d->fanin_head = 0;
+	d->fanout_head = 0;
+	d->fanout_count = 1;	/* the owning scope */
+	d->state = PTO_TASK_PENDING;
+	d->flags = 0;
+	d->packed_end = 0;
+	for (i = 0; i < n; i++) {
+		if (p[i].kind == PTO_PARAM_SCALAR)
+			d->args[i] = p[i].value;
+		else if (is_tensor(p[i].kind))
+			d->args[i] = (uint64_t)dev_addr(rt,
+				(uintptr_t)p[i].base + p[i].offset, p[i].size);
+	}
+	for (; i < PTO_MAX_ARGS; i++)
+		d->args[i] = 0;
+}
+
+static int wait_all(struct pto_runtime *rt, uint64_t out_bytes,
+		    uint32_t deps, uint32_t tm_entries)
+{
+	struct need needs[] = {
+		{ PTO_RING_DEP, deps },
+		{ PTO_RING_TENSORMAP, tm_entries },
+		{ PTO_RING_HEAP, out_bytes },
+	};
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < 3; i++) {
+		if (needs[i].ring == PTO_RING_HEAP && !out_bytes)
+			continue;
+		ret = orch_wait(rt, &needs[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int submit_error(struct pto_runtime *rt, int err)
+{
+	if (!rt->orch.error && err != -EINVAL && err != -ENOENT &&
+	    err != -E2BIG && err != -EFAULT && err != -ENODEV)
+		rt->orch.error = err;
+	return err;
+}
+
+static void publish(struct pto_runtime *rt, uint64_t id)
+{
+	struct pto_task_desc *d = pto_desc(rt, id);
+
+	d->dep_mark = rt->win->orch.dep_top;
+	store_release(&rt->win->orch.task_head, id + 1);
+	wake_scheduler(rt);
+	rt->st.tasks_submitted++;
+	note_use(rt, PTO_RING_TASK, id + 1 - rt->orch.last_alive);
+	note_use(rt, PTO_RING_DEP, dep_used(rt));
+	note_use(rt, PTO_RING_TENSORMAP, rt->orch.tm.live);
+	note_use(rt, PTO_RING_HEAP, heap_used(rt));
+}
+
+static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
+		      uint32_t type, const struct pto_param *p, uint32_t n,
+		      struct producers *pr)
+{
+	struct need slot = { PTO_RING_TASK, 1 };
+	uint64_t out_bytes = 0, id = rt->win->orch.task_head, t0 = 0;
+	struct pto_task_desc *d;
+	struct pto_heap_alloc ha = { 0, 0 };
+	uint32_t i;
+	int ret;
+
+	if (rt->trace)
+		t0 = pto_now_ns();
+	ret = check_params(rt, p, n, &out_bytes);
+	if (ret)
+		return ret;
+	if (rt->orch.error)
+		return -ECANCELED;
+	if (READ_ONCE(rt->win->sched.error))
+		return submit_error(rt, -ECANCELED);
+
+	tm_sync(rt);
+	ret = orch_wait(rt, &slot);
+	if (ret)
+		return submit_error(rt, ret);
+	tm_sync(rt);
+
+	pr->self = id;
+	find_producers(rt, p, n, pr);
+	if (pr->error)
+		return submit_error(rt, pr->error);
+	ret = wait_all(rt, out_bytes, 2 * pr->n, tm_entries_needed(p, n));
+	if (ret)
+		return submit_error(rt, ret);
+
+	d = pto_desc(rt, id);
+	fill_desc(rt, d, id, kernel_id, type, p, n);
+	if (out_bytes) {
+		pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
+				  load_acquire(&rt->win->sched.heap_tail),
+				  rt->orch.heap_floor, out_bytes, &ha);
+		if (pto_heap_ring_used(rt->win->orch.heap_top,
+				       load_acquire(&rt->win->sched.heap_tail),
+				       rt->orch.heap_floor) == 0)
+			rt->orch.heap_floor = ha.start;
+		rt->win->orch.heap_top = ha.end;
+		d->packed_end = ha.end;
+		d->flags |= PTO_TASK_F_HEAP;
+		place_outputs(rt, p, n, ha.start, d->args);
+	}
+	for (i = 0; i < pr->n; i++)
+		rt->st.edges += link_producer(rt, d, pr->ids[i]);
+	ret = record_accesses(rt, p, n, id);
+	if (ret)	/* cannot happen: entries were reserved above */
+		return submit_error(rt, ret);
+	publish(rt, id);
+	if (rt->trace)
+		pto_trace_span(rt->trace, "submit", t0, pto_now_ns(), id);
+	return (int64_t)id;
+}
+
+int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
+			enum pto_worker_type type,
+			const struct pto_param *params, uint32_t nparams)
+{
+	struct producers pr;
+	int64_t ret;
+
+	ret = check_submit(rt, kernel_id, type, params, nparams);
+	if (ret)
+		return ret;
+	pr = (struct producers){ .rt = rt, .ids = rt->orch.scratch_ids,
+				 .cap = rt->orch.scratch_cap };
+	ret = submit(rt, kernel_id, (uint32_t)type, params, nparams, &pr);
+	rt->orch.scratch_ids = pr.ids;
+	rt->orch.scratch_cap = pr.cap;
+	return ret;
+}
+
+/* ---- run boundaries ---------------------------------------------------------------- */
+
+int pto_orch_init(struct pto_runtime *rt)
+{
+	struct pto_orchestrator *o = &rt->orch;
+	int ret;
+
+	ret = pto_tm_init(&o->tm, rt->cfg.tensormap_pool_size,
+			  rt->cfg.task_window);
+	if (ret)
+		return ret;
+	o->dep_seen = calloc(rt->cfg.task_window, sizeof(*o->dep_seen));
+	o->scratch_cap = 64;
+	o->scratch_ids = malloc(o->scratch_cap * sizeof(*o->scratch_ids));
+	if (!o->dep_seen || !o->scratch_ids)
+		return -ENOMEM;
+	return 0;
+}
+
+void pto_orch_fini(struct pto_runtime *rt)
+{
+	struct pto_orchestrator *o = &rt->orch;
+
+	pto_tm_destroy(&o->tm);
+	free(o->dep_seen);
+	free(o->scratch_ids);
+	free(o->scopes);
+	free(o->segs);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Open the run's outer scope. */
+void pto_orch_run_begin(struct pto_runtime *rt)
+{
+	struct pto_orchestrator *o = &rt->orch;
+
+	o->error = 0;
+	o->nscopes = 0;
+	o->nsegs = 0;
+	o->in_run = true;
+	WRITE_ONCE(rt->win->orch.orch_done, 0);
+	pto_scope_begin(rt);
+}
+
+/*
+ * Close every scope still open (the outer one, and any the orchestration
+ * forgot: reported as -EINVAL) and tell the scheduler no more tasks come.
+ */
+int pto_orch_run_end(struct pto_runtime *rt)
+{
+	struct pto_orchestrator *o = &rt->orch;
+	int ret = 0;
+
+	if (o->nscopes > 1) {
+		pto_log("orchestration returned with %u scope(s) still open\n",
+			o->nscopes - 1);
+		ret = -EINVAL;
+	}
+	while (o->nscopes > 1)
+		pto_scope_end(rt);
+	/* the outer scope: release what it owns */
+	push_segment(rt, o->scopes[0].seg_start, rt->win->orch.task_head);
+	while (o->nsegs)
+		release_segment(rt, &o->segs[--o->nsegs]);
+	o->nscopes = 0;
+	o->in_run = false;
+	store_release(&rt->win->orch.orch_done, 1);
+	wake_scheduler(rt);
+	return ret;
+}

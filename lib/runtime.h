@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libpto internals: the runtime object and what its parts share.
+ *
+ * Roles (DESIGN §3):
+ *   orchestrator  the thread inside pto_run(): task ring head, heap ring
+ *                 top, dep pool top, TensorMap, scope stack, descriptors
+ *   scheduler     a libpto thread: task states, fanin/fanout counts,
+ *                 ready queues, last_task_alive, heap_tail
+ *   cores         the backend's workers (sim threads or the device)
+ * The orchestrator and the scheduler meet only in the shared window; the
+ * one field both write is a producer's fanout list/count/state, under the
+ * producer's fanout_lock.
+ */
+#ifndef PTO_LIB_RUNTIME_H
+#define PTO_LIB_RUNTIME_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <pto/pto.h>
+#include <pto/pto_statspage.h>
+
+#include "backend.h"
+#include "rings.h"
+#include "tensormap.h"
+
+#define PTO_KERNEL_NAME_MAX 32
+
+struct pto_kernel {
+	bool registered;
+	bool builtin;
+	uint32_t type;
+	uint32_t op;
+	pto_kernel_fn fn;
+	char name[PTO_KERNEL_NAME_MAX];
+};
+
+/* One open scope: where it began and its first held segment. */
+struct pto_scope {
+	uint64_t begin;		/* first task id submitted inside it */
+	uint64_t seg_start;	/* start of the segment it currently owns */
+	uint32_t seg_base;	/* segment stack depth when it began */
+};
+
+/* A run of task ids owned by one scope, released when that scope ends. */
+struct pto_segment {
+	uint64_t begin;
+	uint64_t end;
+};
+
+struct pto_orchestrator {
+	struct pto_scope *scopes;
+	uint32_t nscopes, scopes_cap;
+	struct pto_segment *segs;
+	uint32_t nsegs, segs_cap;
+
+	struct pto_tensormap tm;
+	uint64_t tm_cleaned;	/* tasks below this had their entries freed */
+	uint64_t *dep_seen;	/* per slot: last consumer that linked it */
+	uint64_t heap_floor;	/* live heap data starts no lower than this */
+	uint64_t last_alive;	/* snapshot of sched.last_task_alive */
+	uint64_t *scratch_ids;	/* producers of the task being submitted */
+	uint32_t scratch_cap;
+	int error;		/* first error of this run */
+	bool in_run;
+};
+
+/* Scheduler-private state per task slot. */
+struct pto_sched_slot {
+	uint32_t fanin_done;	/* producers completed */
+	uint32_t released;	/* fanout references dropped */
+	uint8_t scanned;	/* seen published */
+	uint8_t pad[3];
+};
+
+struct pto_sched {
+	pthread_t thread;
+	struct pto_sched_slot *slot;
+	struct pto_ready_queue ready[PTO_NUM_WORKER_TYPES];
+	uint32_t *core_outstanding;	/* tasks queued on each core */
+	uint32_t *rr;			/* per type: next core to try */
+	uint64_t scanned;		/* tasks below were scanned */
+	uint64_t cring_head;
+	uint32_t outstanding;		/* dispatched, not completed */
+	uint32_t cring_size;
+	uint32_t sched_wake_seen;
+	uint64_t last_stats_ns;
+	bool failed;			/* a task failed: cancel the rest */
+};
+
+struct pto_trace;
+
+struct pto_runtime {
+	struct pto_config cfg;
+	char device[64];
+	struct pto_backend be;
+	struct pto_window_header *win;
+	struct pto_task_desc *desc;
+	uint32_t window_mask;
+	uint64_t heap_ring_size;
+	uint32_t dep_pool_size;
+	uint32_t release_mask;
+
+	struct pto_kernel kernels[PTO_MAX_KERNELS];
+
+	struct pto_orchestrator orch;
+	struct pto_sched sched;
+
+	/* pto_malloc arena: heap offsets [heap_ring_size, heap_size) */
+	pthread_mutex_t arena_lock;
+	struct pto_arena *arena;
+
+	/* statistics (orchestrator-written except busy/completed) */
+	struct pto_stats st;
+	struct pto_statspage *page;
+	struct pto_trace *trace;
+};
+
+/* orchestrator.c */
+int pto_orch_init(struct pto_runtime *rt);
+void pto_orch_fini(struct pto_runtime *rt);
+void pto_orch_run_begin(struct pto_runtime *rt);
+int pto_orch_run_end(struct pto_runtime *rt);
+
+/* scheduler.c */
+int pto_sched_init(struct pto_runtime *rt);
+void pto_sched_fini(struct pto_runtime *rt);
+int pto_sched_start(struct pto_runtime *rt);
+void pto_sched_join(struct pto_runtime *rt);
+void pto_sched_publish_stats(struct pto_runtime *rt);
+
+/* arena.c */
+struct pto_arena *pto_arena_create(uint64_t base, uint64_t size);
+void pto_arena_destroy(struct pto_arena *a);
+int64_t pto_arena_alloc(struct pto_arena *a, uint64_t size);
+int pto_arena_free(struct pto_arena *a, uint64_t off);
+
+/* config.c */
+int pto_config_validate(const struct pto_config *cfg);
+
+/* trace.c */
+struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt);
+void pto_trace_close(struct pto_trace *t);
+void pto_trace_task(struct pto_trace *t, const struct pto_completion *c,
+		    uint32_t kernel_id, const char *name);
+void pto_trace_span(struct pto_trace *t, const char *name, uint64_t start_ns,
+		    uint64_t end_ns, uint64_t task_id);
+
+/* Error reporting for diagnostics: "pto: " prefix on stderr. */
+void pto_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static inline struct pto_task_desc *pto_desc(struct pto_runtime *rt,
+					     uint64_t task_id)
+{
+	return &rt->desc[task_id & rt->window_mask];
+}
+
+#endif /* PTO_LIB_RUNTIME_H */

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The scheduler thread: turns published tasks into dispatches and
+ * completions into readiness and retirement.
+ *
+ * One loop, five steps, each batched:
+ *   reap      completions from the device's completion ring
+ *   scan      newly published tasks; those with no pending producer are ready
+ *   release   scope ends reported by the orchestrator
+ *   dispatch  ready tasks onto the per-core queues, then kick the cores
+ *   retire    advance last_task_alive over consumed tasks, and with it the
+ *             heap and dependency-pool tails; wake a blocked orchestrator
+ * All counters it keeps are private to this thread except a task's state,
+ * fanout list and fanout count, which it reads and changes under the task's
+ * fanout_lock (the orchestrator links new consumers under the same lock).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+#include "statspage.h"
+#include "sync.h"
+
+/* Idle loop iterations before the scheduler sleeps. */
+#define SCHED_SPINS 2000
+/* Longest sleep; bounds how stale the stats page can get. */
+#define SCHED_SLEEP_MS 50
+#define STATS_INTERVAL_NS 10000000ull
+
+static struct pto_sched_slot *sslot(struct pto_runtime *rt, uint64_t id)
+{
+	return &rt->sched.slot[id & rt->window_mask];
+}
+
+static void make_ready(struct pto_runtime *rt, uint64_t id)
+{
+	struct pto_task_desc *d = pto_desc(rt, id);
+
+	WRITE_ONCE(d->state, PTO_TASK_READY);
+	pto_rq_push(&rt->sched.ready[d->worker_type], id);
+}
+
+/* Drop one reference to a task; the last one after completion consumes it. */
+static void try_consume(struct pto_runtime *rt, uint64_t id)
+{
+	struct pto_task_desc *d = pto_desc(rt, id);
+
+	spin_lock(&d->fanout_lock);
+	if (d->state == PTO_TASK_COMPLETED &&
+	    sslot(rt, id)->released == d->fanout_count)
+		WRITE_ONCE(d->state, PTO_TASK_CONSUMED);
+	spin_unlock(&d->fanout_lock);
+}
+
+static void release(struct pto_runtime *rt, uint64_t id)
+{
+	sslot(rt, id)->released++;
+	try_consume(rt, id);
+}
+
+static void note_failure(struct pto_runtime *rt, int status)
+{
+	struct pto_window_sched *ws = &rt->win->sched;
+
+	rt->st.tasks_failed++;
+	rt->sched.failed = true;
+	if (!READ_ONCE(ws->error))
+		WRITE_ONCE(ws->error, status);
+}
+
+static void complete_task(struct pto_runtime *rt, uint64_t id, int status)
+{
+	struct pto_task_desc *d = pto_desc(rt, id);
+	struct pto_window_sched *ws = &rt->win->sched;
+	uint32_t e;
+
+	if (status && status != -ECANCELED)
+		note_failure(rt, status);
+
+	spin_lock(&d->fanout_lock);
+	WRITE_ONCE(d->state, PTO_TASK_COMPLETED);
+	e = d->fanout_head;
+	spin_unlock(&d->fanout_lock);
+
+	/* consumers: one producer fewer to wait for */
+	for (; e; e = rt->be.dep[e - 1].next) {
+		uint64_t cid = rt->be.dep[e - 1].task_id;
+		struct pto_sched_slot *cs = sslot(rt, cid);
+
+		cs->fanin_done++;
+		if (cs->scanned && cs->fanin_done == pto_desc(rt, cid)->fanin_count)
+			make_ready(rt, cid);
+	}
+	/* producers: this consumer no longer needs their buffers */
+	for (e = d->fanin_head; e; e = rt->be.dep[e - 1].next)
+		release(rt, rt->be.dep[e - 1].task_id);
+	try_consume(rt, id);
+
+	WRITE_ONCE(ws->active, ws->active - 1);
+	WRITE_ONCE(ws->tasks_completed, ws->tasks_completed + 1);
+	rt->st.tasks_completed++;
+}
+
+static int reap(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t mask = s->cring_size - 1;
+	int n = 0;
+
+	for (;;) {
+		struct pto_completion *c = &rt->be.cring_entries[s->cring_head & mask];
+		struct pto_completion cp;
+
+		if (load_acquire(&c->seq) != (uint32_t)(s->cring_head + 1))
+			break;
+		cp = *c;
+		s->cring_head++;
+		n++;
+		if (cp.core < rt->be.num_cores) {
+			struct pto_task_desc *d = pto_desc(rt, cp.task_id);
+			uint32_t type = d->worker_type;
+
+			s->core_outstanding[cp.core]--;
+			if (type < PTO_NUM_WORKER_TYPES && cp.end_ns > cp.start_ns)
+				rt->st.busy_ns[type] += cp.end_ns - cp.start_ns;
+			if (rt->trace)
+				pto_trace_task(rt->trace, &cp, d->kernel_id,
+					       rt->kernels[d->kernel_id % PTO_MAX_KERNELS].name);
+		}
+		s->outstanding--;
+		complete_task(rt, cp.task_id, cp.status);
+	}
+	if (n)
+		store_release(&rt->be.cring->head, s->cring_head);
+	return n;
+}
+
+static int scan(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+	uint64_t head = load_acquire(&rt->win->orch.task_head);
+	struct pto_window_sched *ws = &rt->win->sched;
+	int n = 0;
+
+	for (; s->scanned < head; s->scanned++, n++) {
+		struct pto_sched_slot *ss = sslot(rt, s->scanned);
+
+		ss->scanned = 1;
+		WRITE_ONCE(ws->active, ws->active + 1);
+		if (ss->fanin_done == pto_desc(rt, s->scanned)->fanin_count)
+			make_ready(rt, s->scanned);
+	}
+	return n;
+}
+
+static int process_releases(struct pto_runtime *rt)
+{
+	struct pto_window_header *w = rt->win;
+	uint64_t head = load_acquire(&w->orch.release_head);
+	uint64_t tail = w->sched.release_tail;
+	int n = 0;
+
+	for (; tail < head; tail++, n++) {
+		struct pto_release_entry r = rt->be.release[tail & rt->release_mask];
+		uint64_t id;
+
+		for (id = r.begin; id < r.end; id++)
+			release(rt, id);
+	}
+	if (n)
+		store_release(&w->sched.release_tail, tail);
+	return n;
+}
+
+/* Queue task id on core c (the device reads the descriptor from the window). */
+static void queue_on_core(struct pto_runtime *rt, uint32_t c, uint64_t id)
+{
+	struct pto_core_regs *r = &rt->be.regs[c];
+	uint32_t db = r->doorbell;
+
+	WRITE_ONCE(pto_desc(rt, id)->state, PTO_TASK_RUNNING);
+	r->queue[db % PTO_CORE_QUEUE_SLOTS] = id + 1;
+	store_release(&r->doorbell, db + 1);
+	rt->sched.core_outstanding[c]++;
+	rt->sched.outstanding++;
+}
+
+/*
+ * Fill the cores of one type breadth-first: every idle core gets a task
+ * before any core gets a second, so queueing never starves a core while
+ * others have a backlog.
+ */
+static int dispatch_type(struct pto_runtime *rt, uint32_t type, bool *kick)
+{
+	struct pto_sched *s = &rt->sched;
+	struct pto_ready_queue *q = &s->ready[type];
+	uint32_t first = rt->be.first_core[type], n = rt->be.cores[type];
+	uint32_t depth, i, c;
+	int dispatched = 0;
+
+	for (depth = 1; depth <= PTO_CORE_QUEUE_SLOTS; depth++) {
+		for (i = 0; i < n && !pto_rq_empty(q); i++) {
+			c = first + (s->rr[type] + i) % n;
+			if (s->core_outstanding[c] >= depth ||
+			    s->outstanding >= s->cring_size)
+				continue;
+			queue_on_core(rt, c, pto_rq_pop(q));
+			kick[c] = true;
+			dispatched++;
+		}
+		if (pto_rq_empty(q))
+			break;
+	}
+	s->rr[type] = (s->rr[type] + 1) % (n ? n : 1);
+	return dispatched;
+}
+
+/* After a failure nothing more runs: complete the ready tasks as cancelled. */
+static int cancel_ready(struct pto_runtime *rt)
+{
+	int n = 0;
+	uint32_t t;
+
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
+		while (!pto_rq_empty(&rt->sched.ready[t])) {
+			complete_task(rt, pto_rq_pop(&rt->sched.ready[t]),
+				      -ECANCELED);
+			n++;
+		}
+	}
+	return n;
+}
+
+static int dispatch(struct pto_runtime *rt)
+{
+	bool kick[rt->be.num_cores ? rt->be.num_cores : 1];
+	uint32_t t, c, kicked = 0;
+	int n = 0;
+
+	if (rt->sched.failed)
+		return cancel_ready(rt);
+	memset(kick, 0, sizeof(kick));
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
+		if (!pto_rq_empty(&rt->sched.ready[t]))
+			n += dispatch_type(rt, t, kick);
+	if (!n)
+		return 0;
+	for (c = 0; c < rt->be.num_cores; c++)
+		kicked += kick[c];
+	if (kicked > 1 && rt->be.batch_kick) {
+		/* one call tells the device about every doorbell */
+		rt->be.ops->kick(&rt->be, PTO_KICK_ALL);
+		return n;
+	}
+	for (c = 0; c < rt->be.num_cores; c++)
+		if (kick[c])
+			rt->be.ops->kick(&rt->be, c);
+	return n;
+}
+
+static int retire(struct pto_runtime *rt)
+{
+	struct pto_window_header *w = rt->win;
+	uint64_t id = w->sched.last_task_alive, heap_tail = w->sched.heap_tail;
+	uint64_t dep_tail = w->sched.dep_tail;
+	int n = 0;
+
+	while (id < rt->sched.scanned) {
+		struct pto_task_desc *d = pto_desc(rt, id);
+		struct pto_sched_slot *ss = sslot(rt, id);
+
+		if (READ_ONCE(d->state) != PTO_TASK_CONSUMED)
+			break;
+		if (d->flags & PTO_TASK_F_HEAP)
+			heap_tail = d->packed_end;
+		dep_tail = d->dep_mark;
+		memset(ss, 0, sizeof(*ss));
+		id++;
+		n++;
+	}
+	if (!n)
+		return 0;
+	store_release(&w->sched.heap_tail, heap_tail);
+	store_release(&w->sched.dep_tail, dep_tail);
+	store_release(&w->sched.last_task_alive, id);
+	__atomic_fetch_add(&w->sched.progress, 1, __ATOMIC_RELEASE);
+	smp_mb();
+	if (READ_ONCE(w->orch.orch_sleeping))
+		futex_wake(&w->sched.progress, 1);
+	return n;
+}
+
+static bool run_finished(struct pto_runtime *rt)
+{
+	struct pto_window_header *w = rt->win;
+
+	if (!load_acquire(&w->orch.orch_done))
+		return false;
+	return w->sched.last_task_alive == load_acquire(&w->orch.task_head) &&
+	       w->sched.release_tail == load_acquire(&w->orch.release_head) &&
+	       rt->sched.outstanding == 0;
+}
+
+/* Anything for the scheduler to do without waiting? */
+static bool work_pending(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+	struct pto_window_header *w = rt->win;
+	struct pto_completion *c =
+		&rt->be.cring_entries[s->cring_head & (s->cring_size - 1)];
+
+	return load_acquire(&c->seq) == (uint32_t)(s->cring_head + 1) ||
+	       load_acquire(&w->orch.task_head) != s->scanned ||
+	       load_acquire(&w->orch.release_head) != w->sched.release_tail ||
+	       load_acquire(&w->orch.orch_done);
+}
+
+static void sleep_until_work(struct pto_runtime *rt)
+{
+	struct pto_window_header *w = rt->win;
+	uint32_t seen = load_acquire(&w->orch.sched_wake);
+
+	WRITE_ONCE(w->sched.sched_sleeping, 1);
+	smp_mb();
+	if (!work_pending(rt))
+		rt->be.ops->wait(&rt->be, rt->sched.cring_head, seen,
+				 SCHED_SLEEP_MS);
+	WRITE_ONCE(w->sched.sched_sleeping, 0);
+}
+
+void pto_sched_publish_stats(struct pto_runtime *rt)
+{
+	struct pto_statspage *pg = rt->page;
+	const struct pto_stats *st = &rt->st;
+	uint32_t i;
+
+	if (!pg)
+		return;
+	pto_statspage_begin(pg);
+	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++) {
+		pg->cores[i] = rt->be.cores[i];
+		pg->busy_ns[i] = st->busy_ns[i];
+	}
+	pg->tasks_submitted = READ_ONCE(st->tasks_submitted);
+	pg->tasks_completed = st->tasks_completed;
+	pg->tasks_failed = st->tasks_failed;
+	pg->tasks_in_flight = load_acquire(&rt->win->orch.task_head) -
+			      rt->win->sched.last_task_alive;
+	pg->runs = READ_ONCE(st->runs);
+	pg->running = READ_ONCE(rt->orch.in_run) || !run_finished(rt);
+	for (i = 0; i < PTO_NUM_RINGS; i++) {
+		const struct pto_ring_stats *rs = &st->ring[i];
+
+		pg->ring[i].size = READ_ONCE(rs->size);
+		pg->ring[i].in_use = READ_ONCE(rs->in_use);
+		pg->ring[i].high_water = READ_ONCE(rs->high_water);
+		pg->ring[i].stalls = READ_ONCE(rs->stalls);
+		pg->ring[i].stall_ns = READ_ONCE(rs->stall_ns);
+	}
+	pg->last_error = READ_ONCE(rt->win->sched.error);
+	pto_statspage_end(pg);
+}
+
+static void maybe_publish_stats(struct pto_runtime *rt)
+{
+	uint64_t now;
+
+	if (!rt->page)
+		return;
+	now = pto_now_ns();
+	if (now - rt->sched.last_stats_ns < STATS_INTERVAL_NS)
+		return;
+	rt->sched.last_stats_ns = now;
+	pto_sched_publish_stats(rt);
+}
+
+static void *sched_main(void *arg)
+{
+	struct pto_runtime *rt = arg;
+	unsigned int idle = 0;
+	int n;
+
+	for (;;) {
+		n = reap(rt);
+		n += scan(rt);
+		n += process_releases(rt);
+		n += dispatch(rt);
+		n += retire(rt);
+		if (n) {
+			idle = 0;
+			if ((rt->st.tasks_completed & 1023) == 0)
+				maybe_publish_stats(rt);
+			continue;
+		}
+		if (run_finished(rt))
+			break;
+		if (++idle < SCHED_SPINS) {
+			cpu_relax();
+			continue;
+		}
+		maybe_publish_stats(rt);
+		sleep_until_work(rt);
+		idle = 0;
+	}
+	pto_sched_publish_stats(rt);
+	return NULL;
+}
+
+int pto_sched_init(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t t;
+
+	s->slot = calloc(rt->cfg.task_window, sizeof(*s->slot));
+	s->core_outstanding = calloc(rt->be.num_cores + 1, sizeof(uint32_t));
+	s->rr = calloc(PTO_NUM_WORKER_TYPES, sizeof(uint32_t));
+	if (!s->slot || !s->core_outstanding || !s->rr)
+		return -ENOMEM;
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
+		s->ready[t].ids = calloc(rt->cfg.task_window, sizeof(uint64_t));
+		s->ready[t].mask = rt->cfg.task_window - 1;
+		if (!s->ready[t].ids)
+			return -ENOMEM;
+	}
+	s->cring_size = rt->be.cring->size;
+	return 0;
+}
+
+void pto_sched_fini(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t t;
+
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
+		free(s->ready[t].ids);
+	free(s->slot);
+	free(s->core_outstanding);
+	free(s->rr);
+	memset(s, 0, sizeof(*s));
+}
+
+int pto_sched_start(struct pto_runtime *rt)
+{
+	rt->sched.failed = false;
+	WRITE_ONCE(rt->win->sched.error, 0);
+	return -pthread_create(&rt->sched.thread, NULL, sched_main, rt);
+}
+
+void pto_sched_join(struct pto_runtime *rt)
+{
+	pthread_join(rt->sched.thread, NULL);
+}

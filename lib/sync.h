@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small synchronisation helpers: C11 atomics on plain (uapi) fields, futex
+ * sleep/wake, a spinlock and a pause for spin loops.
+ */
+#ifndef PTO_LIB_SYNC_H
+#define PTO_LIB_SYNC_H
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define store_release(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define smp_mb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+static inline uint64_t pto_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Sleep while *word == expected, at most timeout_ms (UINT32_MAX: forever).
+ * Process-private: every waiter and waker of a PTO futex is in one process.
+ */
+static inline void futex_wait(uint32_t *word, uint32_t expected,
+			      uint32_t timeout_ms)
+{
+	struct timespec ts, *tp = NULL;
+
+	if (timeout_ms != UINT32_MAX) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+		tp = &ts;
+	}
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, tp, NULL, 0);
+}
+
+static inline void futex_wake(uint32_t *word, int n)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+static inline void spin_lock(uint32_t *lock)
+{
+	for (;;) {
+		if (!__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE))
+			return;
+		while (READ_ONCE(*lock))
+			cpu_relax();
+	}
+}
+
+static inline void spin_unlock(uint32_t *lock)
+{
+	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+}
+
+#endif /* PTO_LIB_SYNC_H */

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TensorMap: which live tasks last wrote, or have read, which byte ranges.
+ *
+ * Orchestrator-private.  An entry records one access [begin, end) of a
+ * tensor base by one task.  Writers and readers live in separate chains, so
+ * a reader looks up writers only: a weight read by a million tasks costs
+ * each reader one insert and a walk of (usually no) writers.  A writer looks
+ * up both, which gives read-after-write, write-after-write and
+ * write-after-read dependencies.
+ *
+ * Index: an entry's level L is the smallest power of two (at least 64 bytes)
+ * such that [begin, end) lies inside one aligned 2^L block.  Entries hang in
+ * a block chain keyed (base, L, begin >> L) and in a level chain keyed
+ * (base, L).  A lookup visits, for each level in use, the few block chains
+ * its range covers, or the level chain when it would cover many blocks.
+ * Tiles, stencil cells and whole tensors each find their neighbours in O(1)
+ * chains of live entries instead of one chain per tensor.
+ *
+ * Chains are newest-first and task ids grow, so a walk stops at the first
+ * entry of a retired task (all older ones are retired too); retired tasks'
+ * entries are unlinked and returned to the pool in task order through a
+ * per-task chain.  An exhausted pool is back-pressure, never an allocation.
+ */
+#ifndef PTO_LIB_TENSORMAP_H
+#define PTO_LIB_TENSORMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PTO_TM_MIN_LEVEL 6
+#define PTO_TM_LEVELS 64
+/* A lookup covering more blocks than this walks the level chain instead. */
+#define PTO_TM_MAX_BLOCKS 8
+
+struct pto_tm_link {
+	uint32_t next;		/* entry index + 1, 0 ends */
+	uint32_t prev;		/* entry index + 1, 0: first in its bucket */
+};
+
+struct pto_tm_entry {
+	uint64_t base;
+	uint64_t begin;
+	uint64_t end;
+	uint64_t task_id;
+	struct pto_tm_link blk;	/* block chain */
+	struct pto_tm_link lvl;	/* level chain */
+	uint32_t blk_bucket;
+	uint32_t lvl_bucket;
+	uint32_t task_next;	/* next entry of the same task */
+	uint8_t level;
+	uint8_t writer;
+	uint8_t used;
+	uint8_t pad;
+};
+
+/* Bucket heads, one chain per kind: [0] readers, [1] writers. */
+struct pto_tm_bucket {
+	uint32_t head[2];
+};
+
+struct pto_tensormap {
+	struct pto_tm_entry *pool;
+	uint32_t pool_size;
+	uint32_t free_head;	/* free list (index + 1) */
+	uint32_t bump;		/* entries never used yet start here */
+	uint32_t live;		/* entries in use */
+	struct pto_tm_bucket *blk_buckets;
+	struct pto_tm_bucket *lvl_buckets;
+	uint32_t bucket_mask;
+	uint32_t level_count[2][PTO_TM_LEVELS];	/* live entries per level */
+	uint64_t level_mask[2];			/* levels with entries */
+	uint32_t *task_head;	/* per task slot: its entries (index + 1) */
+	uint32_t window_mask;
+};
+
+/* Called for every live entry a lookup finds overlapping the range. */
+typedef void (*pto_tm_visit_fn)(void *ctx, uint64_t task_id);
+
+int pto_tm_init(struct pto_tensormap *tm, uint32_t pool_size,
+		uint32_t task_window);
+void pto_tm_destroy(struct pto_tensormap *tm);
+
+/*
+ * Visit the live tasks whose accesses overlap [begin, end) of base:
+ * writers always, readers too when as_writer.  Entries of tasks below
+ * oldest_live are retired and end each chain walk.
+ */
+void pto_tm_lookup(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
+		   uint64_t end, bool as_writer, uint64_t oldest_live,
+		   pto_tm_visit_fn visit, void *ctx);
+
+/* Record an access by task_id; -ENOSPC when the pool is exhausted. */
+int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
+		  uint64_t end, bool writer, uint64_t task_id);
+
+/* Free the entries of a retired task (call in task order). */
+void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task_id);
+
+/* Forget task_id's entries' task chain before its slot is reused. */
+static inline void pto_tm_task_reset(struct pto_tensormap *tm,
+				     uint64_t task_id)
+{
+	tm->task_head[task_id & tm->window_mask] = 0;
+}
+
+static inline uint32_t pto_tm_free_entries(const struct pto_tensormap *tm)
+{
+	return tm->pool_size - tm->live;
+}
+
+#endif /* PTO_LIB_TENSORMAP_H */

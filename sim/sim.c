@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The simulator backend: an a2a3 device in the host process.
+ *
+ * It lays out the same regions as pto.ko (shared window, heap, per-core
+ * registers, completion ring) in ordinary memory and runs one thread per
+ * core.  A core follows the register protocol of uapi/pto_uapi.h: it takes
+ * task ids from its doorbell queue, runs the bound C kernel or built-in op
+ * on the descriptor's arguments, and posts a completion.  Device addresses
+ * are host addresses here, so C kernels get plain pointers.
+ *
+ * Idle cores and an idle scheduler spin briefly, then sleep on a futex, so
+ * the sim stays cheap on a 2-CPU machine and next to other busy processes.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "backend.h"
+#include "pto_ops.h"
+#include "rings.h"
+#include "sync.h"
+
+#define CORE_SPINS 1000
+#define PAGE 4096u
+
+struct sim_kernel {
+	pto_kernel_fn fn;
+	uint32_t op;
+	bool bound;
+};
+
+struct sim_core {
+	struct sim *sim;
+	uint32_t index;
+	pthread_t thread;
+	bool started;
+};
+
+struct sim {
+	struct pto_backend *be;
+	struct sim_kernel kernels[PTO_MAX_KERNELS];
+	struct sim_core *cores;
+	void *window;
+	size_t window_size;
+	size_t heap_map_size;
+	void *cring_mem;
+	size_t cring_bytes;
+	uint32_t window_mask;
+	uint32_t cring_mask;
+	uint32_t stop;
+	uint32_t irq;		/* futex the scheduler sleeps on */
+	uint32_t sched_waiting;
+};
+
+static __thread int *current_task_status;
+
+void pto_kernel_set_error(int err)
+{
+	if (current_task_status && err < 0 && !*current_task_status)
+		*current_task_status = err;
+}
+
+static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
+{
+	struct sim *sim = calloc(1, sizeof(*sim));
+	uint32_t t, n = 0;
+
+	if (!sim)
+		return -ENOMEM;
+	sim->be = be;
+	be->priv = sim;
+	be->c_kernels = true;
+	be->batch_kick = false;
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
+		be->first_core[t] = n;
+		be->cores[t] = cfg->cores[t];
+		n += cfg->cores[t];
+	}
+	be->num_cores = n;
+	return 0;
+}
+
+static void *map_zeroed(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The window layout pto.ko uses too: header page, descriptors, deps, releases. */
+static int map_window(struct sim *sim, const struct pto_backend_setup *s)
+{
+	struct pto_backend *be = sim->be;
+	struct pto_window_geometry *g;
+	uint64_t desc_off = PAGE;
+	uint64_t dep_off = desc_off + (uint64_t)s->task_window * sizeof(struct pto_task_desc);
+	uint64_t rel_off = dep_off + (uint64_t)s->dep_pool_size * sizeof(struct pto_dep_entry);
+	uint64_t size = pto_align_up(rel_off + (uint64_t)s->release_ring_size *
+				     sizeof(struct pto_release_entry), PAGE);
+	uint8_t *w = map_zeroed(size);
+
+	if (!w)
+		return -ENOMEM;
+	sim->window = w;
+	sim->window_size = size;
+	sim->window_mask = s->task_window - 1;
+	be->win = (struct pto_window_header *)w;
+	be->desc = (struct pto_task_desc *)(w + desc_off);
+	be->dep = (struct pto_dep_entry *)(w + dep_off);
+	be->release = (struct pto_release_entry *)(w + rel_off);
+	g = &be->win->geo;
+	g->magic = PTO_WINDOW_MAGIC;
+	g->abi_version = PTO_ABI_VERSION;
+	g->task_window = s->task_window;
+	g->dep_pool_size = s->dep_pool_size;
+	g->release_ring_size = s->release_ring_size;
+	g->max_args = PTO_MAX_ARGS;
+	g->heap_ring_size = s->heap_ring_size;
+	g->heap_size = s->heap_size;
+	g->desc_offset = desc_off;
+	g->dep_offset = dep_off;
+	g->release_offset = rel_off;
+	return 0;
+}
+
+static void *core_main(void *arg);
+
+static int start_cores(struct sim *sim)
+{
+	struct pto_backend *be = sim->be;
+	uint32_t i;
+	int ret;
+
+	sim->cores = calloc(be->num_cores, sizeof(*sim->cores));
+	if (!sim->cores)
+		return -ENOMEM;
+	for (i = 0; i < be->num_cores; i++) {
+		sim->cores[i].sim = sim;
+		sim->cores[i].index = i;
+		ret = pthread_create(&sim->cores[i].thread, NULL, core_main,
+				     &sim->cores[i]);
+		if (ret)
+			return -ret;
+		sim->cores[i].started = true;
+	}
+	return 0;
+}
+
+static int sim_setup(struct pto_backend *be, const struct pto_backend_setup *s)
+{
+	struct sim *sim = be->priv;
+	int ret;
+
+	ret = map_window(sim, s);
+	if (ret)
+		return ret;
+	sim->heap_map_size = pto_align_up(s->heap_size, PAGE);
+	be->heap = map_zeroed(sim->heap_map_size);
+	if (!be->heap)
+		return -ENOMEM;
+	be->heap_size = s->heap_size;
+	be->heap_dev_base = (uintptr_t)be->heap;
+	be->host_addresses = true;
+	be->regs = aligned_alloc(64, pto_align_up((uint64_t)be->num_cores *
+						  sizeof(*be->regs), 64));
+	if (!be->regs)
+		return -ENOMEM;
+	memset(be->regs, 0, (size_t)be->num_cores * sizeof(*be->regs));
+	sim->cring_bytes = PAGE + (size_t)s->cring_size * sizeof(struct pto_completion);
+	sim->cring_mem = map_zeroed(sim->cring_bytes);
+	if (!sim->cring_mem)
+		return -ENOMEM;
+	be->cring = sim->cring_mem;
+	be->cring->size = s->cring_size;
+	be->cring_entries = (struct pto_completion *)((uint8_t *)sim->cring_mem + PAGE);
+	sim->cring_mask = s->cring_size - 1;
+	return start_cores(sim);
+}
+
+static void sim_close(struct pto_backend *be)
+{
+	struct sim *sim = be->priv;
+	uint32_t i;
+
+	if (!sim)
+		return;
+	store_release(&sim->stop, 1);
+	for (i = 0; sim->cores && i < be->num_cores; i++) {
+		if (!sim->cores[i].started)
+			continue;
+		__atomic_fetch_add(&be->regs[i].doorbell, 0, __ATOMIC_SEQ_CST);
+		futex_wake(&be->regs[i].doorbell, 1);
+		pthread_join(sim->cores[i].thread, NULL);
+	}
+	free(sim->cores);
+	free(be->regs);
+	if (be->heap)
+		munmap(be->heap, sim->heap_map_size);
+	if (sim->window)
+		munmap(sim->window, sim->window_size);
+	if (sim->cring_mem)
+		munmap(sim->cring_mem, sim->cring_bytes);
+	free(sim);
+	be->priv = NULL;
+}
+
+static int sim_bind_kernel(struct pto_backend *be, uint32_t kernel_id,
+			   uint32_t worker_type, uint32_t op, pto_kernel_fn fn)
+{
+	struct sim *sim = be->priv;
+
+	if (kernel_id >= PTO_MAX_KERNELS || (!fn && op >= PTO_OP_COUNT))
+		return -EINVAL;
+	sim->kernels[kernel_id] = (struct sim_kernel){ .fn = fn, .op = op,
+						       .bound = true };
+	return 0;
+}
+
+static void sim_kick(struct pto_backend *be, uint32_t core)
+{
+	uint32_t c;
+
+	smp_mb();	/* doorbell store before the core_waiting load */
+	for (c = 0; c < be->num_cores; c++) {
+		if (core != PTO_KICK_ALL && c != core)
+			continue;
+		if (READ_ONCE(be->regs[c].core_waiting))
+			futex_wake(&be->regs[c].doorbell, 1);
+	}
+}
+
+static bool cring_ready(struct pto_backend *be, uint64_t head)
+{
+	struct sim *sim = be->priv;
+	struct pto_completion *c = &be->cring_entries[head & sim->cring_mask];
+
+	return load_acquire(&c->seq) == (uint32_t)(head + 1);
+}
+
+static int sim_wait(struct pto_backend *be, uint64_t cring_head,
+		    uint32_t sched_wake_seen, uint32_t timeout_ms)
+{
+	struct sim *sim = be->priv;
+	uint32_t irq = load_acquire(&sim->irq);
+
+	WRITE_ONCE(sim->sched_waiting, 1);
+	smp_mb();
+	if (!cring_ready(be, cring_head) &&
+	    load_acquire(&be->win->orch.sched_wake) == sched_wake_seen)
+		futex_wait(&sim->irq, irq, timeout_ms);
+	WRITE_ONCE(sim->sched_waiting, 0);
+	return 0;
+}
+
+static void raise_irq(struct sim *sim)
+{
+	__atomic_fetch_add(&sim->irq, 1, __ATOMIC_RELEASE);
+	futex_wake(&sim->irq, 1);
+}
+
+static void sim_notify(struct pto_backend *be)
+{
+	raise_irq(be->priv);
+}
+
+/* Busy the core for ns (PTO_OP_SPIN_NS), like a kernel that computes. */
+static void spin_ns(uint64_t ns)
+{
+	uint64_t end = pto_now_ns() + ns;
+
+	while (pto_now_ns() < end)
+		cpu_relax();
+}
+
+static int run_task(struct sim *sim, const struct pto_task_desc *d)
+{
+	static const struct pto_op_mem host_mem = { .base = 0, .size = ~0ull };
+	const struct sim_kernel *k;
+	int status = 0;
+
+	if (d->kernel_id >= PTO_MAX_KERNELS || d->nargs > PTO_MAX_ARGS)
+		return -EINVAL;
+	k = &sim->kernels[d->kernel_id];
+	if (!k->bound)
+		return -ENOENT;
+	if (k->fn) {
+		current_task_status = &status;
+		k->fn((const uint64_t *)d->args, d->nargs);
+		current_task_status = NULL;
+		return status;
+	}
+	if (k->op == PTO_OP_SPIN_NS) {
+		if (d->nargs < 1)
+			return -EINVAL;
+		spin_ns(d->args[0]);
+		return 0;
+	}
+	return pto_op_exec(k->op, d->args, d->nargs, &host_mem);
+}
+
+static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
+			    int status, uint64_t start, uint64_t end)
+{
+	struct pto_backend *be = sim->be;
+	uint64_t pos = __atomic_fetch_add(&be->cring->tail, 1, __ATOMIC_RELAXED);
+	struct pto_completion *c = &be->cring_entries[pos & sim->cring_mask];
+
+	c->task_id = id;
+	c->core = core;
+	c->status = status;
+	c->start_ns = start;
+	c->end_ns = end;
+	store_release(&c->seq, (uint32_t)(pos + 1));
+	smp_mb();	/* completion visible before the sched_waiting load */
+	if (READ_ONCE(sim->sched_waiting))
+		raise_irq(sim);
+}
+
+static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
+		    uint64_t id)
+{
+	const struct pto_task_desc *d = &sim->be->desc[id & sim->window_mask];
+	uint64_t start, end;
+	int status;
+
+	WRITE_ONCE(r->status_task, id);
+	WRITE_ONCE(r->status, PTO_CORE_ACK);
+	start = pto_now_ns();
+	status = d->task_id == id ? run_task(sim, d) : -EINVAL;
+	end = pto_now_ns();
+	WRITE_ONCE(r->busy_ns, r->busy_ns + (end - start));
+	WRITE_ONCE(r->status, PTO_CORE_FIN);
+	post_completion(sim, core, id, status, start, end);
+}
+
+static void core_idle(struct sim *sim, struct pto_core_regs *r, uint32_t db)
+{
+	WRITE_ONCE(r->core_waiting, 1);
+	smp_mb();
+	if (load_acquire(&r->doorbell) == db && !load_acquire(&sim->stop))
+		futex_wait(&r->doorbell, db, UINT32_MAX);
+	WRITE_ONCE(r->core_waiting, 0);
+}
+
+static void *core_main(void *arg)
+{
+	struct sim_core *sc = arg;
+	struct sim *sim = sc->sim;
+	struct pto_core_regs *r = &sim->be->regs[sc->index];
+	unsigned int idle = 0;
+
+	for (;;) {
+		uint32_t db = load_acquire(&r->doorbell);
+		uint32_t taken = r->consumed;
+		uint64_t id1;
+
+		if (taken == db) {
+			if (load_acquire(&sim->stop))
+				break;
+			if (++idle < CORE_SPINS) {
+				cpu_relax();
+				continue;
+			}
+			core_idle(sim, r, db);
+			idle = 0;
+			continue;
+		}
+		idle = 0;
+		id1 = r->queue[taken % PTO_CORE_QUEUE_SLOTS];
+		store_release(&r->consumed, taken + 1);
+		execute(sim, r, sc->index, id1 - 1);
+	}
+	return NULL;
+}
+
+const struct pto_backend_ops pto_sim_backend_ops = {
+	.name = "sim",
+	.open = sim_open,
+	.setup = sim_setup,
+	.close = sim_close,
+	.bind_kernel = sim_bind_kernel,
+	.kick = sim_kick,
+	.wait = sim_wait,
+	.notify = sim_notify,
+};
