@@ -33,27 +33,35 @@ void pto_log(const char *fmt, ...)
 
 /* ---- ring state as the orchestrator sees it ------------------------------ */
 
-static uint64_t last_alive(struct pto_runtime *rt)
+/*
+ * The scheduler's tails only grow, so a stale copy is a safe, pessimistic
+ * view.  The orchestrator works from its copies and re-reads the shared
+ * cache line only when a ring looks full (or every so often for fresh
+ * statistics), which keeps that line from bouncing on every submit.
+ */
+static void refresh_tails(struct pto_runtime *rt)
 {
-	rt->orch.last_alive = load_acquire(&rt->win->sched.last_task_alive);
-	return rt->orch.last_alive;
+	struct pto_window_sched *ws = &rt->win->sched;
+
+	rt->orch.last_alive = load_acquire(&ws->last_task_alive);
+	rt->orch.heap_tail = load_acquire(&ws->heap_tail);
+	rt->orch.dep_tail = load_acquire(&ws->dep_tail);
 }
 
 static uint64_t tasks_in_flight(struct pto_runtime *rt)
 {
-	return rt->win->orch.task_head - last_alive(rt);
+	return rt->win->orch.task_head - rt->orch.last_alive;
 }
 
 static uint64_t heap_used(struct pto_runtime *rt)
 {
-	return pto_heap_ring_used(rt->win->orch.heap_top,
-				  load_acquire(&rt->win->sched.heap_tail),
+	return pto_heap_ring_used(rt->win->orch.heap_top, rt->orch.heap_tail,
 				  rt->orch.heap_floor);
 }
 
 static uint64_t dep_used(struct pto_runtime *rt)
 {
-	return rt->win->orch.dep_top - load_acquire(&rt->win->sched.dep_tail);
+	return rt->win->orch.dep_top - rt->orch.dep_tail;
 }
 
 static void note_use(struct pto_runtime *rt, enum pto_ring ring, uint64_t n)
@@ -65,10 +73,14 @@ static void note_use(struct pto_runtime *rt, enum pto_ring ring, uint64_t n)
 		rs->high_water = n;
 }
 
-/* Free the TensorMap entries of every task the scheduler has retired. */
+/*
+ * Free the TensorMap entries of every task retired as of the orchestrator's
+ * view.  Must run before a task slot is reused: the slot check and this
+ * cleanup use the same view, so the slot's previous task is always freed.
+ */
 static void tm_sync(struct pto_runtime *rt)
 {
-	uint64_t alive = last_alive(rt);
+	uint64_t alive = rt->orch.last_alive;
 
 	while (rt->orch.tm_cleaned < alive)
 		pto_tm_retire_task(&rt->orch.tm, rt->orch.tm_cleaned++);
@@ -81,7 +93,7 @@ struct need {
 	uint64_t amount;	/* slots, bytes or entries wanted */
 };
 
-static bool need_met(struct pto_runtime *rt, const struct need *n)
+static bool fits(struct pto_runtime *rt, const struct need *n)
 {
 	struct pto_heap_alloc ha;
 
@@ -91,8 +103,8 @@ static bool need_met(struct pto_runtime *rt, const struct need *n)
 	case PTO_RING_HEAP:
 		return pto_heap_ring_fit(rt->heap_ring_size,
 					 rt->win->orch.heap_top,
-					 load_acquire(&rt->win->sched.heap_tail),
-					 rt->orch.heap_floor, n->amount, &ha);
+					 rt->orch.heap_tail, rt->orch.heap_floor,
+					 n->amount, &ha);
 	case PTO_RING_DEP:
 		return dep_used(rt) + n->amount <= rt->dep_pool_size;
 	case PTO_RING_TENSORMAP:
@@ -101,6 +113,15 @@ static bool need_met(struct pto_runtime *rt, const struct need *n)
 	default:
 		return true;
 	}
+}
+
+/* Does n fit, by the cached view or else by a fresh one? */
+static bool need_met(struct pto_runtime *rt, const struct need *n)
+{
+	if (fits(rt, n))
+		return true;
+	refresh_tails(rt);
+	return fits(rt, n);
 }
 
 static const char *const ring_names[PTO_NUM_RINGS] = {
@@ -155,7 +176,8 @@ static void count_states(struct pto_runtime *rt, uint64_t count[5])
 	uint64_t id, head = rt->win->orch.task_head;
 
 	memset(count, 0, 5 * sizeof(count[0]));
-	for (id = last_alive(rt); id < head; id++) {
+	refresh_tails(rt);
+	for (id = rt->orch.last_alive; id < head; id++) {
 		uint32_t st = READ_ONCE(pto_desc(rt, id)->state);
 
 		count[st < 5 ? st : 0]++;
@@ -172,7 +194,7 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct need *n,
 {
 	uint64_t cap = ring_capacity(rt, n->ring);
 	uint64_t used = ring_in_use(rt, n->ring);
-	uint64_t st[5], inner = 0, want;
+	uint64_t st[5], inner = 0, want, active;
 	const struct pto_scope *sc = NULL;
 
 	count_states(rt, st);
@@ -189,11 +211,12 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct need *n,
 		pto_ring_name(n->ring), waited_ms);
 	pto_log("  %s: size %" PRIu64 ", in use %" PRIu64 ", requested %"
 		PRIu64 "\n", pto_ring_name(n->ring), cap, used, n->amount);
-	pto_log("  tasks in flight: %" PRIu64 " (%" PRIu64 " waiting, %"
-		PRIu64 " ready or running, %" PRIu64
+	active = READ_ONCE(rt->win->sched.active);
+	pto_log("  tasks in flight: %" PRIu64 " (%" PRIu64 " ready or running, %"
+		PRIu64 " waiting for producers, %" PRIu64
 		" completed but held by their scope or consumers)\n",
-		tasks_in_flight(rt), st[PTO_TASK_PENDING],
-		st[PTO_TASK_READY] + st[PTO_TASK_RUNNING],
+		tasks_in_flight(rt), active,
+		st[PTO_TASK_PENDING] > active ? st[PTO_TASK_PENDING] - active : 0,
 		st[PTO_TASK_COMPLETED]);
 	pto_log("  open scopes: %u; the innermost has submitted %" PRIu64
 		" tasks, which it holds until it ends\n", rt->orch.nscopes,
@@ -226,12 +249,12 @@ static int orch_wait(struct pto_runtime *rt, const struct need *n)
 			break;
 		if (READ_ONCE(w->sched.error))
 			goto cancelled;
-		WRITE_ONCE(w->orch.orch_sleeping, 1);
+		WRITE_ONCE(w->orch_sleep.sleeping, 1);
 		smp_mb();
 		if (!need_met(rt, n) &&
 		    load_acquire(&w->sched.progress) == seen)
 			futex_wait(&w->sched.progress, seen, 10);
-		WRITE_ONCE(w->orch.orch_sleeping, 0);
+		WRITE_ONCE(w->orch_sleep.sleeping, 0);
 		if (need_met(rt, n))
 			break;
 		if (load_acquire(&w->sched.progress) != seen ||
@@ -284,7 +307,7 @@ static void wake_scheduler(struct pto_runtime *rt)
 
 	WRITE_ONCE(w->orch.sched_wake, w->orch.sched_wake + 1);
 	smp_mb();
-	if (READ_ONCE(w->sched.sched_sleeping))
+	if (READ_ONCE(w->sched_sleep.sleeping))
 		rt->be.ops->notify(&rt->be);
 }
 
@@ -623,8 +646,6 @@ static void fill_desc(struct pto_runtime *rt, struct pto_task_desc *d,
 			d->args[i] = (uint64_t)dev_addr(rt,
 				(uintptr_t)p[i].base + p[i].offset, p[i].size);
 	}
-	for (; i < PTO_MAX_ARGS; i++)
-		d->args[i] = 0;
 }
 
 static int wait_all(struct pto_runtime *rt, uint64_t out_bytes,
@@ -664,6 +685,8 @@ static void publish(struct pto_runtime *rt, uint64_t id)
 	store_release(&rt->win->orch.task_head, id + 1);
 	wake_scheduler(rt);
 	rt->st.tasks_submitted++;
+	if ((id & 63) == 0)
+		refresh_tails(rt);
 	note_use(rt, PTO_RING_TASK, id + 1 - rt->orch.last_alive);
 	note_use(rt, PTO_RING_DEP, dep_used(rt));
 	note_use(rt, PTO_RING_TENSORMAP, rt->orch.tm.live);
@@ -709,11 +732,9 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	fill_desc(rt, d, id, kernel_id, type, p, n);
 	if (out_bytes) {
 		pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
-				  load_acquire(&rt->win->sched.heap_tail),
-				  rt->orch.heap_floor, out_bytes, &ha);
-		if (pto_heap_ring_used(rt->win->orch.heap_top,
-				       load_acquire(&rt->win->sched.heap_tail),
-				       rt->orch.heap_floor) == 0)
+				  rt->orch.heap_tail, rt->orch.heap_floor,
+				  out_bytes, &ha);
+		if (heap_used(rt) == 0)
 			rt->orch.heap_floor = ha.start;
 		rt->win->orch.heap_top = ha.end;
 		d->packed_end = ha.end;

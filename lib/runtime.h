@@ -61,7 +61,9 @@ struct pto_orchestrator {
 	uint64_t tm_cleaned;	/* tasks below this had their entries freed */
 	uint64_t *dep_seen;	/* per slot: last consumer that linked it */
 	uint64_t heap_floor;	/* live heap data starts no lower than this */
-	uint64_t last_alive;	/* snapshot of sched.last_task_alive */
+	uint64_t last_alive;	/* copies of the scheduler's tails */
+	uint64_t heap_tail;
+	uint64_t dep_tail;
 	uint64_t *scratch_ids;	/* producers of the task being submitted */
 	uint32_t scratch_cap;
 	int error;		/* first error of this run */

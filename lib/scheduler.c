@@ -35,17 +35,21 @@ static struct pto_sched_slot *sslot(struct pto_runtime *rt, uint64_t id)
 
 static void make_ready(struct pto_runtime *rt, uint64_t id)
 {
-	struct pto_task_desc *d = pto_desc(rt, id);
-
-	WRITE_ONCE(d->state, PTO_TASK_READY);
-	pto_rq_push(&rt->sched.ready[d->worker_type], id);
+	pto_rq_push(&rt->sched.ready[pto_desc(rt, id)->worker_type], id);
 }
 
-/* Drop one reference to a task; the last one after completion consumes it. */
+/*
+ * The last reference dropped after completion consumes a task.  fanout_count
+ * only grows, so a count read without the lock that the releases have not
+ * reached yet means "not yet" for certain; only a match takes the lock.
+ */
 static void try_consume(struct pto_runtime *rt, uint64_t id)
 {
 	struct pto_task_desc *d = pto_desc(rt, id);
 
+	if (d->state != PTO_TASK_COMPLETED ||
+	    sslot(rt, id)->released < READ_ONCE(d->fanout_count))
+		return;
 	spin_lock(&d->fanout_lock);
 	if (d->state == PTO_TASK_COMPLETED &&
 	    sslot(rt, id)->released == d->fanout_count)
@@ -179,7 +183,6 @@ static void queue_on_core(struct pto_runtime *rt, uint32_t c, uint64_t id)
 	struct pto_core_regs *r = &rt->be.regs[c];
 	uint32_t db = r->doorbell;
 
-	WRITE_ONCE(pto_desc(rt, id)->state, PTO_TASK_RUNNING);
 	r->queue[db % PTO_CORE_QUEUE_SLOTS] = id + 1;
 	store_release(&r->doorbell, db + 1);
 	rt->sched.core_outstanding[c]++;
@@ -286,7 +289,7 @@ static int retire(struct pto_runtime *rt)
 	store_release(&w->sched.last_task_alive, id);
 	__atomic_fetch_add(&w->sched.progress, 1, __ATOMIC_RELEASE);
 	smp_mb();
-	if (READ_ONCE(w->orch.orch_sleeping))
+	if (READ_ONCE(w->orch_sleep.sleeping))
 		futex_wake(&w->sched.progress, 1);
 	return n;
 }
@@ -321,12 +324,12 @@ static void sleep_until_work(struct pto_runtime *rt)
 	struct pto_window_header *w = rt->win;
 	uint32_t seen = load_acquire(&w->orch.sched_wake);
 
-	WRITE_ONCE(w->sched.sched_sleeping, 1);
+	WRITE_ONCE(w->sched_sleep.sleeping, 1);
 	smp_mb();
 	if (!work_pending(rt))
 		rt->be.ops->wait(&rt->be, rt->sched.cring_head, seen,
 				 SCHED_SLEEP_MS);
-	WRITE_ONCE(w->sched.sched_sleeping, 0);
+	WRITE_ONCE(w->sched_sleep.sleeping, 0);
 }
 
 void pto_sched_publish_stats(struct pto_runtime *rt)
@@ -381,6 +384,7 @@ static void *sched_main(void *arg)
 	unsigned int idle = 0;
 	int n;
 
+	pthread_setname_np(pthread_self(), "pto-sched");
 	for (;;) {
 		n = reap(rt);
 		n += scan(rt);
@@ -396,7 +400,7 @@ static void *sched_main(void *arg)
 		if (run_finished(rt))
 			break;
 		if (++idle < SCHED_SPINS) {
-			cpu_relax();
+			idle_poll(idle);
 			continue;
 		}
 		maybe_publish_stats(rt);

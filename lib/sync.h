@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -27,6 +28,20 @@ static inline void cpu_relax(void)
 #elif defined(__aarch64__)
 	__asm__ __volatile__("yield" ::: "memory");
 #endif
+}
+
+/*
+ * One step of an idle poll: pause for the first few, then yield, so a
+ * poller sharing a CPU with a thread that has work gives the CPU away
+ * (the machines PTO runs its simulator on may have fewer CPUs than
+ * threads).
+ */
+static inline void idle_poll(unsigned int iteration)
+{
+	if (iteration < 64)
+		cpu_relax();
+	else
+		sched_yield();
 }
 
 static inline uint64_t pto_now_ns(void)

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -352,7 +353,10 @@ static void *core_main(void *arg)
 	struct sim *sim = sc->sim;
 	struct pto_core_regs *r = &sim->be->regs[sc->index];
 	unsigned int idle = 0;
+	char name[16];
 
+	snprintf(name, sizeof(name), "pto-core%u", sc->index);
+	pthread_setname_np(pthread_self(), name);
 	for (;;) {
 		uint32_t db = load_acquire(&r->doorbell);
 		uint32_t taken = r->consumed;
@@ -362,7 +366,7 @@ static void *core_main(void *arg)
 			if (load_acquire(&sim->stop))
 				break;
 			if (++idle < CORE_SPINS) {
-				cpu_relax();
+				idle_poll(idle);
 				continue;
 			}
 			core_idle(sim, r, db);

@@ -119,9 +119,7 @@ struct pto_window_orch {
 	__u64 release_head;	/* scope-release entries written (monotonic) */
 	__u32 orch_done;	/* the orchestration function has returned */
 	__u32 sched_wake;	/* bumped after publishing work for the scheduler */
-	__u32 orch_sleeping;	/* orchestrator is asleep on sched.progress */
-	__u32 __pad0;
-	__u64 __pad1[2];
+	__u64 __pad1[3];
 };
 
 struct pto_window_sched {
@@ -130,17 +128,29 @@ struct pto_window_sched {
 	__u64 dep_tail;		/* dependency entries below it are free */
 	__u64 release_tail;	/* scope-release entries consumed */
 	__u32 progress;		/* bumped whenever a ring tail advances */
-	__u32 sched_sleeping;	/* scheduler is asleep; wake it after publishing */
+	__u32 __pad0;
 	__s32 error;		/* first task error (negative errno) or 0 */
 	__u32 active;		/* tasks ready or on cores, not yet completed */
 	__u64 tasks_completed;
 	__u64 __pad1;
 };
 
+/*
+ * Sleep flags change only when a side goes to sleep or wakes up, so they sit
+ * on lines of their own that stay cached on both sides while work flows.
+ */
+struct pto_window_sleep {
+	__u32 sleeping;		/* this side is asleep (see above) */
+	__u32 __pad0;
+	__u64 __pad1[7];
+};
+
 struct pto_window_header {
 	struct pto_window_geometry geo;
 	struct pto_window_orch orch;
 	struct pto_window_sched sched;
+	struct pto_window_sleep orch_sleep;	/* orchestrator, on progress */
+	struct pto_window_sleep sched_sleep;	/* scheduler, on sched_wake */
 };
 
 /* Task descriptor, indexed by task_id & (task_window - 1). */
@@ -194,19 +204,27 @@ enum pto_core_status {
 };
 
 /*
- * One block per core, one cache line each.  The host queues up to
- * PTO_CORE_QUEUE_SLOTS tasks: it stores task_id + 1 in
- * queue[doorbell % PTO_CORE_QUEUE_SLOTS] and then increments doorbell
- * (release); the core takes entries up to doorbell and advances consumed.
+ * One block per core, two cache lines: the first only the host writes, the
+ * second only the core writes, so dispatching and executing never fight
+ * over a line.  The host queues up to PTO_CORE_QUEUE_SLOTS tasks: it stores
+ * task_id + 1 in queue[doorbell % PTO_CORE_QUEUE_SLOTS] and then increments
+ * doorbell (release); the core takes entries up to doorbell and advances
+ * consumed.
  */
 struct pto_core_regs {
-	__u32 doorbell;		/* host: dispatched count */
-	__u32 consumed;		/* core: taken count */
-	__u32 status;		/* core: enum pto_core_status */
-	__u32 core_waiting;	/* core is asleep on doorbell */
-	__u64 status_task;	/* core: task the status refers to */
-	__u64 busy_ns;		/* core: total time spent executing */
+	/* host-written */
+	__u32 doorbell;		/* dispatched count */
+	__u32 __pad0;
 	__u64 queue[PTO_CORE_QUEUE_SLOTS];	/* task_id + 1, see above */
+	__u64 __pad1[3];
+	/* core-written */
+	__u32 consumed;		/* taken count */
+	__u32 status;		/* enum pto_core_status */
+	__u32 core_waiting;	/* core is asleep on doorbell */
+	__u32 __pad2;
+	__u64 status_task;	/* task the status refers to */
+	__u64 busy_ns;		/* total time spent executing */
+	__u64 __pad3[4];
 };
 
 /* ---- completion ring ---------------------------------------------------- */
