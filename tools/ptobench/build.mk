@@ -8,7 +8,8 @@
 # (libomp), without sanitizer flags: the OpenMP runtimes are not
 # instrumented and TSan would report their synchronisation as races.  Each
 # is built only when its compiler can link an OpenMP program
-# (scripts/deps.sh bench installs clang and libomp-dev).
+# (scripts/deps.sh bench installs clang and libomp-dev).  The StarPU worker
+# is built the same way when pkg-config knows StarPU (libstarpu-dev).
 
 PTOBENCH_BIN := $(O)/tools
 PTOBENCH_OBJ := $(O)/tools/ptobench-obj
@@ -16,6 +17,7 @@ PTOBENCH := $(PTOBENCH_BIN)/ptobench
 PTOBENCH_PTO := $(PTOBENCH_BIN)/ptobench-pto
 PTOBENCH_GOMP := $(PTOBENCH_BIN)/ptobench-gomp
 PTOBENCH_OMP := $(PTOBENCH_BIN)/ptobench-omp
+PTOBENCH_STARPU := $(PTOBENCH_BIN)/ptobench-starpu
 PTOBENCH_TEST := $(PTOBENCH_BIN)/test-ptobench
 
 PTOBENCH_GOMP_CC ?= gcc
@@ -33,12 +35,19 @@ ptobench_omp_ok = $(shell printf '\043include <omp.h>\nint main(void){return omp
 PTOBENCH_HAVE_GOMP := $(call ptobench_omp_ok,$(PTOBENCH_GOMP_CC),-fopenmp)
 PTOBENCH_HAVE_OMP := $(call ptobench_omp_ok,$(PTOBENCH_OMP_CC),-fopenmp=libomp)
 
+PTOBENCH_STARPU_PC := $(firstword $(shell pkg-config --exists starpu-1.4 \
+	2>/dev/null && echo starpu-1.4) $(shell pkg-config --exists \
+	starpu-1.3 2>/dev/null && echo starpu-1.3))
+
 PTOBENCH_WORKERS := $(PTOBENCH_PTO)
 ifeq ($(PTOBENCH_HAVE_GOMP),y)
 PTOBENCH_WORKERS += $(PTOBENCH_GOMP)
 endif
 ifeq ($(PTOBENCH_HAVE_OMP),y)
 PTOBENCH_WORKERS += $(PTOBENCH_OMP)
+endif
+ifneq ($(PTOBENCH_STARPU_PC),)
+PTOBENCH_WORKERS += $(PTOBENCH_STARPU)
 endif
 
 BINS += $(PTOBENCH) $(PTOBENCH_WORKERS)
@@ -71,6 +80,15 @@ $(PTOBENCH_OMP): $(PTOBENCH_OMP_DEPS)
 	$(if $(Q),@echo "  CC      $@ (clang, libomp)")
 	$(Q)$(PTOBENCH_OMP_CC) $(PTOBENCH_OMP_CFLAGS) -fopenmp=libomp -o $@ \
 		$(PTOBENCH_OMP_SRCS)
+
+$(PTOBENCH_STARPU): tools/ptobench/worker_starpu.c tools/ptobench/worker.c \
+		    tools/ptobench/shapes.c tools/ptobench/worker.h \
+		    tools/ptobench/shapes.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@ ($(PTOBENCH_STARPU_PC))")
+	$(Q)$(PTOBENCH_GOMP_CC) $(PTOBENCH_OMP_CFLAGS) \
+		$$(pkg-config --cflags $(PTOBENCH_STARPU_PC)) -o $@ \
+		$(filter %.c,$^) $$(pkg-config --libs $(PTOBENCH_STARPU_PC))
 
 $(PTOBENCH_TEST): tools/ptobench/test-ptobench.sh
 	@mkdir -p $(dir $@)

@@ -3,7 +3,7 @@
  * ptobench: per-task overhead of libpto against OpenMP depend tasks.
  *
  * The driver runs one worker process per measurement (ptobench-pto,
- * ptobench-gomp, ptobench-omp), interleaving implementations within each
+ * ptobench-gomp, ptobench-omp, ptobench-starpu), interleaving implementations within each
  * repetition so that a change in machine load hits all of them alike.  The
  * worker times its own run (submission start to all tasks complete); the
  * driver takes peak RSS from wait4() and reports medians, min and max.
@@ -26,11 +26,14 @@
 
 #include "shapes.h"
 
-enum impl { IMPL_PTO, IMPL_GOMP, IMPL_OMP, NUM_IMPLS };
+enum impl { IMPL_PTO, IMPL_GOMP, IMPL_OMP, IMPL_STARPU, NUM_IMPLS };
 
-static const char *const impl_names[NUM_IMPLS] = { "pto", "gomp", "omp" };
+static const char *const impl_names[NUM_IMPLS] = {
+	"pto", "gomp", "omp", "starpu"
+};
 static const char *const impl_desc[NUM_IMPLS] = {
-	"libpto, sim backend", "OpenMP, gcc libgomp", "OpenMP, clang libomp"
+	"libpto, sim backend", "OpenMP, gcc libgomp", "OpenMP, clang libomp",
+	"StarPU"
 };
 
 #define MAX_REPS 1000
@@ -214,7 +217,7 @@ static int run_one(const struct opts *o, enum impl im, enum bench_shape sh,
 	if (c->n < MAX_REPS)
 		c->s[c->n++] = (struct sample){ nspt, ru.ru_maxrss };
 	if (o->verbose)
-		fprintf(stderr, "  %-14s %-5s %9.1f ns/task %8ld KiB  %s\n",
+		fprintf(stderr, "  %-14s %-6s %9.1f ns/task %8ld KiB  %s\n",
 			shape_name(sh), impl_names[im], nspt, ru.ru_maxrss,
 			c->info);
 	return 0;
@@ -404,7 +407,7 @@ static void print_table(const struct opts *o)
 	       "%u cores, %d competing process%s\n", o->tasks, o->reps,
 	       o->cores, o->load, o->load == 1 ? "" : "es");
 	printf("host: %ld CPUs, %s\n\n", sysconf(_SC_NPROCESSORS_ONLN), model);
-	printf("%-14s %-5s %9s %21s %10s %8s\n", "shape", "impl", "ns/task",
+	printf("%-14s %-6s %9s %21s %10s %8s\n", "shape", "impl", "ns/task",
 	       "(min - max)", "RSS MiB", "pto/gomp");
 	for (int sh = 0; sh < NUM_SHAPES; sh++) {
 		if (!o->shape[sh])
@@ -415,7 +418,7 @@ static void print_table(const struct opts *o)
 
 			if (!o->impl[im])
 				continue;
-			printf("%-14s %-5s ", shape_name(sh), impl_names[im]);
+			printf("%-14s %-6s ", shape_name(sh), impl_names[im]);
 			if (!c->n) {
 				printf("%9s\n", "FAILED");
 				continue;
@@ -513,7 +516,7 @@ static void print_flat(const struct opts *o)
 	printf("ptobench memory flatness: peak RSS at %" PRIu64 " and %" PRIu64
 	       " tasks, %d reps, %u cores\n\n", o->flat, o->flat * 10,
 	       o->reps, o->cores);
-	printf("%-14s %-5s %12s %12s %8s %10s %10s\n", "shape", "impl",
+	printf("%-14s %-6s %12s %12s %8s %10s %10s\n", "shape", "impl",
 	       "small MiB", "large MiB", "ratio", "ns small", "ns large");
 	for (int sh = 0; sh < NUM_SHAPES; sh++) {
 		for (int im = 0; im < NUM_IMPLS; im++) {
@@ -521,7 +524,7 @@ static void print_flat(const struct opts *o)
 
 			if (!o->shape[sh] || !o->impl[im])
 				continue;
-			printf("%-14s %-5s ", shape_name(sh), impl_names[im]);
+			printf("%-14s %-6s ", shape_name(sh), impl_names[im]);
 			if (!c[0].n || !c[1].n) {
 				printf("%12s\n", "FAILED");
 				continue;
@@ -600,7 +603,8 @@ static void usage(FILE *f)
 "  --shapes LIST   comma-separated shapes (default: all):\n"
 "                  chain,bgemm,bgemm-weight,bgemm-scratch,stencil,paged-attn\n"
 "  --impls LIST    comma-separated implementations (default: all built):\n"
-"                  pto (libpto sim), gomp (gcc libgomp), omp (clang libomp)\n"
+"                  pto (libpto sim), gomp (gcc libgomp), omp (clang libomp),\n"
+"                  starpu (StarPU)\n"
 "  --tasks N       tasks per run, rounded to the shape (default 200000)\n"
 "  --reps N        repetitions of every cell (default 5)\n"
 "  --cores N       pto sim cores = OpenMP threads (default: online CPUs)\n"

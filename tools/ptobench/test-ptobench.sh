@@ -24,7 +24,7 @@ ok() {
 }
 
 impls=""
-for i in pto gomp omp; do
+for i in pto gomp omp starpu; do
 	[ -x "$dir/ptobench-$i" ] && impls="$impls${impls:+,}$i"
 done
 echo "1..8"
