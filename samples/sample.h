@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the sample orchestrations: "name=value" arguments,
+ * deterministic input data, the result checksum and the verdict lines that
+ * tests parse, and sizing a chunk of work to the runtime's rings.
+ *
+ * Each sample is built into its own shared object with hidden visibility,
+ * so these helpers never clash with libpto or with each other.
+ */
+#ifndef PTO_SAMPLE_H
+#define PTO_SAMPLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pto/pto.h>
+
+/* The three entry points ptorun looks up; the only exported symbols. */
+#define SAMPLE_EXPORT __attribute__((visibility("default")))
+
+int pto_orchestration_init(struct pto_runtime *rt, int argc, char **argv,
+			   void **arg) SAMPLE_EXPORT;
+int pto_orchestration_entry(struct pto_runtime *rt, void *arg) SAMPLE_EXPORT;
+int pto_orchestration_fini(struct pto_runtime *rt, void *arg,
+			   int run_status) SAMPLE_EXPORT;
+
+/* An option given on the ptorun command line as name=value. */
+struct sample_opt {
+	const char *name;
+	uint64_t *val;		/* numeric options */
+	const char **str;	/* string options (val == NULL) */
+	const char *help;
+};
+
+/*
+ * Parse argv[1..argc-1] against opts (terminated by a NULL name).  Returns
+ * 0, 1 after printing usage for "help", or -EINVAL after a message.
+ */
+int sample_parse_args(const char *prog, int argc, char **argv,
+		      const struct sample_opt *opts);
+
+/* splitmix64: the same stream on every machine for a given seed */
+static inline uint64_t sample_rand(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* uniform in [-1, 1), exactly representable (24 random bits) */
+static inline float sample_rand_f32(uint64_t *state)
+{
+	return (float)(sample_rand(state) >> 40) / 8388608.0f - 1.0f;
+}
+
+void sample_fill_f32(float *p, uint64_t n, uint64_t *state);
+
+/* FNV-1a 64 over len bytes, continuing from h (start: SAMPLE_FNV_INIT). */
+#define SAMPLE_FNV_INIT 0xcbf29ce484222325ull
+uint64_t sample_fnv1a(uint64_t h, const void *buf, uint64_t len);
+
+/* Largest |got - want| and the relative error that goes with it. */
+struct sample_err {
+	double max_abs;
+	double max_rel;
+	uint64_t bad;		/* elements outside the tolerance */
+	uint64_t first_bad;	/* index of the first of them */
+};
+
+/*
+ * Compare n floats: an element is bad when |got - want| > abs_tol +
+ * rel_tol * |want|, or when the bit patterns differ and both tolerances
+ * are zero (bit-exact check), or when got is not finite.
+ */
+void sample_compare_f32(const float *got, const float *want, uint64_t n,
+			double abs_tol, double rel_tol, struct sample_err *e);
+
+/*
+ * Print the verdict block tests parse:
+ *   <label>: max abs error A, max rel error R (<how>)
+ *   <label>: checksum: <16 hex digits>
+ *   <label>: PASS | FAIL
+ * Returns 0 for PASS, -1 for FAIL.
+ */
+int sample_verdict(const char *label, const struct sample_err *e,
+		   const char *how, uint64_t checksum);
+
+/* Ring capacities of rt (0 when the runtime does not say). */
+struct sample_budget {
+	uint64_t task_window;
+	uint64_t heap;
+};
+
+void sample_get_budget(struct pto_runtime *rt, struct sample_budget *b);
+
+/*
+ * How many units of work (batches, k steps) one scope may hold so that it
+ * uses at most half of each ring: units of tasks_per_unit tasks and
+ * bytes_per_unit heap bytes, plus fixed_tasks and fixed_bytes per scope.
+ * At least 1, at most max_units.
+ */
+uint64_t sample_units_per_scope(const struct sample_budget *b,
+				uint64_t tasks_per_unit,
+				uint64_t bytes_per_unit, uint64_t fixed_tasks,
+				uint64_t fixed_bytes, uint64_t max_units);
+
+/* Heap ring bytes one OUTPUT of size bytes takes (64-byte aligned). */
+static inline uint64_t sample_heap_bytes(uint64_t size)
+{
+	return (size + 63) & ~63ull;
+}
+
+/* pto_submit_task returning 0 or the negative errno. */
+int sample_submit(struct pto_runtime *rt, uint32_t kernel,
+		  enum pto_worker_type type, const struct pto_param *p,
+		  uint32_t n);
+
+/* pto_scope_end(), keeping ret if it is already an error. */
+int sample_scope_end(struct pto_runtime *rt, int ret);
+
+/* pto_malloc, with a message naming what could not be allocated. */
+void *sample_malloc(struct pto_runtime *rt, const char *prog,
+		    const char *what, uint64_t size);
+
+/* Print "<prog>: <what>: <strerror>" for a negative errno; returns err. */
+int sample_error(const char *prog, const char *what, int err);
+
+#endif /* PTO_SAMPLE_H */
