@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <pto/pto.h>
@@ -375,6 +376,9 @@ static void pto_fini(char *info, size_t len)
 
 	if (!rt)
 		return;
+	/* The flow-control table, to see which ring a slow run waited on. */
+	if (getenv("PTOBENCH_STATS"))
+		pto_print_stats(rt, stderr);
 	if (info && !pto_get_stats(rt, &st)) {
 		for (int r = 0; r < PTO_NUM_RINGS; r++)
 			stalls += st.ring[r].stalls;
