@@ -4,3 +4,4 @@
 -include selftests/lib/build.mk
 -include selftests/driver/build.mk
 -include selftests/vm/build.mk
+-include selftests/ptotop/build.mk

@@ -1,0 +1,342 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# ptotop end to end on the host: a load generator publishes its stats page,
+# ptotop lists it (JSON, text, filters), ignores and removes stale pages,
+# parses the driver's fdinfo and sysfs (from a fake tree), and its
+# interactive screen reacts to keys in tmux.  TAP output.
+#
+# Runs from the build tree (make copies it to $(O)/selftests/ptotop/), so
+# it uses the ptotop and pto_loadgen built next to it.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+O=$(cd "$here/../.." && pwd)
+PTOTOP=${PTOTOP:-$O/tools/ptotop}
+LOADGEN=${LOADGEN:-$here/pto_loadgen}
+tmp=$(mktemp -d /tmp/ptotop-test.XXXXXX)
+n=0 failed=0
+pids=""
+tmux_sock="ptotop-test-$$"
+
+cleanup() {
+	# never wait on a child that may hang: KILL what is left
+	for p in $pids; do kill -KILL "$p" 2>/dev/null; done
+	tmux -L "$tmux_sock" kill-server 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+ok() {	# ok CONDITION-EXIT-STATUS NAME
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+skip() {
+	n=$((n + 1))
+	echo "ok $n # SKIP $1"
+}
+
+# wait_for TRIES COMMAND...: poll every 0.05 s, at most TRIES times.
+wait_for() {
+	tries=$1
+	shift
+	while [ "$tries" -gt 0 ]; do
+		"$@" && return 0
+		tries=$((tries - 1))
+		sleep 0.05
+	done
+	return 1
+}
+
+# gone PID: the process has exited (a zombie counts as exited)
+gone() {
+	st=$(sed -n 's/^[0-9]* (.*) \([A-Z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null)
+	[ -z "$st" ] || [ "$st" = Z ]
+}
+
+# stop PID: SIGTERM, wait up to 10 s, then SIGKILL; returns its status
+stop() {
+	kill -TERM "$1" 2>/dev/null
+	if ! wait_for 200 gone "$1"; then
+		echo "# pid $1 ignored SIGTERM for 10 s; killing it"
+		kill -KILL "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+		return 1
+	fi
+	wait "$1"
+}
+
+page_of() {	# the stats page file of pid $2 in directory $1
+	ls "$1"/pto-stats."$2".* 2>/dev/null | head -n 1
+}
+
+has_page() { [ -n "$(page_of "$1" "$2")" ]; }
+
+# jq-like checks in python3: check FILE EXPR (EXPR sees docs = [doc...])
+check() {
+	file=$1
+	shift
+	python3 - "$file" "$@" <<'PY'
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+def procs(d, pid):
+    return [p for p in d["processes"] if p["pid"] == pid]
+def dev(d, name):
+    return [x for x in d["devices"] if x["name"] == name]
+env = {"docs": docs, "procs": procs, "dev": dev}
+for expr in sys.argv[2:]:
+    if not eval(expr, env):
+        print("# check failed: " + expr)
+        sys.exit(1)
+PY
+}
+
+echo "# ptotop: $PTOTOP"
+if [ ! -x "$PTOTOP" ] || [ ! -x "$LOADGEN" ]; then
+	echo "Bail out! ptotop or pto_loadgen not built"
+	exit 1
+fi
+
+# ---- 1. a live sim runtime, through its stats page -------------------------
+shm=${PTO_STATS_DIR:-/dev/shm}
+PTO_DEVICE=sim "$LOADGEN" -t 60 -n 64 -s 20000 -p 5 >"$tmp/loadgen.out" 2>&1 &
+lg=$!
+pids="$pids $lg"
+wait_for 400 has_page "$shm" "$lg"
+ok $? "load generator $lg publishes a stats page in $shm"
+
+"$PTOTOP" -b -n 2 -d 0.5 --json >"$tmp/run.json" 2>"$tmp/run.err"
+ok $? "ptotop -b -n 2 -d 0.5 --json exits 0"
+check "$tmp/run.json" 'len(docs) == 2' \
+	'[d["iteration"] for d in docs] == [1, 2]' \
+	'docs[0]["interval_s"] is None and docs[1]["interval_s"] >= 0.45'
+ok $? "two JSON documents, iterations 1 and 2, interval about 0.5 s"
+
+check "$tmp/run.json" "all(len(procs(d, $lg)) == 1 for d in docs)" \
+	"all(procs(d, $lg)[0]['device'] == 'sim' for d in docs)" \
+	"'statspage' in procs(docs[1], $lg)[0]['sources']" \
+	"'pto_loadgen' in procs(docs[1], $lg)[0]['command']" \
+	"procs(docs[1], $lg)[0]['user'] == '$(id -un)'"
+ok $? "both iterations list pid $lg on device sim with user and command"
+
+check "$tmp/run.json" \
+	"all(p['tasks_completed'] <= p['tasks_submitted'] for d in docs for p in procs(d, $lg))" \
+	"all(p['tasks_in_flight'] <= p['rings']['task']['size'] for d in docs for p in procs(d, $lg))" \
+	"all(r['size'] > 0 and r['high_water'] >= r['in_use'] and r['high_water'] <= r['size'] for d in docs for p in procs(d, $lg) for r in p['rings'].values())" \
+	"set(procs(docs[1], $lg)[0]['rings']) == {'task', 'heap', 'dep', 'tensormap'}" \
+	"procs(docs[1], $lg)[0]['cores']['cube'] > 0 and procs(docs[1], $lg)[0]['runs'] > 0"
+ok $? "counters are plausible (completed <= submitted, rings within size)"
+
+check "$tmp/run.json" \
+	"procs(docs[1], $lg)[0]['tasks_completed'] > procs(docs[0], $lg)[0]['tasks_completed']" \
+	"procs(docs[1], $lg)[0]['tasks_submitted'] > procs(docs[0], $lg)[0]['tasks_submitted']" \
+	"procs(docs[1], $lg)[0]['runs'] > procs(docs[0], $lg)[0]['runs']"
+ok $? "counters advance between the two iterations"
+
+# tasks/s and utilisation recomputed here from the raw counters
+check "$tmp/run.json" \
+	"procs(docs[0], $lg)[0]['tasks_per_s'] is None" \
+	"abs(procs(docs[1], $lg)[0]['tasks_per_s'] - (procs(docs[1], $lg)[0]['tasks_completed'] - procs(docs[0], $lg)[0]['tasks_completed']) / docs[1]['interval_s']) <= 0.001 * procs(docs[1], $lg)[0]['tasks_per_s'] + 0.01" \
+	"procs(docs[1], $lg)[0]['tasks_per_s'] > 0" \
+	"all(abs((lambda p, q, t: min(1.0, (p['busy_ns'][t] - q['busy_ns'][t]) / (docs[1]['interval_s'] * 1e9 * p['cores'][t])))(procs(docs[1], $lg)[0], procs(docs[0], $lg)[0], t) - procs(docs[1], $lg)[0]['utilisation'][t]) < 1e-4 for t in ('cube', 'vector') if procs(docs[1], $lg)[0]['cores'][t])"
+ok $? "tasks/s and utilisation equal the counters' deltas over the interval"
+
+check "$tmp/run.json" "len(dev(docs[1], 'sim')) == 1" \
+	"dev(docs[1], 'sim')[0]['cores']['cube'] == sum(p['cores']['cube'] for p in docs[1]['processes'] if p['device'] == 'sim')" \
+	"all(v is None or 0 <= v <= 1 for v in dev(docs[1], 'sim')[0]['utilisation'].values())" \
+	"dev(docs[1], 'sim')[0]['utilisation']['cube'] is not None"
+ok $? "device sim sums its runtimes' cores, utilisation within [0, 1]"
+
+"$PTOTOP" -b -n 1 >"$tmp/run.txt" 2>&1
+grep -q '^DEVICE' "$tmp/run.txt" && grep -q '^ *PID USER' "$tmp/run.txt" &&
+	grep -Eq "^ *$lg +[^ ]+ +sim .*pto_loadgen" "$tmp/run.txt"
+ok $? "text batch output has the device and process tables with pid $lg"
+
+"$PTOTOP" -j -n 1 -D pto9 >"$tmp/f1.json" &&
+	"$PTOTOP" -j -n 1 --device=sim -p "$lg" >"$tmp/f2.json" &&
+	check "$tmp/f1.json" "docs[0]['processes'] == [] and docs[0]['devices'] == []" &&
+	check "$tmp/f2.json" "[p['pid'] for p in docs[0]['processes']] == [$lg]" \
+		"[d['name'] for d in docs[0]['devices']] == ['sim']"
+ok $? "device and pid filters"
+
+"$PTOTOP" -j -n 1 -s pid >"$tmp/sort.json" &&
+	check "$tmp/sort.json" "[p['pid'] for p in docs[0]['processes']] == sorted(p['pid'] for p in docs[0]['processes'])" &&
+	"$PTOTOP" -j -n 1 -s pid -r >"$tmp/sortr.json" &&
+	check "$tmp/sortr.json" "[p['pid'] for p in docs[0]['processes']] == sorted((p['pid'] for p in docs[0]['processes']), reverse=True)"
+ok $? "--sort pid and --reverse order the processes"
+
+# ---- 2. the interactive screen in tmux -----------------------------------------
+screen() { tmux -L "$tmux_sock" capture-pane -p -t ptotop 2>/dev/null; }
+screen_has() { screen | grep -q -- "$1"; }
+screen_lacks() { ! screen | grep -q -- "$1"; }
+alive() { tmux -L "$tmux_sock" has-session -t ptotop 2>/dev/null; }
+dead() { ! alive; }
+
+if command -v tmux >/dev/null; then
+	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
+		"env TERM=screen $PTOTOP -d 0.3"
+	wait_for 200 screen_has " $lg "
+	ok $? "UI (80x24) shows pid $lg"
+	screen >"$tmp/screen1.txt"
+	grep -q 'sort:TASKS/S' "$tmp/screen1.txt" &&
+		grep -q '^sim' "$tmp/screen1.txt" &&
+		grep -q 'cube' "$tmp/screen1.txt"
+	ok $? "UI shows the sort key, the sim device and its core types"
+	awk 'length($0) > 80 { bad = 1 } END { exit bad }' "$tmp/screen1.txt"
+	ok $? "no line wider than the terminal"
+
+	tmux -L "$tmux_sock" send-keys -t ptotop h
+	wait_for 100 screen_has "ptotop help"
+	ok $? "h shows the help"
+	tmux -L "$tmux_sock" send-keys -t ptotop x
+	wait_for 100 screen_lacks "ptotop help" && screen_has " $lg "
+	ok $? "any key returns from the help to the table"
+
+	tmux -L "$tmux_sock" send-keys -t ptotop P
+	wait_for 100 screen_has "sort:PID"
+	ok $? "P sorts by pid"
+	tmux -L "$tmux_sock" send-keys -t ptotop S
+	wait_for 100 screen_has "sort:STALLS"
+	ok $? "S sorts by stalls"
+	tmux -L "$tmux_sock" send-keys -t ptotop r
+	wait_for 100 screen_has "sort:STALLS(rev)"
+	ok $? "r reverses the order"
+
+	tmux -L "$tmux_sock" send-keys -t ptotop f
+	wait_for 100 screen_has "dev:sim"
+	ok $? "f filters by device"
+	tmux -L "$tmux_sock" send-keys -t ptotop Space
+	wait_for 100 screen_has "PAUSED"
+	ok $? "space pauses"
+	tmux -L "$tmux_sock" send-keys -t ptotop Space
+
+	tmux -L "$tmux_sock" resize-window -t ptotop -x 60 -y 14 2>/dev/null
+	wait_for 100 sh -c "tmux -L $tmux_sock capture-pane -p -t ptotop | awk 'length(\$0) > 60 { bad = 1 } END { exit bad }'" &&
+		wait_for 100 screen_has " $lg " && alive
+	ok $? "survives a resize to 60x14 and still shows pid $lg"
+
+	tmux -L "$tmux_sock" send-keys -t ptotop q
+	wait_for 100 dead
+	ok $? "q quits"
+	tmux -L "$tmux_sock" kill-server 2>/dev/null
+else
+	for t in 1 2 3 4 5 6 7 8 9 10 11 12; do skip "tmux not installed"; done
+fi
+
+# ---- 3. clean exit and stale pages ------------------------------------------------
+page=$(page_of "$shm" "$lg")
+stop "$lg"
+ok $? "load generator exits cleanly on SIGTERM"
+pids=""
+[ ! -e "$page" ]
+ok $? "its stats page is removed at exit"
+
+mkdir "$tmp/shm"
+PTO_STATS_DIR="$tmp/shm" "$LOADGEN" -t 60 -n 16 -s 0 -p 5 >/dev/null 2>&1 &
+crash=$!
+pids="$crash"
+wait_for 400 has_page "$tmp/shm" "$crash"
+ok $? "second load generator publishes in a private directory"
+kill -KILL "$crash"
+wait "$crash" 2>/dev/null
+pids=""
+stale=$(page_of "$tmp/shm" "$crash")
+[ -n "$stale" ] && [ -e "$stale" ]
+ok $? "SIGKILL leaves a stale page behind"
+PTO_STATS_DIR="$tmp/shm" "$PTOTOP" -j -n 1 >"$tmp/stale.json" &&
+	check "$tmp/stale.json" "procs(docs[0], $crash) == []" \
+		"dev(docs[0], 'sim') == []"
+ok $? "a page whose process is gone is not listed"
+[ ! -e "$stale" ]
+ok $? "ptotop removes the stale page (same owner)"
+PTO_STATS_DIR="$tmp/shm" PTOTOP_PROC_ROOT="$tmp/none" PTOTOP_SYSFS_ROOT="$tmp/none" \
+	"$PTOTOP" -b -n 1 | grep -q 'No PTO devices or runtimes found'
+ok $? "says so when there is nothing to show"
+
+# ---- 4. /dev/ptoN clients through fdinfo and sysfs (fake tree) ------------------
+fake=$tmp/fake
+fp=4242
+mkdir -p "$fake/proc/$fp/fd" "$fake/proc/$fp/fdinfo" "$fake/sys/class/pto/pto0" \
+	"$fake/sys/class/pto/pto1"
+printf 'Character devices:\n  1 mem\n240 pto\n\nBlock devices:\n  8 sd\n' \
+	>"$fake/proc/devices"
+printf 'fakeapp\0--model\0x\0' >"$fake/proc/$fp/cmdline"
+ln -s /dev/pto0 "$fake/proc/$fp/fd/5"
+ln -s /dev/pto0 "$fake/proc/$fp/fd/6"	# a dup(): same client id
+ln -s /dev/null "$fake/proc/$fp/fd/7"
+fdinfo() {
+	printf 'pos:\t0\nflags:\t02\nmnt_id:\t21\nino:\t5\n'
+	printf 'pto-driver:\tpto\npto-device:\tpto0\npto-client-id:\t17\n'
+	printf 'pto-engine-cube:\t%s ns\npto-engine-vector:\t500 ns\n' "$1"
+	printf 'pto-engine-aicpu:\t0 ns\npto-engine-accel:\t0 ns\n'
+	printf 'pto-engine-capacity-cube:\t4\npto-engine-capacity-vector:\t2\n'
+	printf 'pto-engine-capacity-aicpu:\t1\npto-engine-capacity-accel:\t1\n'
+	printf 'pto-memory-heap:\t2048 KiB\npto-memory-window:\t64 KiB\n'
+	printf 'pto-task-window:\t256\npto-tasks-in-flight:\t12\n'
+	printf 'pto-tasks-done:\t%s\npto-tasks-failed:\t1\npto-state:\tactive\n' "$2"
+}
+fdinfo 1000 5000 >"$fake/proc/$fp/fdinfo/5"
+cp "$fake/proc/$fp/fdinfo/5" "$fake/proc/$fp/fdinfo/6"
+printf 'pos:\t0\nflags:\t02\n' >"$fake/proc/$fp/fdinfo/7"
+sysfs=$fake/sys/class/pto/pto0
+echo "4 2 1 1" >"$sysfs/cores"
+echo "1000000 0 0 0" >"$sysfs/busy_ns"
+echo 3 >"$sysfs/contexts"
+echo 9000 >"$sysfs/tasks_done"
+echo 2 >"$sysfs/tasks_failed"
+echo "1 1 0 0" >"$fake/sys/class/pto/pto1/cores"
+
+export PTOTOP_PROC_ROOT="$fake/proc" PTOTOP_SYSFS_ROOT="$fake/sys"
+PTO_STATS_DIR="$tmp/shm" "$PTOTOP" -b -n 2 -d 2 --json >"$tmp/fd.json" &
+top=$!
+wait_for 200 grep -q . "$tmp/fd.json"
+# between the two samples: the device and the client do more work
+fdinfo 3000 7000 >"$fake/proc/$fp/fdinfo/5.new"
+mv "$fake/proc/$fp/fdinfo/5.new" "$fake/proc/$fp/fdinfo/5"
+echo "5000000 800000 0 0" >"$sysfs/busy_ns.new"
+mv "$sysfs/busy_ns.new" "$sysfs/busy_ns"
+wait "$top"
+ok $? "ptotop with a fake /proc and /sys exits 0"
+unset PTOTOP_PROC_ROOT PTOTOP_SYSFS_ROOT
+check "$tmp/fd.json" "len(docs) == 2" \
+	"[len(procs(d, $fp)) for d in docs] == [1, 1]" \
+	"procs(docs[0], $fp)[0]['device'] == 'pto0'" \
+	"procs(docs[0], $fp)[0]['client_id'] == 17" \
+	"procs(docs[0], $fp)[0]['sources'] == ['fdinfo']" \
+	"procs(docs[0], $fp)[0]['command'] == 'fakeapp --model x'"
+ok $? "the fdinfo client is listed once (dup'ed fd), on pto0, with its command"
+check "$tmp/fd.json" \
+	"procs(docs[0], $fp)[0]['cores'] == {'cube': 4, 'vector': 2, 'aicpu': 1, 'accel': 1}" \
+	"procs(docs[0], $fp)[0]['busy_ns']['cube'] == 1000" \
+	"procs(docs[0], $fp)[0]['tasks_completed'] == 5000" \
+	"procs(docs[0], $fp)[0]['tasks_failed'] == 1" \
+	"procs(docs[0], $fp)[0]['tasks_in_flight'] == 12" \
+	"procs(docs[0], $fp)[0]['tasks_submitted'] is None" \
+	"procs(docs[0], $fp)[0]['state'] == 'active'" \
+	"procs(docs[0], $fp)[0]['memory_bytes'] == {'heap': 2048 * 1024, 'window': 64 * 1024}" \
+	"procs(docs[0], $fp)[0]['rings']['task']['size'] == 256" \
+	"procs(docs[0], $fp)[0]['rings']['task']['in_use'] == 12"
+ok $? "fdinfo fields parsed (engines, capacity, memory, window, tasks, state)"
+check "$tmp/fd.json" "sorted(d['name'] for d in docs[0]['devices']) == ['pto0', 'pto1']" \
+	"dev(docs[0], 'pto0')[0]['cores'] == {'cube': 4, 'vector': 2, 'aicpu': 1, 'accel': 1}" \
+	"dev(docs[0], 'pto0')[0]['contexts'] == 3" \
+	"dev(docs[0], 'pto0')[0]['tasks_done'] == 9000" \
+	"dev(docs[0], 'pto0')[0]['tasks_failed'] == 2" \
+	"dev(docs[0], 'pto0')[0]['kind'] == 'pto'" \
+	"dev(docs[0], 'pto1')[0]['processes'] == 0"
+ok $? "sysfs devices listed with cores, contexts and task counts"
+check "$tmp/fd.json" \
+	"abs(dev(docs[1], 'pto0')[0]['utilisation']['cube'] / (4000000 / (docs[1]['interval_s'] * 1e9 * 4)) - 1) < 1e-6" \
+	"abs(dev(docs[1], 'pto0')[0]['utilisation']['vector'] / (800000 / (docs[1]['interval_s'] * 1e9 * 2)) - 1) < 1e-6" \
+	"dev(docs[1], 'pto0')[0]['utilisation']['aicpu'] == 0" \
+	"abs(procs(docs[1], $fp)[0]['tasks_per_s'] / (2000 / docs[1]['interval_s']) - 1) < 1e-6" \
+	"abs(procs(docs[1], $fp)[0]['utilisation']['cube'] / (2000 / (docs[1]['interval_s'] * 1e9 * 4)) - 1) < 1e-6"
+ok $? "device utilisation = delta busy_ns / (interval x cores), client tasks/s"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

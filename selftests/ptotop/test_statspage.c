@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The stats page writer (lib/statspage.c) and the seqlock reader monitors
+ * use: file name, mode and header; PTO_STATS=0; begin/end; a reader in
+ * another process never sees a torn update; destroy unlinks.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../lib/tap.h"
+#include "statspage.h"
+
+static char dir[] = "/tmp/pto-statspage-test.XXXXXX";
+
+static bool page_path(unsigned int seq, char *buf, size_t len)
+{
+	struct stat sb;
+
+	snprintf(buf, len, "%s/%s%d.%u", dir, PTO_STATSPAGE_PREFIX,
+		 (int)getpid(), seq);
+	return stat(buf, &sb) == 0;
+}
+
+static void test_create(void)
+{
+	struct pto_statspage *a, *b;
+	char path[512];
+	struct stat sb;
+
+	a = pto_statspage_create("sim");
+	b = pto_statspage_create("/dev/pto0");
+	if (!ok(a && b, "create two pages"))
+		bail_out("cannot create pages in %s", dir);
+	ok(a->magic == PTO_STATSPAGE_MAGIC &&
+	   a->version == PTO_STATSPAGE_VERSION && a->size == sizeof(*a),
+	   "header: magic, version, size");
+	ok_eq(a->pid, getpid(), "pid is ours");
+	ok(!strcmp(a->device, "sim") && !strcmp(b->device, "/dev/pto0"),
+	   "device names recorded");
+	ok(a->start_ns > 0 && a->seq == 0, "start time set, seq even");
+	ok(page_path(0, path, sizeof(path)), "first page is %s", path);
+	ok(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600 &&
+	   sb.st_size >= (off_t)sizeof(*a), "mode 0600, full size");
+	ok(page_path(1, path, sizeof(path)), "second page has seq 1");
+
+	pto_statspage_begin(a);
+	ok(a->seq & 1, "begin makes seq odd");
+	a->tasks_submitted = 7;
+	pto_statspage_end(a);
+	ok(a->seq == 2, "end makes seq even");
+
+	pto_statspage_destroy(a);
+	ok(!page_path(0, path, sizeof(path)), "destroy unlinks the file");
+	pto_statspage_destroy(b);
+	ok(!page_path(1, path, sizeof(path)), "second file unlinked too");
+	pto_statspage_destroy(NULL);
+	pto_statspage_begin(NULL);
+	pto_statspage_end(NULL);
+	ok(1, "NULL page is accepted everywhere");
+}
+
+static void test_disabled(void)
+{
+	struct pto_statspage *pg;
+
+	setenv("PTO_STATS", "0", 1);
+	pg = pto_statspage_create("sim");
+	ok(pg == NULL, "PTO_STATS=0 disables publishing");
+	unsetenv("PTO_STATS");
+	pto_statspage_destroy(pg);
+}
+
+/* Every counter a writer stores derives from one k. */
+static void fill(struct pto_statspage *pg, uint64_t k)
+{
+	int i;
+
+	pg->tasks_submitted = k;
+	pg->tasks_completed = 3 * k;
+	pg->tasks_in_flight = k ^ 0x5555;
+	for (i = 0; i < 4; i++) {
+		pg->busy_ns[i] = k * (i + 2);
+		pg->ring[i].in_use = k + i;
+		pg->ring[i].stall_ns = ~k;
+	}
+	pg->__reserved[15] = k * 7;
+}
+
+static bool consistent(const struct pto_statspage *pg)
+{
+	uint64_t k = pg->tasks_submitted;
+	int i;
+
+	if (pg->tasks_completed != 3 * k || pg->tasks_in_flight != (k ^ 0x5555)
+	    || pg->__reserved[15] != k * 7)
+		return false;
+	for (i = 0; i < 4; i++)
+		if (pg->busy_ns[i] != k * (i + 2) ||
+		    pg->ring[i].in_use != k + i || pg->ring[i].stall_ns != ~k)
+			return false;
+	return true;
+}
+
+/*
+ * The writer runs in a child (the page mapping is shared across fork, as
+ * with a monitor in another process); the parent reads until it has seen
+ * enough distinct updates, checking each snapshot is whole.
+ */
+static void test_seqlock(void)
+{
+	struct pto_statspage *pg = pto_statspage_create("sim");
+	struct pto_statspage snap;
+	volatile int *stop;
+	uint64_t last = 0, distinct = 0, torn = 0, backwards = 0;
+	long reads;
+	pid_t child;
+	int status;
+
+	stop = mmap(NULL, sizeof(*stop), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!ok(pg && stop != MAP_FAILED, "page for the seqlock test"))
+		return;
+	*stop = 0;
+	pto_statspage_begin(pg);
+	fill(pg, 0);
+	pto_statspage_end(pg);
+	child = fork();
+	if (child == 0) {
+		uint64_t k;
+
+		for (k = 2; !__atomic_load_n(stop, __ATOMIC_RELAXED) &&
+		     k < 50000000; k++) {
+			pto_statspage_begin(pg);
+			fill(pg, k);
+			pto_statspage_end(pg);
+		}
+		_exit(0);
+	}
+	for (reads = 0; reads < 2000000 && distinct < 2000; reads++) {
+		if (pto_statspage_read(pg, &snap))
+			continue;
+		if (!consistent(&snap))
+			torn++;
+		if (snap.tasks_submitted < last)
+			backwards++;
+		if (snap.tasks_submitted != last)
+			distinct++;
+		last = snap.tasks_submitted;
+	}
+	__atomic_store_n(stop, 1, __ATOMIC_RELAXED);
+	waitpid(child, &status, 0);
+	diag("%ld reads, %llu distinct updates seen", reads,
+	     (unsigned long long)distinct);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer exited");
+	ok(distinct >= 2, "reader saw the writer progress");
+	ok_eq(torn, 0, "no torn snapshot");
+	ok_eq(backwards, 0, "counters never go backwards");
+	ok(!(pg->seq & 1) && pg->seq == 2 * pg->tasks_submitted,
+	   "seq counts two per update and ends even");
+	munmap((void *)stop, sizeof(*stop));
+	pto_statspage_destroy(pg);
+}
+
+static void test_bad_dir(void)
+{
+	setenv("PTO_STATS_DIR", "/nonexistent/pto", 1);
+	ok(pto_statspage_create("sim") == NULL,
+	   "unwritable directory: NULL, no crash");
+	setenv("PTO_STATS_DIR", dir, 1);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		bail_out("mkdtemp: %s", strerror(errno));
+	setenv("PTO_STATS_DIR", dir, 1);
+	unsetenv("PTO_STATS");
+	test_create();
+	test_disabled();
+	test_seqlock();
+	test_bad_dir();
+	ok(rmdir(dir) == 0, "no file left behind");
+	return tap_done();
+}

@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: MIT
+# ptotop: the monitor.  It only reads files (stats pages, fdinfo, sysfs),
+# so it does not link libpto and keeps working when a runtime misbehaves.
+# Objects live in ptotop-objs/ so the program itself can be $(O)/tools/ptotop.
+
+PTOTOP := $(O)/tools/ptotop
+PTOTOP_OBJS := $(patsubst tools/ptotop/%.c,$(O)/tools/ptotop-objs/%.o,\
+	$(wildcard tools/ptotop/*.c))
+PTOTOP_LDLIBS := $(shell pkg-config --libs ncurses 2>/dev/null || \
+	echo -lncurses) -lm
+
+BINS += $(PTOTOP)
+INSTALL_BINS += $(PTOTOP)
+MAN_PAGES += tools/ptotop/ptotop.1
+
+$(O)/tools/ptotop-objs/%.o: tools/ptotop/%.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(PTOTOP): $(PTOTOP_OBJS)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PTOTOP_LDLIBS)

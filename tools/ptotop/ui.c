@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptotop's interactive screen (ncurses): a title line, a block per device
+ * with a utilisation bar and history graph per core type, the process
+ * table and a key hint line.  Designed for 80x24 first; wider or taller
+ * terminals get longer graphs and more rows.
+ */
+#include <curses.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "ptotop.h"
+
+#define BAR_WIDTH	20
+#define MIN_GRAPH	8
+
+struct ui {
+	struct pt_state *st;
+	bool paused;
+	bool help;
+	bool color;
+	uint64_t next_ns;	/* CLOCK_MONOTONIC of the next refresh */
+};
+
+enum { C_LOW = 1, C_MID, C_HIGH, C_TITLE };
+
+static const char spark[] = "_.:-=+*#";
+
+/* Print at most the rest of the line, never wrapping. */
+static void put(int y, int x, const char *s)
+{
+	if (y < 0 || y >= LINES || x >= COLS)
+		return;
+	mvaddnstr(y, x, s, COLS - x);
+}
+
+static int level_color(double v)
+{
+	return v >= 0.85 ? C_HIGH : v >= 0.5 ? C_MID : C_LOW;
+}
+
+static void draw_title(struct ui *ui)
+{
+	struct pt_state *st = ui->st;
+	char buf[256], when[16];
+	time_t t = st->cur.real_ns / 1000000000ull;
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	snprintf(buf, sizeof(buf),
+		 "ptotop %s  every %.2gs  sort:%s%s  dev:%s%s", when,
+		 st->delay_s, pt_sort_keys[st->sort].title,
+		 st->reverse ? "(rev)" : "",
+		 st->device_filter[0] ? st->device_filter : "all",
+		 ui->paused ? "  [PAUSED]" : "");
+	attron(A_BOLD);
+	put(0, 0, buf);
+	attroff(A_BOLD);
+}
+
+static void draw_bar(int y, int x, double v)
+{
+	int i, n = isnan(v) ? 0 : (int)lround(v * BAR_WIDTH);
+
+	put(y, x, "[");
+	if (!isnan(v))
+		attron(COLOR_PAIR(level_color(v)));
+	for (i = 0; i < BAR_WIDTH; i++)
+		put(y, x + 1 + i, i < n ? "|" : " ");
+	if (!isnan(v))
+		attroff(COLOR_PAIR(level_color(v)));
+	put(y, x + 1 + BAR_WIDTH, "]");
+}
+
+/* The newest samples that fit in width columns, oldest on the left. */
+static void draw_graph(int y, int x, int width, const struct pt_device *d,
+		       int t)
+{
+	int i, n = d->hist_len < width ? d->hist_len : width;
+	char c[2] = { 0 };
+
+	for (i = 0; i < n; i++) {
+		float v = d->hist[t][d->hist_len - n + i];
+		int lvl = (int)lroundf(v * (sizeof(spark) - 2));
+
+		c[0] = spark[lvl < 0 ? 0 : lvl > 7 ? 7 : lvl];
+		attron(COLOR_PAIR(level_color(v)));
+		put(y, x + i, c);
+		attroff(COLOR_PAIR(level_color(v)));
+	}
+}
+
+static void device_summary(const struct pt_device *d, char *buf, size_t len)
+{
+	char used[16], total[16] = "-";
+
+	pt_fmt_bytes(used, sizeof(used), d->mem_used);
+	if (d->mem_total)
+		pt_fmt_bytes(total, sizeof(total), d->mem_total);
+	snprintf(buf, len,
+		 "%-5s cores %uC %uV %uA %uX  procs %d  mem %s/%s  done %llu  fail %llu",
+		 d->name, d->cores[0], d->cores[1], d->cores[2], d->cores[3],
+		 d->nprocs, used, total, (unsigned long long)d->tasks_done,
+		 (unsigned long long)d->tasks_failed);
+}
+
+static int device_types(const struct pt_device *d)
+{
+	int t, n = 0;
+
+	for (t = 0; t < PT_NTYPES; t++)
+		n += d->cores[t] > 0;
+	return n;
+}
+
+/* Full block: summary, then bar and history per core type present. */
+static int draw_device_full(int y, const struct pt_device *d)
+{
+	char buf[256];
+	int t, gx = 8 + BAR_WIDTH + 2 + 8;
+
+	device_summary(d, buf, sizeof(buf));
+	attron(A_BOLD);
+	put(y++, 0, buf);
+	attroff(A_BOLD);
+	for (t = 0; t < PT_NTYPES; t++) {
+		if (!d->cores[t])
+			continue;
+		snprintf(buf, sizeof(buf), "  %-6s", pt_type_names[t]);
+		put(y, 0, buf);
+		draw_bar(y, 8, d->util[t]);
+		if (isnan(d->util[t]))
+			snprintf(buf, sizeof(buf), "    -  ");
+		else
+			snprintf(buf, sizeof(buf), " %5.1f%% ",
+				 100 * d->util[t]);
+		put(y, 8 + BAR_WIDTH + 2, buf);
+		if (COLS - gx >= MIN_GRAPH)
+			draw_graph(y, gx, COLS - gx, d, t);
+		y++;
+	}
+	return y;
+}
+
+/* Compact: one line per device when the screen is short. */
+static int draw_device_compact(int y, const struct pt_device *d)
+{
+	char buf[256], *p = buf;
+	size_t left = sizeof(buf);
+	int t, n;
+
+	n = snprintf(p, left, "%-5s", d->name);
+	p += n, left -= n;
+	for (t = 0; t < PT_NTYPES; t++) {
+		if (!d->cores[t])
+			continue;
+		if (isnan(d->util[t]))
+			n = snprintf(p, left, " %s:%u -", pt_type_short[t],
+				     d->cores[t]);
+		else
+			n = snprintf(p, left, " %s:%u %.0f%%",
+				     pt_type_short[t], d->cores[t],
+				     100 * d->util[t]);
+		p += n, left -= n;
+	}
+	snprintf(p, left, "  procs %d", d->nprocs);
+	put(y, 0, buf);
+	return y + 1;
+}
+
+static int draw_devices(struct ui *ui, int y, int budget)
+{
+	struct pt_state *st = ui->st;
+	int i, need = 0;
+	bool full;
+
+	for (i = 0; i < st->cur.ndevs; i++)
+		if (pt_device_visible(st, &st->cur.devs[i]))
+			need += 1 + device_types(&st->cur.devs[i]);
+	full = need <= budget;
+	for (i = 0; i < st->cur.ndevs && y < LINES - 3; i++) {
+		const struct pt_device *d = &st->cur.devs[i];
+
+		if (!pt_device_visible(st, d))
+			continue;
+		y = full ? draw_device_full(y, d) : draw_device_compact(y, d);
+	}
+	return y;
+}
+
+static void fmt_ring(char *buf, size_t len, const struct pt_proc *p, int r)
+{
+	double v = pt_ring_occupancy(p, r);
+
+	if (isnan(v))
+		snprintf(buf, len, "%4s", "-");
+	else
+		snprintf(buf, len, "%4.0f", 100 * v);
+}
+
+static void draw_table_header(struct ui *ui, int y)
+{
+	static const struct { int sort; int x; const char *title; } cols[] = {
+		{ PT_SORT_PID, 0, "    PID" },
+		{ PT_SORT_USER, 8, "USER" },
+		{ PT_SORT_DEVICE, 16, "DEV" },
+		{ PT_SORT_TASKS, 22, "TASKS/S" },
+		{ PT_SORT_INFLIGHT, 31, "INFLT" },
+		{ -1, 37, "TSK% HEP% DEP% TMP%" },
+		{ PT_SORT_STALLS, 57, "STALLS" },
+		{ PT_SORT_FAILED, 64, "FAIL" },
+		{ PT_SORT_COMMAND, 69, "COMMAND" },
+	};
+	size_t i;
+
+	attron(A_REVERSE);
+	move(y, 0);
+	clrtoeol();
+	for (i = 0; i < (size_t)COLS; i++)
+		put(y, i, " ");
+	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		bool sorted = cols[i].sort == (int)ui->st->sort;
+
+		if (sorted)
+			attron(A_BOLD | A_UNDERLINE);
+		put(y, cols[i].x, cols[i].title);
+		if (sorted)
+			attroff(A_BOLD | A_UNDERLINE);
+	}
+	attroff(A_REVERSE);
+}
+
+static void draw_proc(int y, const struct pt_proc *p)
+{
+	char buf[512], rate[16], ring[PT_NRINGS][8];
+	int r;
+
+	if (isnan(p->tasks_per_s))
+		snprintf(rate, sizeof(rate), "%8s", "-");
+	else if (p->tasks_per_s < 1e7)
+		snprintf(rate, sizeof(rate), "%8.1f", p->tasks_per_s);
+	else
+		snprintf(rate, sizeof(rate), "%7.0fk", p->tasks_per_s / 1e3);
+	for (r = 0; r < PT_NRINGS; r++)
+		fmt_ring(ring[r], sizeof(ring[r]), p, r);
+	snprintf(buf, sizeof(buf),
+		 "%7d %-7.7s %-5.5s %s %5llu %s %s %s %s %6llu %4llu %s",
+		 p->pid, p->user, p->device, rate,
+		 (unsigned long long)p->in_flight, ring[0], ring[1], ring[2],
+		 ring[3], (unsigned long long)p->stalls,
+		 (unsigned long long)p->failed, p->command);
+	if (p->failed || !strcmp(p->state, "failed"))
+		attron(COLOR_PAIR(C_HIGH));
+	put(y, 0, buf);
+	if (p->failed || !strcmp(p->state, "failed"))
+		attroff(COLOR_PAIR(C_HIGH));
+}
+
+static void draw_procs(struct ui *ui, int y)
+{
+	struct pt_state *st = ui->st;
+	int i, shown = 0;
+
+	draw_table_header(ui, y++);
+	for (i = 0; i < st->cur.nprocs && y < LINES - 1; i++) {
+		if (!pt_proc_visible(st, &st->cur.procs[i]))
+			continue;
+		draw_proc(y++, &st->cur.procs[i]);
+		shown++;
+	}
+	if (!shown)
+		put(y, 2, st->device_filter[0] ?
+		    "No processes on this device (f: change filter)." :
+		    "No processes are using PTO right now.");
+}
+
+static void draw_help(void)
+{
+	static const char *const lines[] = {
+		"ptotop help",
+		"",
+		"  q          quit",
+		"  h          show/close this help",
+		"  space      pause/resume refreshing",
+		"  P T I      sort by pid, tasks/s, tasks in flight",
+		"  S F        sort by stalls, failures",
+		"  D C U      sort by device, command, user",
+		"  r          reverse the sort order",
+		"  f          cycle the device filter (all, each device)",
+		"  + -        longer/shorter refresh interval",
+		"",
+		"Columns: TSK% HEP% DEP% TMP% are task-window, heap-ring,",
+		"dep-pool and TensorMap occupancy; STALLS counts times the",
+		"orchestrator waited for a full ring.  Utilisation is busy time",
+		"over wall time times cores, per refresh interval.",
+		"",
+		"Press any key to return.",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		if (i == 0)
+			attron(A_BOLD);
+		put(2 + i, 2, lines[i]);
+		if (i == 0)
+			attroff(A_BOLD);
+	}
+}
+
+static void draw_empty(void)
+{
+	static const char *const lines[] = {
+		"No PTO devices or runtimes found.",
+		"",
+		"ptotop shows libpto programs (their stats pages in /dev/shm)",
+		"and clients of /dev/ptoN once pto.ko is loaded.",
+	};
+	size_t i;
+	int y = LINES / 2 - 2;
+
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		int x = (COLS - (int)strlen(lines[i])) / 2;
+
+		put(y + i, x < 0 ? 0 : x, lines[i]);
+	}
+}
+
+static void draw(struct ui *ui)
+{
+	struct pt_state *st = ui->st;
+	int y, budget;
+
+	erase();
+	draw_title(ui);
+	if (ui->help) {
+		draw_help();
+	} else if (!st->cur.ndevs && !st->cur.nprocs) {
+		draw_empty();
+	} else {
+		/* keep at least the table header and three rows */
+		budget = LINES - 1 - 1 - 1 - 3 - 1;
+		y = draw_devices(ui, 1, budget);
+		draw_procs(ui, y);
+	}
+	attron(A_REVERSE);
+	put(LINES - 1, 0,
+	    " q quit  h help  space pause  P T I S F D C U sort  r rev  f dev  +/- ");
+	attroff(A_REVERSE);
+	refresh();
+}
+
+/* Next device name for the filter: all -> each device -> all. */
+static void cycle_filter(struct pt_state *st)
+{
+	int i;
+
+	if (!st->device_filter[0]) {
+		if (st->cur.ndevs)
+			snprintf(st->device_filter, sizeof(st->device_filter),
+				 "%s", st->cur.devs[0].name);
+		return;
+	}
+	for (i = 0; i < st->cur.ndevs; i++) {
+		if (strcmp(st->cur.devs[i].name, st->device_filter))
+			continue;
+		if (i + 1 < st->cur.ndevs)
+			snprintf(st->device_filter, sizeof(st->device_filter),
+				 "%s", st->cur.devs[i + 1].name);
+		else
+			st->device_filter[0] = '\0';
+		return;
+	}
+	st->device_filter[0] = '\0';
+}
+
+/* false to quit */
+static bool handle_key(struct ui *ui, int ch)
+{
+	struct pt_state *st = ui->st;
+	int i;
+
+	if (ui->help && ch != KEY_RESIZE) {
+		ui->help = false;
+		return true;
+	}
+	switch (ch) {
+	case 'q':
+	case 'Q':
+		return false;
+	case 'h':
+	case '?':
+		ui->help = true;
+		return true;
+	case ' ':
+		ui->paused = !ui->paused;
+		return true;
+	case 'r':
+		st->reverse = !st->reverse;
+		break;
+	case 'f':
+		cycle_filter(st);
+		break;
+	case '+':
+		st->delay_s = st->delay_s * 2 > 3600 ? 3600 : st->delay_s * 2;
+		return true;
+	case '-':
+		st->delay_s = st->delay_s / 2 < 0.05 ? 0.05 : st->delay_s / 2;
+		return true;
+	default:
+		for (i = 0; i < PT_NSORTS; i++)
+			if (ch == pt_sort_keys[i].key)
+				st->sort = i;
+		break;
+	}
+	pt_sort_procs(st);
+	return true;
+}
+
+static void ui_init(struct ui *ui)
+{
+	initscr();
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	if (has_colors()) {
+		start_color();
+		use_default_colors();
+		init_pair(C_LOW, COLOR_GREEN, -1);
+		init_pair(C_MID, COLOR_YELLOW, -1);
+		init_pair(C_HIGH, COLOR_RED, -1);
+		init_pair(C_TITLE, COLOR_CYAN, -1);
+		ui->color = true;
+	}
+}
+
+int pt_ui_run(struct pt_state *st)
+{
+	struct ui ui = { .st = st };
+	uint64_t now;
+	int ch;
+
+	ui_init(&ui);
+	pt_collect(st);
+	/* a quick second sample so rates show up at once */
+	ui.next_ns = pt_now_ns(CLOCK_MONOTONIC) +
+		     (uint64_t)(fmin(st->delay_s, 0.3) * 1e9);
+	for (;;) {
+		draw(&ui);
+		now = pt_now_ns(CLOCK_MONOTONIC);
+		timeout(now >= ui.next_ns ? 0 :
+			(int)((ui.next_ns - now) / 1000000) + 1);
+		ch = getch();
+		if (ch != ERR) {
+			if (!handle_key(&ui, ch))
+				break;
+			continue;
+		}
+		now = pt_now_ns(CLOCK_MONOTONIC);
+		if (now < ui.next_ns)
+			continue;
+		ui.next_ns = now + (uint64_t)(st->delay_s * 1e9);
+		if (ui.paused)
+			continue;
+		if (st->iterations && st->iteration >= st->iterations)
+			break;
+		pt_collect(st);
+	}
+	endwin();
+	return 0;
+}
