@@ -226,6 +226,8 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct need *n,
 		pto_ring_name(n->ring), want, ring_env[n->ring], want);
 }
 
+static void wake_scheduler(struct pto_runtime *rt);
+
 /* Wait until n is met.  0, -EDEADLK after the stall timeout, -ECANCELED. */
 static int orch_wait(struct pto_runtime *rt, const struct need *n)
 {
@@ -247,14 +249,15 @@ static int orch_wait(struct pto_runtime *rt, const struct need *n)
 			cpu_relax();
 		if (i < ORCH_SPINS)
 			break;
-		if (READ_ONCE(w->sched.error))
+		if (READ_ONCE(w->sched_flags.error))
 			goto cancelled;
-		WRITE_ONCE(w->orch_sleep.sleeping, 1);
+		wake_scheduler(rt);
+		WRITE_ONCE(w->orch_flags.sleeping, 1);
 		smp_mb();
 		if (!need_met(rt, n) &&
 		    load_acquire(&w->sched.progress) == seen)
 			futex_wait(&w->sched.progress, seen, 10);
-		WRITE_ONCE(w->orch_sleep.sleeping, 0);
+		WRITE_ONCE(w->orch_flags.sleeping, 0);
 		if (need_met(rt, n))
 			break;
 		if (load_acquire(&w->sched.progress) != seen ||
@@ -307,7 +310,7 @@ static void wake_scheduler(struct pto_runtime *rt)
 
 	WRITE_ONCE(w->orch.sched_wake, w->orch.sched_wake + 1);
 	smp_mb();
-	if (READ_ONCE(w->sched_sleep.sleeping))
+	if (READ_ONCE(w->sched_flags.sleeping))
 		rt->be.ops->notify(&rt->be);
 }
 
@@ -541,7 +544,7 @@ static uint32_t dep_alloc(struct pto_runtime *rt, uint64_t task_id,
  * lock, so each consumer is counted exactly once.
  */
 static bool link_producer(struct pto_runtime *rt, struct pto_task_desc *c,
-			  uint64_t pid)
+			  uint64_t cid, uint64_t pid)
 {
 	struct pto_task_desc *p = pto_desc(rt, pid);
 	bool wait = false;
@@ -555,7 +558,7 @@ static bool link_producer(struct pto_runtime *rt, struct pto_task_desc *c,
 	}
 	p->fanout_count++;
 	if (st < PTO_TASK_COMPLETED) {
-		p->fanout_head = dep_alloc(rt, c->task_id, p->fanout_head);
+		p->fanout_head = dep_alloc(rt, cid, p->fanout_head);
 		wait = true;
 	}
 	spin_unlock(&p->fanout_lock);
@@ -628,7 +631,7 @@ static void fill_desc(struct pto_runtime *rt, struct pto_task_desc *d,
 {
 	uint32_t i;
 
-	d->task_id = id;
+	/* task_id is stored last, by publish() */
 	d->kernel_id = kernel_id;
 	d->worker_type = type;
 	d->nargs = n;
@@ -677,13 +680,24 @@ static int submit_error(struct pto_runtime *rt, int err)
 	return err;
 }
 
+/*
+ * Make the task visible: its descriptor's task_id, stored last with
+ * release, is what the scheduler polls for, so publishing touches no line
+ * the scheduler is not about to read anyway.  No fence either: a scheduler
+ * that went to sleep just as this store happened sleeps at most a
+ * millisecond on that race (see sleep_until_work()); one found sleeping is
+ * woken at once.
+ */
 static void publish(struct pto_runtime *rt, uint64_t id)
 {
 	struct pto_task_desc *d = pto_desc(rt, id);
+	struct pto_window_header *w = rt->win;
 
-	d->dep_mark = rt->win->orch.dep_top;
-	store_release(&rt->win->orch.task_head, id + 1);
-	wake_scheduler(rt);
+	d->dep_mark = w->orch.dep_top;
+	store_release(&d->task_id, id);
+	store_release(&w->orch.task_head, id + 1);
+	if (READ_ONCE(w->sched_flags.sleeping))
+		wake_scheduler(rt);
 	rt->st.tasks_submitted++;
 	if ((id & 63) == 0)
 		refresh_tails(rt);
@@ -711,7 +725,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		return ret;
 	if (rt->orch.error)
 		return -ECANCELED;
-	if (READ_ONCE(rt->win->sched.error))
+	if (READ_ONCE(rt->win->sched_flags.error))
 		return submit_error(rt, -ECANCELED);
 
 	tm_sync(rt);
@@ -742,7 +756,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		place_outputs(rt, p, n, ha.start, d->args);
 	}
 	for (i = 0; i < pr->n; i++)
-		rt->st.edges += link_producer(rt, d, pr->ids[i]);
+		rt->st.edges += link_producer(rt, d, id, pr->ids[i]);
 	ret = record_accesses(rt, p, n, id);
 	if (ret)	/* cannot happen: entries were reserved above */
 		return submit_error(rt, ret);

@@ -53,6 +53,20 @@ static int check_window(struct pto_runtime *rt)
 	return 0;
 }
 
+/*
+ * A descriptor is published when its task_id equals the id its slot is
+ * waiting for; a zeroed window would make slot 0 look published as task 0.
+ */
+static void mark_slots_empty(struct pto_runtime *rt)
+{
+	uint32_t i;
+
+	for (i = 0; i < rt->cfg.task_window; i++) {
+		rt->desc[i].task_id = UINT64_MAX;
+		rt->desc[i].state = PTO_TASK_CONSUMED;
+	}
+}
+
 static int open_backend(struct pto_runtime *rt)
 {
 	struct pto_backend_setup s;
@@ -80,7 +94,11 @@ static int open_backend(struct pto_runtime *rt)
 	rt->desc = rt->be.desc;
 	rt->window_mask = rt->cfg.task_window - 1;
 	rt->release_mask = rt->cfg.task_window - 1;
-	return check_window(rt);
+	ret = check_window(rt);
+	if (ret)
+		return ret;
+	mark_slots_empty(rt);
+	return 0;
 }
 
 static void init_stats(struct pto_runtime *rt)
@@ -252,7 +270,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	rt->st.run_ns += pto_now_ns() - t0;
 	pto_sched_publish_stats(rt);
 
-	err = READ_ONCE(rt->win->sched.error);
+	err = READ_ONCE(rt->win->sched_flags.error);
 	if (ret < 0)
 		return ret;
 	if (err)

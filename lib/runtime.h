@@ -88,7 +88,7 @@ struct pto_sched {
 	uint64_t cring_head;
 	uint32_t outstanding;		/* dispatched, not completed */
 	uint32_t cring_size;
-	uint32_t sched_wake_seen;
+	uint32_t idle_sleeps;		/* sleeps since work was last found */
 	uint64_t last_stats_ns;
 	bool failed;			/* a task failed: cancel the rest */
 };

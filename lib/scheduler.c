@@ -65,12 +65,10 @@ static void release(struct pto_runtime *rt, uint64_t id)
 
 static void note_failure(struct pto_runtime *rt, int status)
 {
-	struct pto_window_sched *ws = &rt->win->sched;
-
 	rt->st.tasks_failed++;
 	rt->sched.failed = true;
-	if (!READ_ONCE(ws->error))
-		WRITE_ONCE(ws->error, status);
+	if (!READ_ONCE(rt->win->sched_flags.error))
+		WRITE_ONCE(rt->win->sched_flags.error, status);
 }
 
 static void complete_task(struct pto_runtime *rt, uint64_t id, int status)
@@ -140,14 +138,18 @@ static int reap(struct pto_runtime *rt)
 	return n;
 }
 
+static bool published(struct pto_runtime *rt, uint64_t id)
+{
+	return load_acquire(&pto_desc(rt, id)->task_id) == id;
+}
+
 static int scan(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
-	uint64_t head = load_acquire(&rt->win->orch.task_head);
 	struct pto_window_sched *ws = &rt->win->sched;
 	int n = 0;
 
-	for (; s->scanned < head; s->scanned++, n++) {
+	for (; published(rt, s->scanned); s->scanned++, n++) {
 		struct pto_sched_slot *ss = sslot(rt, s->scanned);
 
 		ss->scanned = 1;
@@ -289,7 +291,7 @@ static int retire(struct pto_runtime *rt)
 	store_release(&w->sched.last_task_alive, id);
 	__atomic_fetch_add(&w->sched.progress, 1, __ATOMIC_RELEASE);
 	smp_mb();
-	if (READ_ONCE(w->orch_sleep.sleeping))
+	if (READ_ONCE(w->orch_flags.sleeping))
 		futex_wake(&w->sched.progress, 1);
 	return n;
 }
@@ -314,22 +316,28 @@ static bool work_pending(struct pto_runtime *rt)
 		&rt->be.cring_entries[s->cring_head & (s->cring_size - 1)];
 
 	return load_acquire(&c->seq) == (uint32_t)(s->cring_head + 1) ||
-	       load_acquire(&w->orch.task_head) != s->scanned ||
+	       published(rt, s->scanned) ||
 	       load_acquire(&w->orch.release_head) != w->sched.release_tail ||
 	       load_acquire(&w->orch.orch_done);
 }
 
+/*
+ * The orchestrator publishes without a fence and wakes us when it sees us
+ * asleep; if it published just as we went to sleep, neither side saw the
+ * other.  The first sleep of an idle spell is therefore short, which bounds
+ * that rare delay to a millisecond; later ones are long.
+ */
 static void sleep_until_work(struct pto_runtime *rt)
 {
 	struct pto_window_header *w = rt->win;
 	uint32_t seen = load_acquire(&w->orch.sched_wake);
+	uint32_t ms = rt->sched.idle_sleeps++ ? SCHED_SLEEP_MS : 1;
 
-	WRITE_ONCE(w->sched_sleep.sleeping, 1);
+	WRITE_ONCE(w->sched_flags.sleeping, 1);
 	smp_mb();
 	if (!work_pending(rt))
-		rt->be.ops->wait(&rt->be, rt->sched.cring_head, seen,
-				 SCHED_SLEEP_MS);
-	WRITE_ONCE(w->sched_sleep.sleeping, 0);
+		rt->be.ops->wait(&rt->be, rt->sched.cring_head, seen, ms);
+	WRITE_ONCE(w->sched_flags.sleeping, 0);
 }
 
 void pto_sched_publish_stats(struct pto_runtime *rt)
@@ -361,7 +369,7 @@ void pto_sched_publish_stats(struct pto_runtime *rt)
 		pg->ring[i].stalls = READ_ONCE(rs->stalls);
 		pg->ring[i].stall_ns = READ_ONCE(rs->stall_ns);
 	}
-	pg->last_error = READ_ONCE(rt->win->sched.error);
+	pg->last_error = READ_ONCE(rt->win->sched_flags.error);
 	pto_statspage_end(pg);
 }
 
@@ -393,6 +401,7 @@ static void *sched_main(void *arg)
 		n += retire(rt);
 		if (n) {
 			idle = 0;
+			rt->sched.idle_sleeps = 0;
 			if ((rt->st.tasks_completed & 1023) == 0)
 				maybe_publish_stats(rt);
 			continue;
@@ -447,7 +456,7 @@ void pto_sched_fini(struct pto_runtime *rt)
 int pto_sched_start(struct pto_runtime *rt)
 {
 	rt->sched.failed = false;
-	WRITE_ONCE(rt->win->sched.error, 0);
+	WRITE_ONCE(rt->win->sched_flags.error, 0);
 	return -pthread_create(&rt->sched.thread, NULL, sched_main, rt);
 }
 

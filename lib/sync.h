@@ -38,7 +38,7 @@ static inline void cpu_relax(void)
  */
 static inline void idle_poll(unsigned int iteration)
 {
-	if (iteration < 64)
+	if (iteration < 100000)
 		cpu_relax();
 	else
 		sched_yield();

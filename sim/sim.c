@@ -11,6 +11,11 @@
  *
  * Idle cores and an idle scheduler spin briefly, then sleep on a futex, so
  * the sim stays cheap on a 2-CPU machine and next to other busy processes.
+ * Waking a sleeping thread costs microseconds, more than many tasks take:
+ * so when the host kicks a sleeping core whose queued tasks are known to be
+ * short, the kicking thread runs them itself, on behalf of that core (the
+ * core thread and the kicker claim queue entries with a compare-and-swap).
+ * Long or not yet measured kernels always wake the core's own thread.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,11 +31,14 @@
 
 #define CORE_SPINS 1000
 #define PAGE 4096u
+/* Tasks shorter than this run on the kicking thread when the core sleeps. */
+#define INLINE_MAX_NS 2000
 
 struct sim_kernel {
 	pto_kernel_fn fn;
 	uint32_t op;
 	bool bound;
+	uint64_t avg_ns;	/* running average duration, 0: never run */
 };
 
 struct sim_core {
@@ -218,20 +226,9 @@ static int sim_bind_kernel(struct pto_backend *be, uint32_t kernel_id,
 		return -EINVAL;
 	sim->kernels[kernel_id] = (struct sim_kernel){ .fn = fn, .op = op,
 						       .bound = true };
+	if (!fn && op == PTO_OP_NOP)
+		sim->kernels[kernel_id].avg_ns = 1;
 	return 0;
-}
-
-static void sim_kick(struct pto_backend *be, uint32_t core)
-{
-	uint32_t c;
-
-	smp_mb();	/* doorbell store before the core_waiting load */
-	for (c = 0; c < be->num_cores; c++) {
-		if (core != PTO_KICK_ALL && c != core)
-			continue;
-		if (READ_ONCE(be->regs[c].core_waiting))
-			futex_wake(&be->regs[c].doorbell, 1);
-	}
 }
 
 static bool cring_ready(struct pto_backend *be, uint64_t head)
@@ -321,10 +318,29 @@ static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
 		raise_irq(sim);
 }
 
+static const struct pto_task_desc *task_desc(struct sim *sim, uint64_t id)
+{
+	return &sim->be->desc[id & sim->window_mask];
+}
+
+static void note_duration(struct sim *sim, const struct pto_task_desc *d,
+			  uint64_t ns)
+{
+	struct sim_kernel *k;
+	uint64_t avg;
+
+	if (d->kernel_id >= PTO_MAX_KERNELS)
+		return;
+	k = &sim->kernels[d->kernel_id];
+	avg = __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED);
+	avg = avg ? avg - avg / 8 + ns / 8 : ns + 1;
+	__atomic_store_n(&k->avg_ns, avg, __ATOMIC_RELAXED);
+}
+
 static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
 		    uint64_t id)
 {
-	const struct pto_task_desc *d = &sim->be->desc[id & sim->window_mask];
+	const struct pto_task_desc *d = task_desc(sim, id);
 	uint64_t start, end;
 	int status;
 
@@ -333,9 +349,66 @@ static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
 	start = pto_now_ns();
 	status = d->task_id == id ? run_task(sim, d) : -EINVAL;
 	end = pto_now_ns();
-	WRITE_ONCE(r->busy_ns, r->busy_ns + (end - start));
+	__atomic_fetch_add(&r->busy_ns, end - start, __ATOMIC_RELAXED);
 	WRITE_ONCE(r->status, PTO_CORE_FIN);
+	if (d->task_id == id)
+		note_duration(sim, d, end - start);
 	post_completion(sim, core, id, status, start, end);
+}
+
+/* Claim the next queued task of a core; false when the queue is empty. */
+static bool claim(struct pto_core_regs *r, uint64_t *id)
+{
+	uint32_t taken = load_acquire(&r->consumed);
+
+	do {
+		if (taken == load_acquire(&r->doorbell))
+			return false;
+		*id = r->queue[taken % PTO_CORE_QUEUE_SLOTS] - 1;
+	} while (!__atomic_compare_exchange_n(&r->consumed, &taken, taken + 1,
+					      false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	return true;
+}
+
+/* Is the next queued task of a core one worth running without a wake-up? */
+static bool next_is_short(struct sim *sim, struct pto_core_regs *r)
+{
+	uint32_t taken = load_acquire(&r->consumed);
+	const struct pto_task_desc *d;
+	const struct sim_kernel *k;
+	uint64_t avg;
+
+	if (taken == load_acquire(&r->doorbell))
+		return false;
+	d = task_desc(sim, r->queue[taken % PTO_CORE_QUEUE_SLOTS] - 1);
+	if (d->kernel_id >= PTO_MAX_KERNELS)
+		return false;
+	k = &sim->kernels[d->kernel_id];
+	if (!k->fn && k->op == PTO_OP_SPIN_NS)
+		return d->nargs && d->args[0] < INLINE_MAX_NS;
+	avg = __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED);
+	return avg && avg < INLINE_MAX_NS;
+}
+
+static void sim_kick(struct pto_backend *be, uint32_t core)
+{
+	struct sim *sim = be->priv;
+	uint32_t c;
+
+	smp_mb();	/* doorbell store before the core_waiting load */
+	for (c = 0; c < be->num_cores; c++) {
+		struct pto_core_regs *r = &be->regs[c];
+		uint64_t id;
+
+		if ((core != PTO_KICK_ALL && c != core) ||
+		    !READ_ONCE(r->core_waiting))
+			continue;
+		while (next_is_short(sim, r) && claim(r, &id))
+			execute(sim, r, c, id);
+		if (load_acquire(&r->consumed) != load_acquire(&r->doorbell))
+			futex_wake(&r->doorbell, 1);
+	}
 }
 
 static void core_idle(struct sim *sim, struct pto_core_regs *r, uint32_t db)
@@ -359,8 +432,8 @@ static void *core_main(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	for (;;) {
 		uint32_t db = load_acquire(&r->doorbell);
-		uint32_t taken = r->consumed;
-		uint64_t id1;
+		uint32_t taken = load_acquire(&r->consumed);
+		uint64_t id;
 
 		if (taken == db) {
 			if (load_acquire(&sim->stop))
@@ -374,9 +447,8 @@ static void *core_main(void *arg)
 			continue;
 		}
 		idle = 0;
-		id1 = r->queue[taken % PTO_CORE_QUEUE_SLOTS];
-		store_release(&r->consumed, taken + 1);
-		execute(sim, r, sc->index, id1 - 1);
+		if (claim(r, &id))
+			execute(sim, r, sc->index, id);
 	}
 	return NULL;
 }

@@ -129,19 +129,19 @@ struct pto_window_sched {
 	__u64 release_tail;	/* scope-release entries consumed */
 	__u32 progress;		/* bumped whenever a ring tail advances */
 	__u32 __pad0;
-	__s32 error;		/* first task error (negative errno) or 0 */
+	__u32 __pad2;
 	__u32 active;		/* tasks ready or on cores, not yet completed */
 	__u64 tasks_completed;
 	__u64 __pad1;
 };
 
 /*
- * Sleep flags change only when a side goes to sleep or wakes up, so they sit
- * on lines of their own that stay cached on both sides while work flows.
+ * Flags that change only when a side goes to sleep, wakes up or fails sit on
+ * lines of their own, which stay cached on both sides while work flows.
  */
-struct pto_window_sleep {
+struct pto_window_flags {
 	__u32 sleeping;		/* this side is asleep (see above) */
-	__u32 __pad0;
+	__s32 error;		/* scheduler: first task error (-errno) or 0 */
 	__u64 __pad1[7];
 };
 
@@ -149,11 +149,15 @@ struct pto_window_header {
 	struct pto_window_geometry geo;
 	struct pto_window_orch orch;
 	struct pto_window_sched sched;
-	struct pto_window_sleep orch_sleep;	/* orchestrator, on progress */
-	struct pto_window_sleep sched_sleep;	/* scheduler, on sched_wake */
+	struct pto_window_flags orch_flags;	/* sleeping on sched.progress */
+	struct pto_window_flags sched_flags;	/* sleeping on orch.sched_wake */
 };
 
-/* Task descriptor, indexed by task_id & (task_window - 1). */
+/*
+ * Task descriptor, indexed by task_id & (task_window - 1).  The orchestrator
+ * stores task_id last (release): a descriptor whose task_id matches the
+ * id its slot is expected to hold is published.
+ */
 struct pto_task_desc {
 	__u64 task_id;
 	__u32 kernel_id;
