@@ -1,0 +1,225 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# TAP test of ptorun and the samples.  Installed as $(O)/samples/test-samples
+# and finds ptorun and the .so files from its own location, so the same
+# script serves build/, build/asan and build/tsan.
+#
+# Every sample runs through ptorun in several configurations (defaults,
+# task windows of 8 and 16, a small heap, one core per type, many cores, all
+# tiny at once, repeated runs) and must print PASS with exit status 0; the
+# checksum a sample prints must be the same in every configuration.  Then
+# ptorun's own behaviour: --help, --version, usage errors, a missing
+# object, a run that cannot fit its window, --trace and --stats.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+O_DIR=$(dirname "$here")
+PTORUN=$O_DIR/tools/ptorun
+SO=$here
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+RUN_TIMEOUT=${PTO_SAMPLE_TIMEOUT:-300}
+
+n=0
+failed=0
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	[ -n "${2:-}" ] && [ -f "$2" ] && sed -e 's/^/# /' "$2" | tail -40
+}
+
+# run OUT ARGS...: ptorun ARGS with stdout+stderr in OUT; returns rc
+run() {
+	out=$1
+	shift
+	timeout -k 10 "$RUN_TIMEOUT" "$PTORUN" "$@" </dev/null >"$out" 2>&1
+}
+
+# The configurations every sample must pass, as "name|ptorun options".
+CONFIGS='default|
+window8|--task-window 8
+window16|--task-window 16
+smallheap|--heap-size 64K
+cores1|--cores cube=1,vector=1,aicpu=1,accel=1
+manycores|--cores cube=8,vector=8,aicpu=4,accel=4
+tiny|--task-window 8 --heap-size 64K --cores cube=1,vector=1,aicpu=1,accel=1
+repeat|--repeat 3 --quiet'
+
+# The samples with their arguments: the defaults, and the f32 tree over a
+# length that does not split evenly.
+SAMPLES='bgemm|
+bgemm_builtin|
+paged_attention|
+paged_attention_builtin|
+tree_reduce|
+tree_reduce|type=f32 n=300001 leaf=1000'
+
+# check_run DESC OUT RC: exit 0, at least one PASS, no FAIL
+check_run() {
+	desc=$1 out=$2 rc=$3
+	if [ "$rc" -ne 0 ]; then
+		not_ok "$desc (exit $rc)" "$out"
+	elif ! grep -q ': PASS$' "$out" || grep -q ': FAIL$' "$out"; then
+		not_ok "$desc (no PASS, or a FAIL)" "$out"
+	else
+		ok "$desc"
+	fi
+}
+
+# One sample with its arguments in every configuration, then the checksum
+# comparison.  Here-documents, not pipes, keep the counters in this shell.
+run_sample() {
+	sample=$1 args=$2
+	so=$SO/$sample.so
+	sums=$TMP/sums
+	: >"$sums"
+	while IFS='|' read -r cname copts; do
+		# shellcheck disable=SC2086 # options and args split on purpose
+		run "$TMP/out" $copts "$so" $args
+		check_run "$sample $args [$cname]" "$TMP/out" $?
+		grep -o 'checksum: [0-9a-f]\{16\}' "$TMP/out" | tr '\n' ' ' \
+			>>"$sums"
+		echo >>"$sums"
+	done <<EOF
+$CONFIGS
+EOF
+	if [ "$(sort -u "$sums" | wc -l)" -eq 1 ] &&
+	   grep -q 'checksum' "$sums"; then
+		ok "$sample $args: same checksums in every configuration"
+	else
+		not_ok "$sample $args: checksums differ between configurations" \
+			"$sums"
+	fi
+}
+
+while IFS='|' read -r sample args; do
+	run_sample "$sample" "$args"
+done <<EOF
+$SAMPLES
+EOF
+
+# Ragged multi-block sequences need a bigger window than one block per
+# sequence: run them with the defaults and with one core per type.
+for copts in "" "--cores cube=1,vector=1,aicpu=1,accel=1"; do
+	for s in paged_attention paged_attention_builtin; do
+		# shellcheck disable=SC2086
+		run "$TMP/out" $copts "$SO/$s.so" case=CaseVarLen
+		check_run "$s case=CaseVarLen [${copts:-default}]" "$TMP/out" $?
+	done
+done
+
+# --help and the man page name the same options.
+if run "$TMP/help" --help && grep -q -- '--task-window' "$TMP/help"; then
+	ok "ptorun --help exits 0 and lists the options"
+else
+	not_ok "ptorun --help" "$TMP/help"
+fi
+# the source tree: the current directory, or above the build tree
+man=tools/ptorun/ptorun.1
+d=$O_DIR
+while [ ! -f "$man" ] && [ "$d" != / ]; do
+	man=$d/tools/ptorun/ptorun.1
+	d=$(dirname "$d")
+done
+if [ -f "$man" ]; then
+	sed 's/\\-/-/g' "$man" >"$TMP/man"
+	missing=""
+	for opt in $(grep -o -- '--[a-z][a-z-]*' "$TMP/help" | sort -u); do
+		grep -q -- "$opt" "$TMP/man" || missing="$missing $opt"
+	done
+	if [ -z "$missing" ]; then
+		ok "ptorun.1 documents every option of --help"
+	else
+		echo "# missing from ptorun.1:$missing"
+		not_ok "ptorun.1 documents every option of --help"
+	fi
+else
+	ok "ptorun.1 documents every option of --help # SKIP no source tree"
+fi
+
+if run "$TMP/out" --version && grep -q '^ptorun (PTO) ' "$TMP/out"; then
+	ok "ptorun --version"
+else
+	not_ok "ptorun --version" "$TMP/out"
+fi
+
+# usage errors: exit 2 with a message, before anything runs
+for bad in "--task-window 12" "--heap-size 12Q" "--cores gpu=1" \
+	    "--repeat 0" "--no-such-option" ""; do
+	# shellcheck disable=SC2086
+	run "$TMP/out" $bad "$SO/bgemm.so"
+	rc=$?
+	[ -z "$bad" ] && { run "$TMP/out"; rc=$?; }
+	if [ "$rc" -eq 2 ] && grep -q 'ptorun' "$TMP/out"; then
+		ok "usage error '${bad:-no ORCH.so}' exits 2 with a message"
+	else
+		not_ok "usage error '${bad:-no ORCH.so}' (exit $rc)" "$TMP/out"
+	fi
+done
+
+run "$TMP/out" "$TMP/does-not-exist.so"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'cannot load' "$TMP/out"; then
+	ok "a missing ORCH.so exits 1 with a message"
+else
+	not_ok "a missing ORCH.so (exit $rc)" "$TMP/out"
+fi
+
+run "$TMP/out" "$SO/bgemm.so" nonsense=1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'init failed: Invalid argument' "$TMP/out"; then
+	ok "a bad sample argument fails init with -EINVAL, exit 1"
+else
+	not_ok "a bad sample argument (exit $rc)" "$TMP/out"
+fi
+
+# A sequence of 7 blocks needs 31 tasks in one scope: a window of 16 must
+# fail with an error naming the task ring, not hang and not pass.
+run "$TMP/out" --task-window 16 --stall-timeout 300 \
+	"$SO/paged_attention_builtin.so" case=CaseVarLen chunk=1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'run 1 of 1 failed' "$TMP/out" &&
+   grep -q 'task window' "$TMP/out" &&
+   ! grep -q ': PASS$' "$TMP/out"; then
+	ok "a window too small for one scope fails with exit 1"
+else
+	not_ok "a window too small for one scope (exit $rc)" "$TMP/out"
+fi
+
+run "$TMP/out" --trace "$TMP/trace.json" "$SO/bgemm.so" batch=1 m=2 n=2 k=2 \
+	tile=16
+rc=$?
+if [ "$rc" -eq 0 ] && [ -s "$TMP/trace.json" ] &&
+   grep -q 'gemm_tile' "$TMP/trace.json"; then
+	ok "--trace writes a trace naming the kernels"
+else
+	not_ok "--trace (exit $rc)" "$TMP/out"
+fi
+
+run "$TMP/out" --stats --quiet "$SO/tree_reduce.so" n=65536 leaf=512
+rc=$?
+if [ "$rc" -eq 0 ] && grep -qi 'heap' "$TMP/out" &&
+   ! grep -q '^ptorun: run' "$TMP/out"; then
+	ok "--stats prints the ring statistics, --quiet the run lines"
+else
+	not_ok "--stats --quiet (exit $rc)" "$TMP/out"
+fi
+
+# "help" as a sample argument prints the sample's options and exits 0
+if run "$TMP/out" "$SO/paged_attention.so" help &&
+   grep -q 'CaseBatch256' "$TMP/out"; then
+	ok "a sample's help argument exits 0"
+else
+	not_ok "a sample's help argument" "$TMP/out"
+fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
