@@ -231,7 +231,9 @@ fi
 # ---- 3. clean exit and stale pages ------------------------------------------------
 page=$(page_of "$shm" "$lg")
 stop "$lg"
-ok $? "load generator exits cleanly on SIGTERM"
+rc=$?
+[ $rc -ne 0 ] && sed 's/^/# loadgen: /' "$tmp/loadgen.out" | head -n 60
+ok $rc "load generator exits cleanly on SIGTERM"
 pids=""
 [ ! -e "$page" ]
 ok $? "its stats page is removed at exit"
