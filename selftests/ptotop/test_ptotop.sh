@@ -102,6 +102,31 @@ if [ ! -x "$PTOTOP" ] || [ ! -x "$LOADGEN" ]; then
 	exit 1
 fi
 
+# ---- 0. --help and the man page agree --------------------------------------
+src=$O
+while [ "$src" != / ] && [ ! -f "$src/tools/ptotop/ptotop.1" ]; do
+	src=$(dirname "$src")
+done
+man=$src/tools/ptotop/ptotop.1
+if [ -f "$man" ]; then
+	"$PTOTOP" --help >"$tmp/help.txt"
+	rc=$?
+	for opt in $(grep -o -- '--[a-z]*' "$tmp/help.txt" | sort -u); do
+		m=$(echo "$opt" | sed 's/-/\\\\-/g')
+		grep -q -- "$m" "$man" || { echo "# $opt not in ptotop.1"; rc=1; }
+	done
+	for key in pid tasks inflight stalls failures device command user; do
+		grep -q "$key" "$tmp/help.txt" && grep -q "^\\.BR* $key" "$man" ||
+			{ echo "# sort key $key missing"; rc=1; }
+	done
+	ok $rc "every option and sort key of --help is in ptotop.1"
+else
+	skip "ptotop.1 not found above $O"
+fi
+"$PTOTOP" --bogus >/dev/null 2>&1
+[ $? -eq 2 ]
+ok $? "an unknown option exits 2"
+
 # ---- 1. a live sim runtime, through its stats page -------------------------
 shm=${PTO_STATS_DIR:-/dev/shm}
 PTO_DEVICE=sim "$LOADGEN" -t 60 -n 64 -s 20000 -p 5 >"$tmp/loadgen.out" 2>&1 &
