@@ -29,6 +29,7 @@ struct dev {
 	bool wait_inflight;	/* a URING_CMD_WAIT is pending */
 	bool poll_inflight;	/* a poll on efd is pending */
 	bool gone;		/* the device was removed */
+	uint64_t max_heap;	/* GET_INFO's max_heap_size */
 	struct io_uring ring;
 	void *map[4];
 	size_t map_len[4];
@@ -52,6 +53,7 @@ static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 		return -errno;
 	if (info.abi_version != PTO_ABI_VERSION)
 		return -EPROTO;
+	d->max_heap = info.max_heap_size;
 	be->c_kernels = false;
 	be->batch_kick = true;	/* a KICK is a system call */
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
@@ -87,12 +89,18 @@ static int dev_setup(struct pto_backend *be, const struct pto_backend_setup *s)
 	st.dep_pool_size = s->dep_pool_size;
 	st.release_ring_size = s->release_ring_size;
 	st.heap_ring_size = s->heap_ring_size;
+	/*
+	 * The sim reserves a huge pto_malloc arena lazily; the driver's heap
+	 * is real memory, so the arena shrinks to what the device allows.
+	 */
 	st.heap_size = s->heap_size;
+	if (st.heap_size > d->max_heap && d->max_heap >= s->heap_ring_size)
+		st.heap_size = d->max_heap & ~4095ull;
 	st.cring_size = s->cring_size;
 	if (ioctl(d->fd, PTO_IOCTL_SETUP, &st))
 		return -errno;
 	w = dev_map(d, 0, st.window_offset, st.window_size);
-	be->heap = dev_map(d, 1, st.heap_offset, s->heap_size);
+	be->heap = dev_map(d, 1, st.heap_offset, st.heap_size);
 	be->regs = dev_map(d, 2, st.regs_offset, st.regs_size);
 	c = dev_map(d, 3, st.cring_offset, st.cring_size_bytes);
 	if (!w || !be->heap || !be->regs || !c)
@@ -105,7 +113,7 @@ static int dev_setup(struct pto_backend *be, const struct pto_backend_setup *s)
 	be->dep = (struct pto_dep_entry *)(w + be->win->geo.dep_offset);
 	be->release = (struct pto_release_entry *)
 		(w + be->win->geo.release_offset);
-	be->heap_size = s->heap_size;
+	be->heap_size = st.heap_size;
 	be->heap_dev_base = 0;
 	be->host_addresses = false;
 	be->cring = (struct pto_cring_header *)c;

@@ -417,12 +417,35 @@ static int64_t dev_addr(struct pto_runtime *rt, uint64_t host, uint64_t size)
 	return (int64_t)(host - lo + rt->be.heap_dev_base);
 }
 
-static int check_params(struct pto_runtime *rt, const struct pto_param *p,
-			uint32_t n, uint64_t *out_bytes)
-{
-	uint64_t bytes = 0, end;
-	uint32_t i;
+/* What a submission needs from the rings, from one pass over its params. */
+struct plan {
+	uint64_t out_bytes;	/* heap ring bytes for its OUTPUT params */
+	uint32_t tm_entries;	/* accesses it records in the TensorMap */
+};
 
+static int check_tensor(struct pto_runtime *rt, const struct pto_param *p)
+{
+	uint64_t end;
+
+	if (!p->base ||
+	    __builtin_add_overflow((uint64_t)(uintptr_t)p->base, p->offset,
+				   &end) ||
+	    __builtin_add_overflow(end, p->size, &end))
+		return -EINVAL;
+	if (!rt->be.host_addresses &&
+	    dev_addr(rt, (uintptr_t)p->base + p->offset, p->size) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+static int check_params(struct pto_runtime *rt, const struct pto_param *p,
+			uint32_t n, struct plan *plan)
+{
+	uint32_t i;
+	int ret;
+
+	plan->out_bytes = 0;
+	plan->tm_entries = 0;
 	for (i = 0; i < n; i++) {
 		switch (p[i].kind) {
 		case PTO_PARAM_SCALAR:
@@ -432,28 +455,25 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 				return -EINVAL;
 			if (p[i].size > rt->heap_ring_size)
 				return -E2BIG;
-			bytes += pto_align_up(p[i].size, PTO_HEAP_ALIGN);
+			plan->out_bytes += pto_align_up(p[i].size, PTO_HEAP_ALIGN);
+			plan->tm_entries++;
 			continue;
 		case PTO_PARAM_INPUT:
 		case PTO_PARAM_INOUT:
 		case PTO_PARAM_OUTPUT_EXISTING:
+			plan->tm_entries += p[i].size != 0;
+			/* fall through */
 		case PTO_PARAM_NODEP:
-			if (!p[i].base ||
-			    __builtin_add_overflow((uint64_t)(uintptr_t)p[i].base,
-						   p[i].offset, &end) ||
-			    __builtin_add_overflow(end, p[i].size, &end))
-				return -EINVAL;
-			if (dev_addr(rt, (uintptr_t)p[i].base + p[i].offset,
-				     p[i].size) < 0)
-				return -EFAULT;
+			ret = check_tensor(rt, &p[i]);
+			if (ret)
+				return ret;
 			continue;
 		default:
 			return -EINVAL;
 		}
 	}
-	if (bytes > rt->heap_ring_size)
+	if (plan->out_bytes > rt->heap_ring_size)
 		return -E2BIG;
-	*out_bytes = bytes;
 	return 0;
 }
 
@@ -614,17 +634,6 @@ static int record_accesses(struct pto_runtime *rt, const struct pto_param *p,
 	return 0;
 }
 
-static uint32_t tm_entries_needed(const struct pto_param *p, uint32_t n)
-{
-	uint32_t i, k = 0;
-
-	for (i = 0; i < n; i++)
-		if ((p[i].kind == PTO_PARAM_INPUT ||
-		     is_tracked_writer(p[i].kind)) && p[i].size)
-			k++;
-	return k;
-}
-
 static void fill_desc(struct pto_runtime *rt, struct pto_task_desc *d,
 		      uint64_t id, uint32_t kernel_id, uint32_t type,
 		      const struct pto_param *p, uint32_t n)
@@ -651,20 +660,24 @@ static void fill_desc(struct pto_runtime *rt, struct pto_task_desc *d,
 	}
 }
 
-static int wait_all(struct pto_runtime *rt, uint64_t out_bytes,
-		    uint32_t deps, uint32_t tm_entries)
+/* Wait for dependency entries, TensorMap entries and heap space. */
+static int wait_all(struct pto_runtime *rt, const struct plan *plan,
+		    uint32_t deps)
 {
-	struct need needs[] = {
+	struct need needs[3] = {
 		{ PTO_RING_DEP, deps },
-		{ PTO_RING_TENSORMAP, tm_entries },
-		{ PTO_RING_HEAP, out_bytes },
+		{ PTO_RING_TENSORMAP, plan->tm_entries },
+		{ PTO_RING_HEAP, plan->out_bytes },
 	};
-	uint32_t i;
+	uint32_t i, k = plan->out_bytes ? 3 : 2;
 	int ret;
 
-	for (i = 0; i < 3; i++) {
-		if (needs[i].ring == PTO_RING_HEAP && !out_bytes)
-			continue;
+	/* the common case: everything fits by the cached view */
+	for (i = 0; i < k && fits(rt, &needs[i]); i++)
+		;
+	if (i == k)
+		return 0;
+	for (; i < k; i++) {
 		ret = orch_wait(rt, &needs[i]);
 		if (ret)
 			return ret;
@@ -712,15 +725,16 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		      struct producers *pr)
 {
 	struct need slot = { PTO_RING_TASK, 1 };
-	uint64_t out_bytes = 0, id = rt->win->orch.task_head, t0 = 0;
+	uint64_t id = rt->win->orch.task_head, t0 = 0;
 	struct pto_task_desc *d;
 	struct pto_heap_alloc ha = { 0, 0 };
+	struct plan plan;
 	uint32_t i;
 	int ret;
 
 	if (rt->trace)
 		t0 = pto_now_ns();
-	ret = check_params(rt, p, n, &out_bytes);
+	ret = check_params(rt, p, n, &plan);
 	if (ret)
 		return ret;
 	if (rt->orch.error)
@@ -728,26 +742,27 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	if (READ_ONCE(rt->win->sched_flags.error))
 		return submit_error(rt, -ECANCELED);
 
-	tm_sync(rt);
-	ret = orch_wait(rt, &slot);
-	if (ret)
-		return submit_error(rt, ret);
+	if (!fits(rt, &slot)) {
+		ret = orch_wait(rt, &slot);
+		if (ret)
+			return submit_error(rt, ret);
+	}
 	tm_sync(rt);
 
 	pr->self = id;
 	find_producers(rt, p, n, pr);
 	if (pr->error)
 		return submit_error(rt, pr->error);
-	ret = wait_all(rt, out_bytes, 2 * pr->n, tm_entries_needed(p, n));
+	ret = wait_all(rt, &plan, 2 * pr->n);
 	if (ret)
 		return submit_error(rt, ret);
 
 	d = pto_desc(rt, id);
 	fill_desc(rt, d, id, kernel_id, type, p, n);
-	if (out_bytes) {
+	if (plan.out_bytes) {
 		pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
 				  rt->orch.heap_tail, rt->orch.heap_floor,
-				  out_bytes, &ha);
+				  plan.out_bytes, &ha);
 		if (heap_used(rt) == 0)
 			rt->orch.heap_floor = ha.start;
 		rt->win->orch.heap_top = ha.end;

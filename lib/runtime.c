@@ -259,6 +259,8 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	if (rt->orch.in_run)
 		return -EBUSY;
 	t0 = pto_now_ns();
+	/* before the scheduler starts: it must not see the last run's end */
+	WRITE_ONCE(rt->win->orch.orch_done, 0);
 	ret = pto_sched_start(rt);
 	if (ret)
 		return ret;

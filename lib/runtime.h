@@ -89,6 +89,7 @@ struct pto_sched {
 	uint32_t outstanding;		/* dispatched, not completed */
 	uint32_t cring_size;
 	uint32_t idle_sleeps;		/* sleeps since work was last found */
+	uint32_t spin_budget;		/* idle iterations before sleeping */
 	uint64_t last_stats_ns;
 	bool failed;			/* a task failed: cancel the rest */
 };

@@ -22,8 +22,15 @@
 #include "statspage.h"
 #include "sync.h"
 
-/* Idle loop iterations before the scheduler sleeps. */
-#define SCHED_SPINS 2000
+/*
+ * Idle loop iterations before the scheduler sleeps: adaptive between these
+ * bounds.  A sleep cut short by new work was a wasted pair of syscalls, so
+ * the budget doubles; a long sleep means the spinning was wasted, so it
+ * halves.
+ */
+#define SCHED_SPINS_MIN 1000
+#define SCHED_SPINS_MAX 256000
+#define SHORT_SLEEP_NS 100000ull
 /* Longest sleep; bounds how stale the stats page can get. */
 #define SCHED_SLEEP_MS 50
 #define STATS_INTERVAL_NS 10000000ull
@@ -332,12 +339,20 @@ static void sleep_until_work(struct pto_runtime *rt)
 	struct pto_window_header *w = rt->win;
 	uint32_t seen = load_acquire(&w->orch.sched_wake);
 	uint32_t ms = rt->sched.idle_sleeps++ ? SCHED_SLEEP_MS : 1;
+	struct pto_sched *s = &rt->sched;
+	uint64_t t0 = pto_now_ns();
 
 	WRITE_ONCE(w->sched_flags.sleeping, 1);
 	smp_mb();
 	if (!work_pending(rt))
-		rt->be.ops->wait(&rt->be, rt->sched.cring_head, seen, ms);
+		rt->be.ops->wait(&rt->be, s->cring_head, seen, ms);
 	WRITE_ONCE(w->sched_flags.sleeping, 0);
+	if (pto_now_ns() - t0 < SHORT_SLEEP_NS) {
+		if (s->spin_budget < SCHED_SPINS_MAX)
+			s->spin_budget *= 2;
+	} else if (s->spin_budget > SCHED_SPINS_MIN) {
+		s->spin_budget /= 2;
+	}
 }
 
 void pto_sched_publish_stats(struct pto_runtime *rt)
@@ -408,7 +423,7 @@ static void *sched_main(void *arg)
 		}
 		if (run_finished(rt))
 			break;
-		if (++idle < SCHED_SPINS) {
+		if (++idle < rt->sched.spin_budget) {
 			idle_poll(idle);
 			continue;
 		}
@@ -456,6 +471,8 @@ void pto_sched_fini(struct pto_runtime *rt)
 int pto_sched_start(struct pto_runtime *rt)
 {
 	rt->sched.failed = false;
+	if (!rt->sched.spin_budget)
+		rt->sched.spin_budget = SCHED_SPINS_MIN;
 	WRITE_ONCE(rt->win->sched_flags.error, 0);
 	return -pthread_create(&rt->sched.thread, NULL, sched_main, rt);
 }

@@ -12,26 +12,22 @@
 
 enum { LINK_BLK, LINK_LVL };
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
+/* Multiplicative hashing: one multiply per key, good enough spread. */
 static uint32_t blk_hash(const struct pto_tensormap *tm, uint64_t base,
 			 unsigned int level, uint64_t blk)
 {
-	return (uint32_t)mix64(base ^ mix64(blk * 64 + level)) & tm->bucket_mask;
+	uint64_t h = (base ^ ((blk << 6 | level) * 0x9e3779b97f4a7c15ull)) *
+		     0xc2b2ae3d27d4eb4full;
+
+	return (uint32_t)(h >> 32) & tm->bucket_mask;
 }
 
 static uint32_t lvl_hash(const struct pto_tensormap *tm, uint64_t base,
 			 unsigned int level)
 {
-	return (uint32_t)mix64(base * 67 + level + 1) & tm->bucket_mask;
+	uint64_t h = (base + level + 1) * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(h >> 32) & tm->bucket_mask;
 }
 
 /* Smallest level whose aligned block holds all of [begin, end). */
