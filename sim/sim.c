@@ -258,12 +258,13 @@ static int sim_wait(struct pto_backend *be, uint64_t cring_head,
  * The "interrupt" to the host: bump irq and wake the scheduler if it is
  * blocked on it.  The increment is a full barrier, and sim_wait() sets
  * sched_waiting before comparing irq in the futex, so one of the two sides
- * always sees the other and no wake-up is lost or made in vain.
+ * always sees the other and no wake-up is lost.
  */
 static void raise_irq(struct sim *sim)
 {
 	__atomic_fetch_add(&sim->irq, 1, __ATOMIC_SEQ_CST);
-	if (READ_ONCE(sim->sched_waiting))
+	/* only the first raiser of a sleep pays for the system call */
+	if (__atomic_exchange_n(&sim->sched_waiting, 0, __ATOMIC_SEQ_CST))
 		futex_wake(&sim->irq, 1);
 }
 
