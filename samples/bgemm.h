@@ -17,6 +17,7 @@ struct bgemm {
 	const char *prog;
 	uint64_t batch, mt, nt, kt, tile;	/* sizes in tiles */
 	uint64_t kgroup;	/* k steps per innermost scope; 0 = auto */
+	uint64_t kgroup_run;	/* what the runs use (bgemm_kgroup()) */
 	uint64_t seed;
 	uint64_t tasks_per_k;	/* tasks one k step submits */
 	uint64_t tasks;		/* tasks per run */
@@ -65,7 +66,10 @@ int bgemm_setup(struct pto_runtime *rt, struct bgemm *g, int argc,
 		char **argv);
 void bgemm_teardown(struct pto_runtime *rt, struct bgemm *g);
 
-/* k steps per innermost scope, from kgroup or the runtime's rings */
+/*
+ * k steps per innermost scope, from kgroup or the runtime's rings; asked
+ * once at setup, not while a run is in flight.
+ */
 uint64_t bgemm_kgroup(struct pto_runtime *rt, const struct bgemm *g);
 
 /* What a variant submits: C[b] = C0[b], and one k step of tile (i, j). */

@@ -98,14 +98,16 @@ int bgemm_setup(struct pto_runtime *rt, struct bgemm *g, int argc,
 			&state);
 	sample_fill_f32(g->c0, bgemm_c_elems(g), &state);
 	memset(g->c, 0, bgemm_c_elems(g) * sizeof(float));
+	g->kgroup_run = bgemm_kgroup(rt, g);
 
 	/* one copy task per batch, then the k steps of every tile */
 	g->tasks = g->batch * (1 + g->mt * g->nt * g->kt * g->tasks_per_k);
 	printf("%s: batch=%" PRIu64 " m=%" PRIu64 " n=%" PRIu64 " k=%" PRIu64
 	       " tiles of %" PRIu64 "x%" PRIu64 " (C %" PRIu64 "x%" PRIu64
-	       " per batch), %" PRIu64 " tasks per run\n", g->prog, g->batch,
-	       g->mt, g->nt, g->kt, g->tile, g->tile, g->mt * g->tile,
-	       g->nt * g->tile, g->tasks);
+	       " per batch), %" PRIu64 " tasks per run, %" PRIu64
+	       " k steps per scope\n", g->prog, g->batch, g->mt, g->nt, g->kt,
+	       g->tile, g->tile, g->mt * g->tile, g->nt * g->tile, g->tasks,
+	       g->kgroup_run);
 	return 0;
 }
 
@@ -182,7 +184,7 @@ static int bgemm_batch_run(struct pto_runtime *rt, const struct bgemm *g,
 int bgemm_orchestrate(struct pto_runtime *rt, const struct bgemm *g,
 		      const struct bgemm_ops *ops)
 {
-	uint64_t kgroup = bgemm_kgroup(rt, g), b;
+	uint64_t kgroup = g->kgroup_run, b;
 	int ret = 0;
 
 	for (b = 0; b < g->batch && !ret; b++)

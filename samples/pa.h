@@ -41,7 +41,7 @@ struct pa_case {
 	/* result */
 	float *out;		/* [batch][heads][head_dim], device */
 	uint64_t tasks;		/* tasks of the last run */
-	uint64_t chunk;		/* sequences per scope in the last run */
+	uint64_t chunk;		/* sequences per scope (pa_chunk()) */
 };
 
 struct pa {

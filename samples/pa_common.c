@@ -179,6 +179,10 @@ static int pa_make_inputs(struct pto_runtime *rt, const struct pa *pa,
 	return 0;
 }
 
+static uint64_t pa_case_chunk(struct pto_runtime *rt, const struct pa *pa,
+			      const struct pa_case *c);
+
+/* The chunk sizes are fixed here, not while a run is in flight. */
 int pa_setup(struct pto_runtime *rt, struct pa *pa, int argc, char **argv)
 {
 	struct pa_args a = { .cases = "all" };
@@ -214,6 +218,7 @@ int pa_setup(struct pto_runtime *rt, struct pa *pa, int argc, char **argv)
 	for (i = 0; i < pa->ncases && !ret; i++) {
 		state = pa->seed * 0x100000001b3ull + i;
 		ret = pa_make_inputs(rt, pa, &pa->cases[i], &state);
+		pa->cases[i].chunk = pa_case_chunk(rt, pa, &pa->cases[i]);
 	}
 	return ret;
 }
@@ -511,7 +516,6 @@ int pa_orchestrate(struct pto_runtime *rt, void *arg)
 
 	for (n = 0; n < pa->ncases && !ret; n++) {
 		c = &pa->cases[n];
-		c->chunk = pa_case_chunk(rt, pa, c);
 		c->tasks = 0;
 		for (b0 = 0; b0 < c->batch && !ret; b0 += c->chunk) {
 			memset(&k, 0, sizeof(k));

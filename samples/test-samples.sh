@@ -53,10 +53,12 @@ manycores|--cores cube=8,vector=8,aicpu=4,accel=4
 tiny|--task-window 8 --heap-size 64K --cores cube=1,vector=1,aicpu=1,accel=1
 repeat|--repeat 3 --quiet'
 
-# The samples with their arguments: the defaults, and the f32 tree over a
-# length that does not split evenly.
-SAMPLES='bgemm|
-bgemm_builtin|
+# The samples with their arguments: the defaults, except BGEMM with more,
+# smaller tiles (a quarter of the flops, twice the tasks: the sanitizer
+# builds are slow), and the f32 tree over a length that does not split
+# evenly.  The BGEMM defaults run once below.
+SAMPLES='bgemm|tile=32 k=8
+bgemm_builtin|tile=32 k=8
 paged_attention|
 paged_attention_builtin|
 tree_reduce|
@@ -105,6 +107,11 @@ while IFS='|' read -r sample args; do
 done <<EOF
 $SAMPLES
 EOF
+
+for s in bgemm bgemm_builtin; do
+	run "$TMP/out" "$SO/$s.so"
+	check_run "$s with its default sizes" "$TMP/out" $?
+done
 
 # Ragged multi-block sequences need a bigger window than one block per
 # sequence: run them with the defaults and with one core per type.
