@@ -119,7 +119,7 @@ static int device_types(const struct pt_device *d)
 static int draw_device_full(int y, const struct pt_device *d)
 {
 	char buf[256];
-	int t, gx = 8 + BAR_WIDTH + 2 + 8;
+	int t, gx = 9 + BAR_WIDTH + 2 + 8;
 
 	device_summary(d, buf, sizeof(buf));
 	attron(A_BOLD);
@@ -130,13 +130,13 @@ static int draw_device_full(int y, const struct pt_device *d)
 			continue;
 		snprintf(buf, sizeof(buf), "  %-6s", pt_type_names[t]);
 		put(y, 0, buf);
-		draw_bar(y, 8, d->util[t]);
+		draw_bar(y, 9, d->util[t]);
 		if (isnan(d->util[t]))
 			snprintf(buf, sizeof(buf), "    -  ");
 		else
 			snprintf(buf, sizeof(buf), " %5.1f%% ",
 				 100 * d->util[t]);
-		put(y, 8 + BAR_WIDTH + 2, buf);
+		put(y, 9 + BAR_WIDTH + 2, buf);
 		if (COLS - gx >= MIN_GRAPH)
 			draw_graph(y, gx, COLS - gx, d, t);
 		y++;
@@ -232,6 +232,15 @@ static void draw_table_header(struct ui *ui, int y)
 	attroff(A_REVERSE);
 }
 
+/* The program's name without its directory, then its arguments. */
+static const char *short_command(const char *cmd)
+{
+	size_t argv0 = strcspn(cmd, " ");
+	const char *slash = memrchr(cmd, '/', argv0);
+
+	return slash ? slash + 1 : cmd;
+}
+
 static void draw_proc(int y, const struct pt_proc *p)
 {
 	char buf[512], rate[16], ring[PT_NRINGS][8];
@@ -250,7 +259,7 @@ static void draw_proc(int y, const struct pt_proc *p)
 		 p->pid, p->user, p->device, rate,
 		 (unsigned long long)p->in_flight, ring[0], ring[1], ring[2],
 		 ring[3], (unsigned long long)p->stalls,
-		 (unsigned long long)p->failed, p->command);
+		 (unsigned long long)p->failed, short_command(p->command));
 	if (p->failed || !strcmp(p->state, "failed"))
 		attron(COLOR_PAIR(C_HIGH));
 	put(y, 0, buf);
@@ -296,7 +305,7 @@ static void draw_help(void)
 		"orchestrator waited for a full ring.  Utilisation is busy time",
 		"over wall time times cores, per refresh interval.",
 		"",
-		"Press any key to return.",
+		"Press any key to return, q to quit.",
 	};
 	size_t i;
 
@@ -381,7 +390,7 @@ static bool handle_key(struct ui *ui, int ch)
 	struct pt_state *st = ui->st;
 	int i;
 
-	if (ui->help && ch != KEY_RESIZE) {
+	if (ui->help && ch != KEY_RESIZE && ch != 'q' && ch != 'Q') {
 		ui->help = false;
 		return true;
 	}
