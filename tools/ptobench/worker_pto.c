@@ -47,20 +47,32 @@ struct run_arg {
 		return (int)id_;					\
 } while (0)
 
+/* End the scope opened for a body, also when the body failed. */
+static int scope_close(int err)
+{
+	int end = pto_scope_end(rt);
+
+	return err ? err : end;
+}
+
+static int chain_part(const struct bench_geom *g, const struct tensors *t,
+		      uint64_t n)
+{
+	for (uint64_t j = 0; j < n; j++)
+		SUBMIT(K_VECTOR, PTO_WORKER_VECTOR,
+		       PTO_INOUT(t->chain, 0, g->tile));
+	return 0;
+}
+
 static int chain(const struct bench_geom *g, const struct tensors *t)
 {
-	const uint64_t sz = g->tile;
-
 	for (uint64_t i = 0; i < g->chain; i += CHAIN_SCOPE) {
-		uint64_t end = i + CHAIN_SCOPE < g->chain ? i + CHAIN_SCOPE :
-			       g->chain;
+		uint64_t n = g->chain - i < CHAIN_SCOPE ? g->chain - i :
+			     CHAIN_SCOPE;
 		int err;
 
 		pto_scope_begin(rt);
-		for (uint64_t j = i; j < end; j++)
-			SUBMIT(K_VECTOR, PTO_WORKER_VECTOR,
-			       PTO_INOUT(t->chain, 0, sz));
-		err = pto_scope_end(rt);
+		err = scope_close(chain_part(g, t, n));
 		if (err)
 			return err;
 	}
@@ -108,45 +120,57 @@ static int bgemm_tile(const struct bench_geom *g, const struct tensors *t,
 }
 
 /* Nested scopes as in seed 000's BGEMM: one per batch, one per tile. */
+static int bgemm_batch(const struct bench_geom *g, const struct tensors *t,
+		       uint32_t slot)
+{
+	for (int m = 0; m < BGEMM_MT; m++) {
+		for (int n = 0; n < BGEMM_NT; n++) {
+			int err;
+
+			pto_scope_begin(rt);
+			err = scope_close(bgemm_tile(g, t, slot, m, n));
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
 static int bgemm(const struct bench_geom *g, const struct tensors *t)
 {
 	for (uint32_t b = 0; b < g->batch; b++) {
-		int err = 0;
+		int err;
 
 		pto_scope_begin(rt);
-		for (int m = 0; m < BGEMM_MT && !err; m++) {
-			for (int n = 0; n < BGEMM_NT && !err; n++) {
-				pto_scope_begin(rt);
-				err = bgemm_tile(g, t, b % BGEMM_SLOTS, m, n);
-				if (!err)
-					err = pto_scope_end(rt);
-			}
-		}
-		if (!err)
-			err = pto_scope_end(rt);
+		err = scope_close(bgemm_batch(g, t, b % BGEMM_SLOTS));
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-/* One scope per step: a step is STENCIL_WIDTH tasks. */
-static int stencil(const struct bench_geom *g, const struct tensors *t)
+static int stencil_step(const struct bench_geom *g, char *src, char *dst)
 {
 	const uint64_t sz = g->tile, w = g->width;
 
+	for (uint64_t i = 0; i < w; i++)
+		SUBMIT(K_VECTOR, PTO_WORKER_VECTOR,
+		       PTO_IN(src, (i + w - 1) % w * sz, sz),
+		       PTO_IN(src, i * sz, sz),
+		       PTO_IN(src, (i + 1) % w * sz, sz),
+		       PTO_OUT_EXISTING(dst, i * sz, sz));
+	return 0;
+}
+
+/* One scope per step: a step is STENCIL_WIDTH tasks. */
+static int stencil(const struct bench_geom *g, const struct tensors *t)
+{
 	for (uint32_t s = 0; s < g->steps; s++) {
-		char *src = t->x[s & 1], *dst = t->x[!(s & 1)];
 		int err;
 
 		pto_scope_begin(rt);
-		for (uint64_t i = 0; i < w; i++)
-			SUBMIT(K_VECTOR, PTO_WORKER_VECTOR,
-			       PTO_IN(src, (i + w - 1) % w * sz, sz),
-			       PTO_IN(src, i * sz, sz),
-			       PTO_IN(src, (i + 1) % w * sz, sz),
-			       PTO_OUT_EXISTING(dst, i * sz, sz));
-		err = pto_scope_end(rt);
+		err = scope_close(stencil_step(g, t->x[s & 1],
+					       t->x[!(s & 1)]));
 		if (err)
 			return err;
 	}
@@ -181,22 +205,29 @@ static int pa_block(const struct bench_geom *g, const struct tensors *t,
 	return 0;
 }
 
+static int pa_chunk_body(const struct bench_geom *g,
+			 const struct tensors *t, int c)
+{
+	const uint64_t sz = g->tile;
+	void *oi, *li, *mi;
+
+	SUBMIT(K_VECTOR, PTO_WORKER_VECTOR, PTO_OUT(&oi, sz),
+	       PTO_OUT(&li, sz), PTO_OUT(&mi, sz));
+	for (int bn = 0; bn < PA_BLOCKS; bn++) {
+		int err = pa_block(g, t, c, bn, oi, li, mi);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Seed 002 §12: a scope per chunk, a hub task initialises oi/li/mi. */
 static int pa_chunk(const struct bench_geom *g, const struct tensors *t,
 		    int c)
 {
-	const uint64_t sz = g->tile;
-	void *oi, *li, *mi;
-	int err = 0;
-
 	pto_scope_begin(rt);
-	SUBMIT(K_VECTOR, PTO_WORKER_VECTOR, PTO_OUT(&oi, sz),
-	       PTO_OUT(&li, sz), PTO_OUT(&mi, sz));
-	for (int bn = 0; bn < PA_BLOCKS && !err; bn++)
-		err = pa_block(g, t, c, bn, oi, li, mi);
-	if (!err)
-		err = pto_scope_end(rt);
-	return err;
+	return scope_close(pa_chunk_body(g, t, c));
 }
 
 static int paged_attn(const struct bench_geom *g, const struct tensors *t)
