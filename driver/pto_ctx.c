@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Contexts: open(), the ioctls, mmap of the four regions, poll, io_uring
+ * commands and fdinfo.  Every open() is isolated: its regions are private
+ * vmalloc memory reachable only through its own file.
+ */
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/io_uring.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "pto_drv.h"
+#include "pto_compat.h"
+
+static atomic64_t pto_next_client_id = ATOMIC64_INIT(0);
+
+static const char * const pto_type_names[PTO_UAPI_NUM_WORKER_TYPES] = {
+	"cube", "vector", "aicpu", "accel",
+};
+
+/*
+ * An io_uring WAIT parked on a context.  It remembers its submitter: 6.1
+ * cannot cancel uring commands, so an exiting submitter would otherwise
+ * wait in io_uring's exit path for the WAIT's timeout.
+ */
+struct pto_uwait {
+	struct list_head node;
+	struct io_uring_cmd *cmd;
+	struct task_struct *task;
+	u64 head;
+	unsigned long deadline;		/* jiffies */
+	s64 res;
+};
+
+/* How often parked WAITs look for a dying submitter. */
+#define PTO_UWAIT_POLL	(HZ / 20)
+
+static struct pto_uwait **pto_uwait_slot(struct io_uring_cmd *cmd)
+{
+	BUILD_BUG_ON(sizeof(struct pto_uwait *) > sizeof(cmd->pdu));
+	return (struct pto_uwait **)cmd->pdu;
+}
+
+static u64 pto_ctx_tail(struct pto_ctx *ctx)
+{
+	u64 tail;
+
+	spin_lock(&ctx->cring_lock);
+	tail = ctx->cring_tail;
+	spin_unlock(&ctx->cring_lock);
+	return tail;
+}
+
+static void pto_uwait_complete_cb(PTO_URING_CB_ARGS)
+{
+	struct pto_uwait *w = *pto_uwait_slot(cmd);
+	s64 res = w->res;
+
+	put_task_struct(w->task);
+	kfree(w);
+	pto_cmd_done(cmd, res);
+}
+
+/* Complete every parked WAIT that pred() selects, with res from it. */
+static void pto_uwait_finish(struct pto_ctx *ctx,
+			     s64 (*pred)(struct pto_ctx *ctx,
+					 struct pto_uwait *w, s64 arg),
+			     s64 arg)
+{
+	struct pto_uwait *w, *tmp;
+	unsigned long next = 0;
+	bool more = false;
+	LIST_HEAD(done);
+	s64 res;
+
+	spin_lock(&ctx->uwait_lock);
+	list_for_each_entry_safe(w, tmp, &ctx->uwaits, node) {
+		res = pred(ctx, w, arg);
+		if (res == S64_MIN) {
+			if (!more || time_before(w->deadline, next))
+				next = w->deadline;
+			more = true;
+			continue;
+		}
+		list_move_tail(&w->node, &done);
+		w->res = res;
+	}
+	ctx->uwait_next = next;
+	spin_unlock(&ctx->uwait_lock);
+
+	list_for_each_entry_safe(w, tmp, &done, node) {
+		list_del(&w->node);
+		io_uring_cmd_complete_in_task(w->cmd, pto_uwait_complete_cb);
+	}
+}
+
+/* S64_MIN: keep waiting; else the result to complete with */
+static s64 pto_uwait_ready(struct pto_ctx *ctx, struct pto_uwait *w, s64 tail)
+{
+	if ((u64)tail > w->head)
+		return tail - w->head;
+	if (READ_ONCE(ctx->failed))
+		return -EIO;
+	if (pto_ctx_gone(ctx))
+		return READ_ONCE(ctx->pdev->dead) ? -ENODEV : -ECANCELED;
+	if (time_after_eq(jiffies, w->deadline))
+		return 0;
+	if ((w->task->flags & PF_EXITING) || fatal_signal_pending(w->task))
+		return -ECANCELED;
+	return S64_MIN;
+}
+
+static s64 pto_uwait_all(struct pto_ctx *ctx, struct pto_uwait *w, s64 res)
+{
+	return res;
+}
+
+/* Delay until deadline, but look for dying submitters meanwhile. */
+static unsigned long pto_uwait_delay(unsigned long deadline)
+{
+	if (!time_after(deadline, jiffies))
+		return 0;
+	return min(deadline - jiffies, (unsigned long)PTO_UWAIT_POLL);
+}
+
+static void pto_uwait_timer_fn(struct work_struct *work)
+{
+	struct pto_ctx *ctx = container_of(to_delayed_work(work),
+					   struct pto_ctx, uwait_timer);
+	unsigned long next;
+	bool more;
+
+	pto_uwait_finish(ctx, pto_uwait_ready, pto_ctx_tail(ctx));
+	spin_lock(&ctx->uwait_lock);
+	more = !list_empty(&ctx->uwaits);
+	next = ctx->uwait_next;
+	spin_unlock(&ctx->uwait_lock);
+	if (more && !READ_ONCE(ctx->closing))
+		mod_delayed_work(system_wq, &ctx->uwait_timer,
+				 pto_uwait_delay(next));
+}
+
+/* Completions were posted, or the context failed: wake every waiter. */
+void pto_ctx_notify(struct pto_ctx *ctx)
+{
+	wake_up_all(&ctx->wq);
+	if (!list_empty_careful(&ctx->uwaits))
+		pto_uwait_finish(ctx, pto_uwait_ready, pto_ctx_tail(ctx));
+}
+
+void pto_ctx_cancel_waits(struct pto_ctx *ctx, int res)
+{
+	wake_up_all(&ctx->wq);
+	pto_uwait_finish(ctx, pto_uwait_all, res);
+}
+
+void pto_ctx_fail(struct pto_ctx *ctx, int err)
+{
+	if (!cmpxchg(&ctx->failed, 0, err))
+		dev_dbg(ctx->pdev->dev, "client %llu failed: %d\n",
+			ctx->client_id, err);
+	pto_ctx_notify(ctx);
+}
+
+/* ---- open / release ------------------------------------------------------ */
+
+static int pto_open(struct inode *inode, struct file *file)
+{
+	struct pto_device *pdev = pto_device_get_by_minor(iminor(inode));
+	struct pto_ctx *ctx;
+
+	if (!pdev)
+		return -ENODEV;
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx) {
+		pto_device_put(pdev);
+		return -ENOMEM;
+	}
+	ctx->pdev = pdev;
+	ctx->client_id = atomic64_inc_return(&pto_next_client_id);
+	mutex_init(&ctx->lock);
+	spin_lock_init(&ctx->cring_lock);
+	init_waitqueue_head(&ctx->wq);
+	spin_lock_init(&ctx->uwait_lock);
+	INIT_LIST_HEAD(&ctx->uwaits);
+	INIT_DELAYED_WORK(&ctx->uwait_timer, pto_uwait_timer_fn);
+
+	mutex_lock(&pdev->lock);
+	if (pdev->dead) {
+		mutex_unlock(&pdev->lock);
+		kfree(ctx);
+		pto_device_put(pdev);
+		return -ENODEV;
+	}
+	list_add_tail(&ctx->node, &pdev->ctxs);
+	pdev->nr_contexts++;
+	mutex_unlock(&pdev->lock);
+
+	file->private_data = ctx;
+	return nonseekable_open(inode, file);
+}
+
+/* Stop the cores and fail pending waits; used by release and removal. */
+void pto_ctx_shutdown(struct pto_ctx *ctx, int res)
+{
+	pto_ctx_cancel_waits(ctx, res);
+	if (pto_ctx_ready(ctx))
+		ctx->pdev->ops->ctx_stop(ctx);
+}
+
+static int pto_release(struct inode *inode, struct file *file)
+{
+	struct pto_ctx *ctx = file->private_data;
+	struct pto_device *pdev = ctx->pdev;
+	int i;
+
+	WRITE_ONCE(ctx->closing, true);
+	pto_ctx_shutdown(ctx, -ECANCELED);
+	cancel_delayed_work_sync(&ctx->uwait_timer);
+
+	mutex_lock(&pdev->lock);
+	list_del(&ctx->node);
+	pdev->nr_contexts--;
+	mutex_unlock(&pdev->lock);
+
+	for (i = 0; i < PTO_NUM_REGIONS; i++)
+		vfree(ctx->region[i]);
+	kfree(ctx->cores);
+	kfree(ctx);
+	pto_device_put(pdev);
+	return 0;
+}
+
+/* ---- ioctls ---------------------------------------------------------------- */
+
+static bool pto_zero(const void *p, size_t n)
+{
+	return !memchr_inv(p, 0, n);
+}
+
+static int pto_copy_in(void *k, size_t ksize, void __user *u, size_t usize)
+{
+	memset(k, 0, ksize);
+	return copy_struct_from_user(k, ksize, u, usize);
+}
+
+static int pto_copy_out(void __user *u, size_t usize, const void *k,
+			size_t ksize)
+{
+	return copy_to_user(u, k, min(usize, ksize)) ? -EFAULT : 0;
+}
+
+static int pto_ioctl_get_info(struct pto_ctx *ctx, void __user *u, size_t us)
+{
+	struct pto_device *pdev = ctx->pdev;
+	struct pto_info k;
+	int ret, i;
+
+	ret = pto_copy_in(&k, sizeof(k), u, us);
+	if (ret)
+		return ret;
+	if (k.flags || k.abi_version || !pto_zero(k.__pad, sizeof(k.__pad)))
+		return -EINVAL;
+	memset(&k, 0, sizeof(k));
+	k.abi_version = PTO_ABI_VERSION;
+	for (i = 0; i < PTO_UAPI_NUM_WORKER_TYPES; i++)
+		k.cores[i] = pdev->cores[i];
+	k.max_task_window = pto_max_task_window;
+	k.max_dep_pool = pto_max_dep_pool;
+	k.max_heap_size = pto_max_heap_size;
+	k.num_ops = PTO_OP_COUNT;
+	k.max_args = PTO_MAX_ARGS;
+	k.task_timeout_ms = READ_ONCE(pto_task_timeout_ms);
+	return pto_copy_out(u, us, &k, sizeof(k));
+}
+
+static int pto_setup_check(const struct pto_setup *s)
+{
+	if (s->flags || s->__pad0 || s->__pad1 ||
+	    !pto_zero(s->__pad2, sizeof(s->__pad2)))
+		return -EINVAL;
+	if (s->window_offset || s->window_size || s->heap_offset ||
+	    s->regs_offset || s->regs_size || s->cring_offset ||
+	    s->cring_size_bytes || s->num_cores)
+		return -EINVAL;		/* out fields must come in zeroed */
+	if (!is_power_of_2(s->task_window) ||
+	    s->task_window > pto_max_task_window)
+		return -EINVAL;
+	if (!s->dep_pool_size || s->dep_pool_size > pto_max_dep_pool)
+		return -EINVAL;
+	if (!is_power_of_2(s->release_ring_size) ||
+	    s->release_ring_size > max(pto_max_task_window, 4096U))
+		return -EINVAL;
+	if (!is_power_of_2(s->cring_size) || s->cring_size > PTO_MAX_CRING)
+		return -EINVAL;
+	if (!s->heap_size || s->heap_size > pto_max_heap_size ||
+	    s->heap_ring_size > s->heap_size)
+		return -EINVAL;
+	return 0;
+}
+
+static int pto_alloc_regions(struct pto_ctx *ctx, const struct pto_setup *s)
+{
+	size_t dep_off = 4096 + (size_t)s->task_window * 256;
+	size_t rel_off = dep_off + (size_t)s->dep_pool_size * 16;
+	int i;
+
+	ctx->region_size[PTO_REGION_WINDOW] =
+		PAGE_ALIGN(rel_off + (size_t)s->release_ring_size * 16);
+	ctx->region_size[PTO_REGION_HEAP] = PAGE_ALIGN(s->heap_size);
+	ctx->region_size[PTO_REGION_REGS] =
+		PAGE_ALIGN(ctx->num_cores * sizeof(struct pto_core_regs));
+	ctx->region_size[PTO_REGION_CRING] = PAGE_ALIGN(PTO_CRING_ENTRIES_OFFSET +
+		(size_t)s->cring_size * sizeof(struct pto_completion));
+	for (i = 0; i < PTO_NUM_REGIONS; i++) {
+		ctx->region[i] = vmalloc_user(ctx->region_size[i]);
+		if (!ctx->region[i])
+			return -ENOMEM;
+	}
+
+	ctx->win = ctx->region[PTO_REGION_WINDOW];
+	ctx->win->geo.magic = PTO_WINDOW_MAGIC;
+	ctx->win->geo.abi_version = PTO_ABI_VERSION;
+	ctx->win->geo.task_window = s->task_window;
+	ctx->win->geo.dep_pool_size = s->dep_pool_size;
+	ctx->win->geo.release_ring_size = s->release_ring_size;
+	ctx->win->geo.max_args = PTO_MAX_ARGS;
+	ctx->win->geo.heap_ring_size = s->heap_ring_size;
+	ctx->win->geo.heap_size = s->heap_size;
+	ctx->win->geo.desc_offset = 4096;
+	ctx->win->geo.dep_offset = dep_off;
+	ctx->win->geo.release_offset = rel_off;
+	ctx->desc = ctx->region[PTO_REGION_WINDOW] + 4096;
+	ctx->regs = ctx->region[PTO_REGION_REGS];
+	/* idle cores sleep on their doorbell: the host must KICK them */
+	for (i = 0; i < ctx->num_cores; i++)
+		ctx->regs[i].core_waiting = 1;
+	ctx->cring = ctx->region[PTO_REGION_CRING];
+	ctx->cring->size = s->cring_size;
+	ctx->centries = ctx->region[PTO_REGION_CRING] + PTO_CRING_ENTRIES_OFFSET;
+	ctx->task_window = s->task_window;
+	ctx->heap_size = s->heap_size;
+	ctx->cring_size = s->cring_size;
+	return 0;
+}
+
+static void pto_free_regions(struct pto_ctx *ctx)
+{
+	int i;
+
+	for (i = 0; i < PTO_NUM_REGIONS; i++) {
+		vfree(ctx->region[i]);
+		ctx->region[i] = NULL;
+	}
+	kfree(ctx->cores);
+	ctx->cores = NULL;
+}
+
+static int pto_do_setup(struct pto_ctx *ctx, struct pto_setup *s)
+{
+	struct pto_device *pdev = ctx->pdev;
+	u32 i, t, c = 0;
+	int ret;
+
+	ctx->num_cores = pdev->num_cores;
+	ctx->cores = kcalloc(ctx->num_cores, sizeof(*ctx->cores), GFP_KERNEL);
+	if (!ctx->cores)
+		return -ENOMEM;
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++) {
+		for (i = 0; i < pdev->cores[t]; i++, c++) {
+			ctx->cores[c].ctx = ctx;
+			ctx->cores[c].index = c;
+			ctx->cores[c].type = t;
+		}
+	}
+	ret = pto_alloc_regions(ctx, s);
+	if (!ret)
+		ret = pdev->ops->ctx_start(ctx);
+	if (ret) {
+		pto_free_regions(ctx);
+		return ret;
+	}
+
+	s->window_offset = (u64)PTO_REGION_WINDOW << PTO_MMAP_SHIFT;
+	s->window_size = ctx->region_size[PTO_REGION_WINDOW];
+	s->heap_offset = (u64)PTO_REGION_HEAP << PTO_MMAP_SHIFT;
+	s->regs_offset = (u64)PTO_REGION_REGS << PTO_MMAP_SHIFT;
+	s->regs_size = ctx->region_size[PTO_REGION_REGS];
+	s->cring_offset = (u64)PTO_REGION_CRING << PTO_MMAP_SHIFT;
+	s->cring_size_bytes = ctx->region_size[PTO_REGION_CRING];
+	s->num_cores = ctx->num_cores;
+	/* the regions and cores above are complete before anyone sees this */
+	smp_store_release(&ctx->setup_done, true);
+	return 0;
+}
+
+static int pto_ioctl_setup(struct pto_ctx *ctx, void __user *u, size_t us)
+{
+	struct pto_setup k;
+	int ret;
+
+	ret = pto_copy_in(&k, sizeof(k), u, us);
+	if (ret)
+		return ret;
+	ret = pto_setup_check(&k);
+	if (ret)
+		return ret;
+	mutex_lock(&ctx->lock);
+	if (ctx->setup_done)
+		ret = -EBUSY;
+	else
+		ret = pto_do_setup(ctx, &k);
+	mutex_unlock(&ctx->lock);
+	if (ret)
+		return ret;
+	return pto_copy_out(u, us, &k, sizeof(k));
+}
+
+static int pto_ioctl_bind_op(struct pto_ctx *ctx, void __user *u, size_t us)
+{
+	struct pto_bind_op k;
+	int ret;
+
+	ret = pto_copy_in(&k, sizeof(k), u, us);
+	if (ret)
+		return ret;
+	if (k.flags || k.kernel_id >= PTO_MAX_KERNELS ||
+	    k.worker_type >= PTO_UAPI_NUM_WORKER_TYPES || k.op >= PTO_OP_COUNT)
+		return -EINVAL;
+	if (!ctx->pdev->cores[k.worker_type])
+		return -ENXIO;		/* no core could ever run it */
+	mutex_lock(&ctx->lock);
+	WRITE_ONCE(ctx->type_of[k.kernel_id], k.worker_type);
+	WRITE_ONCE(ctx->op_of[k.kernel_id], k.op + 1);
+	mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+static int pto_kick(struct pto_ctx *ctx, const struct pto_kick *k)
+{
+	if (k->flags || k->__pad)
+		return -EINVAL;
+	if (!pto_ctx_ready(ctx))
+		return -EINVAL;
+	if (k->core != PTO_KICK_ALL && k->core >= ctx->num_cores)
+		return -EINVAL;
+	if (READ_ONCE(ctx->failed))
+		return -EIO;
+	ctx->pdev->ops->kick(ctx, k->core);
+	return 0;
+}
+
+static int pto_ioctl_kick(struct pto_ctx *ctx, void __user *u, size_t us)
+{
+	struct pto_kick k;
+	int ret;
+
+	ret = pto_copy_in(&k, sizeof(k), u, us);
+	if (ret)
+		return ret;
+	return pto_kick(ctx, &k);
+}
+
+static bool pto_wait_done(struct pto_ctx *ctx, u64 head)
+{
+	return pto_ctx_tail(ctx) > head || READ_ONCE(ctx->failed) ||
+	       pto_ctx_gone(ctx);
+}
+
+static int pto_ioctl_wait(struct pto_ctx *ctx, void __user *u, size_t us)
+{
+	struct pto_wait k;
+	ktime_t timeout;
+	long ret;
+
+	ret = pto_copy_in(&k, sizeof(k), u, us);
+	if (ret)
+		return ret;
+	if (k.flags || k.__pad0 || k.cring_tail)
+		return -EINVAL;
+	if (!pto_ctx_ready(ctx))
+		return -EINVAL;
+	timeout = ns_to_ktime(min_t(u64, k.timeout_ns, KTIME_MAX));
+	if (k.timeout_ns)
+		ret = wait_event_interruptible_hrtimeout(ctx->wq,
+							 pto_wait_done(ctx, k.cring_head),
+							 timeout);
+	if (ret == -ERESTARTSYS)
+		return -EINTR;
+	if (READ_ONCE(ctx->pdev->dead))
+		return -ENODEV;
+	k.cring_tail = pto_ctx_tail(ctx);
+	if (k.cring_tail <= k.cring_head && READ_ONCE(ctx->failed))
+		return -EIO;
+	return pto_copy_out(u, us, &k, sizeof(k));
+}
+
+typedef int (*pto_ioctl_fn)(struct pto_ctx *ctx, void __user *u, size_t us);
+
+static const struct {
+	unsigned int cmd;
+	pto_ioctl_fn fn;
+} pto_ioctls[] = {
+	{ PTO_IOCTL_GET_INFO, pto_ioctl_get_info },
+	{ PTO_IOCTL_SETUP, pto_ioctl_setup },
+	{ PTO_IOCTL_BIND_OP, pto_ioctl_bind_op },
+	{ PTO_IOCTL_KICK, pto_ioctl_kick },
+	{ PTO_IOCTL_WAIT, pto_ioctl_wait },
+};
+
+static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct pto_ctx *ctx = file->private_data;
+	unsigned int nr = _IOC_NR(cmd);
+
+	if (_IOC_TYPE(cmd) != PTO_IOCTL_BASE || nr >= ARRAY_SIZE(pto_ioctls))
+		return -ENOTTY;
+	/* any size: copy_struct_from_user() extensibility; same direction */
+	if ((cmd & ~IOCSIZE_MASK) != (pto_ioctls[nr].cmd & ~IOCSIZE_MASK))
+		return -ENOTTY;
+	if (READ_ONCE(ctx->pdev->dead))
+		return -ENODEV;
+	return pto_ioctls[nr].fn(ctx, (void __user *)arg, _IOC_SIZE(cmd));
+}
+
+/* ---- mmap, poll ------------------------------------------------------------ */
+
+static int pto_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct pto_ctx *ctx = file->private_data;
+	unsigned long off = vma->vm_pgoff;
+	unsigned long shift = PTO_MMAP_SHIFT - PAGE_SHIFT;
+	unsigned long r = off >> shift;
+
+	if (READ_ONCE(ctx->pdev->dead))
+		return -ENODEV;
+	if (!pto_ctx_ready(ctx))
+		return -EINVAL;
+	if ((off & ((1UL << shift) - 1)) || r >= PTO_NUM_REGIONS)
+		return -EINVAL;
+	if (vma->vm_end - vma->vm_start > ctx->region_size[r])
+		return -EINVAL;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	pto_vma_clear_mayexec(vma);
+	return remap_vmalloc_range(vma, ctx->region[r], 0);
+}
+
+static __poll_t pto_poll(struct file *file, poll_table *pt)
+{
+	struct pto_ctx *ctx = file->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(file, &ctx->wq, pt);
+	if (pto_ctx_gone(ctx))
+		return EPOLLERR | EPOLLHUP;
+	if (!pto_ctx_ready(ctx))
+		return 0;
+	if (pto_ctx_tail(ctx) != READ_ONCE(ctx->cring->head))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (READ_ONCE(ctx->failed))
+		mask |= EPOLLERR;
+	return mask;
+}
+
+/* ---- io_uring ---------------------------------------------------------------- */
+
+static int pto_uring_wait(struct pto_ctx *ctx, struct io_uring_cmd *cmd)
+{
+	const struct pto_uring_wait *uw = cmd->cmd;
+	struct pto_uwait *w;
+	u32 timeout_ms, flags;
+	u64 head, tail;
+
+	head = READ_ONCE(uw->cring_head);
+	timeout_ms = READ_ONCE(uw->timeout_ms);
+	flags = READ_ONCE(uw->flags);
+	if (flags || !pto_ctx_ready(ctx))
+		return -EINVAL;
+	tail = pto_ctx_tail(ctx);
+	if (tail > head)
+		return tail - head;
+	if (READ_ONCE(ctx->failed))
+		return -EIO;
+	if (!timeout_ms)
+		return 0;
+
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w)
+		return -ENOMEM;
+	w->cmd = cmd;
+	w->task = get_task_struct(current);
+	w->head = head;
+	w->deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	*pto_uwait_slot(cmd) = w;
+
+	spin_lock(&ctx->uwait_lock);
+	if (pto_ctx_gone(ctx)) {
+		spin_unlock(&ctx->uwait_lock);
+		put_task_struct(w->task);
+		kfree(w);
+		return -ECANCELED;
+	}
+	if (list_empty(&ctx->uwaits) ||
+	    time_before(w->deadline, ctx->uwait_next))
+		ctx->uwait_next = w->deadline;
+	list_add_tail(&w->node, &ctx->uwaits);
+	mod_delayed_work(system_wq, &ctx->uwait_timer,
+			 pto_uwait_delay(ctx->uwait_next));
+	spin_unlock(&ctx->uwait_lock);
+	/* a completion may have landed before we were on the list */
+	pto_ctx_notify(ctx);
+	return -EIOCBQUEUED;
+}
+
+static int pto_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct pto_ctx *ctx = cmd->file->private_data;
+	struct pto_kick k;
+
+	BUILD_BUG_ON(sizeof(struct pto_kick) > 16);
+	BUILD_BUG_ON(sizeof(struct pto_uring_wait) > 16);
+	if (READ_ONCE(ctx->pdev->dead))
+		return -ENODEV;
+	switch (cmd->cmd_op) {
+	case PTO_URING_CMD_KICK:
+		memcpy(&k, cmd->cmd, sizeof(k));
+		return pto_kick(ctx, &k);
+	case PTO_URING_CMD_WAIT:
+		return pto_uring_wait(ctx, cmd);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ---- fdinfo -------------------------------------------------------------------- */
+
+static void pto_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct pto_ctx *ctx = file->private_data;
+	bool setup = pto_ctx_ready(ctx);
+	u64 inflight = 0;
+	u32 i, c;
+	int t;
+
+	seq_puts(m, "pto-driver:\tpto\n");
+	seq_printf(m, "pto-device:\tpto%u\n", ctx->pdev->id);
+	seq_printf(m, "pto-client-id:\t%llu\n", ctx->client_id);
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
+		seq_printf(m, "pto-engine-%s:\t%lld ns\n", pto_type_names[t],
+			   (s64)atomic64_read(&ctx->busy_ns[t]));
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
+		seq_printf(m, "pto-engine-capacity-%s:\t%u\n",
+			   pto_type_names[t], ctx->pdev->cores[t]);
+	seq_printf(m, "pto-memory-heap:\t%zu KiB\n",
+		   setup ? ctx->region_size[PTO_REGION_HEAP] >> 10 : 0);
+	seq_printf(m, "pto-memory-window:\t%zu KiB\n",
+		   setup ? ctx->region_size[PTO_REGION_WINDOW] >> 10 : 0);
+	seq_printf(m, "pto-task-window:\t%u\n", setup ? ctx->task_window : 0);
+	for (i = 0; setup && i < ctx->num_cores; i++) {
+		c = READ_ONCE(ctx->regs[i].doorbell) -
+		    READ_ONCE(ctx->cores[i].done);
+		inflight += min_t(u32, c, PTO_CORE_QUEUE_SLOTS);
+	}
+	seq_printf(m, "pto-tasks-in-flight:\t%llu\n", inflight);
+	seq_printf(m, "pto-tasks-done:\t%lld\n",
+		   (s64)atomic64_read(&ctx->tasks_done));
+	seq_printf(m, "pto-tasks-failed:\t%lld\n",
+		   (s64)atomic64_read(&ctx->tasks_failed));
+	seq_printf(m, "pto-state:\t%s\n", READ_ONCE(ctx->failed) ? "failed" :
+		   inflight ? "active" : "idle");
+}
+
+const struct file_operations pto_fops = {
+	.owner = THIS_MODULE,
+	.open = pto_open,
+	.release = pto_release,
+	.unlocked_ioctl = pto_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = pto_mmap,
+	.poll = pto_poll,
+	.uring_cmd = pto_uring_cmd,
+	.show_fdinfo = pto_show_fdinfo,
+	.llseek = no_llseek,
+};

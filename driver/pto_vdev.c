@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The software device: every core of a context is a work item on an
+ * unbound workqueue.  A KICK queues the core's work; the work takes what
+ * the host queued behind the doorbell, runs it and posts a completion.
+ *
+ * Everything in the mapped regions is written by userspace and therefore
+ * untrusted: values are read once into kernel copies and validated there.
+ */
+#include <linux/delay.h>
+#include <linux/ktime.h>
+#include <linux/sched.h>
+#include <asm/fpu/api.h>
+
+#include "pto_drv.h"
+#include "pto_ops.h"
+
+/* Tasks one work run executes before yielding to other contexts. */
+#define PTO_CORE_BATCH	32
+
+/* A task's description, copied out of the shared window. */
+struct pto_task_copy {
+	u64 task_id;
+	u32 kernel_id;
+	u32 nargs;
+	u64 args[PTO_MAX_ARGS];
+};
+
+/*
+ * PTO_OP_SPIN_NS: keep the core busy for ns.  Sleeps rather than spins so
+ * a slow VM is not starved, and stops early on teardown or timeout.
+ */
+static int pto_spin(struct pto_ctx *ctx, u64 ns, u64 start, u64 timeout_ns)
+{
+	u64 now;
+
+	for (;;) {
+		now = ktime_get_ns();
+		if (now - start >= ns)
+			return 0;
+		if (timeout_ns && now - start >= timeout_ns)
+			return -ETIMEDOUT;
+		if (pto_ctx_gone(ctx) || READ_ONCE(ctx->failed))
+			return -ECANCELED;
+		if (ns - (now - start) > 20 * NSEC_PER_USEC)
+			usleep_range(10, 1000);
+		else
+			cond_resched();
+	}
+}
+
+static int pto_copy_task(struct pto_ctx *ctx, u64 task_id,
+			 struct pto_task_copy *t)
+{
+	struct pto_task_desc *d = &ctx->desc[task_id & (ctx->task_window - 1)];
+
+	t->task_id = READ_ONCE(d->task_id);
+	t->kernel_id = READ_ONCE(d->kernel_id);
+	t->nargs = READ_ONCE(d->nargs);
+	if (t->task_id != task_id || t->kernel_id >= PTO_MAX_KERNELS ||
+	    t->nargs > PTO_MAX_ARGS)
+		return -EINVAL;
+	memcpy(t->args, d->args, t->nargs * sizeof(u64));
+	return 0;
+}
+
+static int pto_run_task(struct pto_core *core, u64 task_id, u64 start)
+{
+	struct pto_ctx *ctx = core->ctx;
+	u64 timeout_ns = (u64)READ_ONCE(pto_task_timeout_ms) * NSEC_PER_MSEC;
+	struct pto_op_mem mem = {
+		.base = 0,
+		.size = ctx->heap_size,
+		.host = ctx->region[PTO_REGION_HEAP],
+	};
+	struct pto_task_copy t;
+	u32 op;
+	int ret;
+
+	if (READ_ONCE(ctx->failed) || pto_ctx_gone(ctx))
+		return -ECANCELED;
+	ret = pto_copy_task(ctx, task_id, &t);
+	if (ret)
+		return ret;
+	op = READ_ONCE(ctx->op_of[t.kernel_id]);
+	if (!op || READ_ONCE(ctx->type_of[t.kernel_id]) != core->type)
+		return -EINVAL;
+	op--;
+	if (op == PTO_OP_SPIN_NS)
+		return t.nargs < 1 ? -EINVAL :
+			pto_spin(ctx, t.args[0], start, timeout_ns);
+
+	kernel_fpu_begin();
+	ret = pto_op_exec(op, t.args, t.nargs, &mem);
+	kernel_fpu_end();
+	if (timeout_ns && ktime_get_ns() - start > timeout_ns)
+		ret = -ETIMEDOUT;
+	return ret;
+}
+
+/* Execute one queued entry; false when the host broke the protocol. */
+static bool pto_core_step(struct pto_core *core)
+{
+	struct pto_ctx *ctx = core->ctx;
+	struct pto_core_regs *r = &ctx->regs[core->index];
+	u64 entry, task_id, start, end;
+	int status;
+
+	entry = READ_ONCE(r->queue[core->consumed % PTO_CORE_QUEUE_SLOTS]);
+	core->consumed++;
+	/* the host may reuse the slot once it sees consumed move */
+	smp_store_release(&r->consumed, core->consumed);
+	task_id = entry - 1;
+	WRITE_ONCE(r->status_task, task_id);
+	WRITE_ONCE(r->status, PTO_CORE_ACK);
+
+	start = ktime_get_ns();
+	status = entry ? pto_run_task(core, task_id, start) : -EINVAL;
+	end = ktime_get_ns();
+
+	WRITE_ONCE(r->busy_ns, READ_ONCE(r->busy_ns) + (end - start));
+	atomic64_add(end - start, &ctx->busy_ns[core->type]);
+	atomic64_add(end - start, &ctx->pdev->busy_ns[core->type]);
+	if (status == -ETIMEDOUT)
+		pto_ctx_fail(ctx, -ETIMEDOUT);
+	if (pto_post_completion(ctx, core, task_id, status, start, end))
+		return false;
+	core->done++;
+	/* busy_ns and the completion are visible before FIN */
+	smp_store_release(&r->status, PTO_CORE_FIN);
+	return true;
+}
+
+static void pto_core_work(struct work_struct *work)
+{
+	struct pto_core *core = container_of(work, struct pto_core, work);
+	struct pto_ctx *ctx = core->ctx;
+	struct pto_core_regs *r = &ctx->regs[core->index];
+	unsigned int n = 0;
+	u32 bell;
+
+	for (;;) {
+		if (pto_ctx_gone(ctx))
+			return;
+		WRITE_ONCE(r->core_waiting, 0);
+		/* pairs with the host's release of doorbell: queue[] is valid */
+		bell = smp_load_acquire(&r->doorbell);
+		if (bell == core->consumed) {
+			/* publish "asleep", then look once more (host races) */
+			WRITE_ONCE(r->core_waiting, 1);
+			/* waiting store before the doorbell load; the host
+			 * orders doorbell store before its waiting load
+			 */
+			smp_mb();
+			if (READ_ONCE(r->doorbell) == core->consumed)
+				return;
+			continue;
+		}
+		if (bell - core->consumed > PTO_CORE_QUEUE_SLOTS) {
+			pto_ctx_fail(ctx, -EPROTO);
+			return;
+		}
+		if (!pto_core_step(core))
+			return;
+		if (++n == PTO_CORE_BATCH) {
+			/* let other contexts' cores run: fairness */
+			queue_work(pto_wq, work);
+			return;
+		}
+	}
+}
+
+/*
+ * Post a completion: reserve tail, fill the entry, publish seq last.  A
+ * host that does not consume its ring fails the context instead of having
+ * its unread completions overwritten.
+ */
+int pto_post_completion(struct pto_ctx *ctx, struct pto_core *core,
+			u64 task_id, int status, u64 start_ns, u64 end_ns)
+{
+	struct pto_completion *e;
+	u64 pos;
+
+	spin_lock(&ctx->cring_lock);
+	pos = ctx->cring_tail;
+	if (pos - READ_ONCE(ctx->cring->head) >= ctx->cring_size) {
+		spin_unlock(&ctx->cring_lock);
+		pto_ctx_fail(ctx, -EOVERFLOW);
+		return -EOVERFLOW;
+	}
+	ctx->cring_tail = pos + 1;
+	WRITE_ONCE(ctx->cring->tail, pos + 1);
+	e = &ctx->centries[pos & (ctx->cring_size - 1)];
+	WRITE_ONCE(e->task_id, task_id);
+	WRITE_ONCE(e->core, core->index);
+	WRITE_ONCE(e->status, status);
+	WRITE_ONCE(e->start_ns, start_ns);
+	WRITE_ONCE(e->end_ns, end_ns);
+	/* the entry is complete before the host sees its seq */
+	smp_store_release(&e->seq, (u32)(pos + 1));
+	spin_unlock(&ctx->cring_lock);
+
+	if (status) {
+		atomic64_inc(&ctx->tasks_failed);
+		atomic64_inc(&ctx->pdev->tasks_failed);
+	} else {
+		atomic64_inc(&ctx->tasks_done);
+		atomic64_inc(&ctx->pdev->tasks_done);
+	}
+	pto_ctx_notify(ctx);
+	return 0;
+}
+
+static int pto_vdev_ctx_start(struct pto_ctx *ctx)
+{
+	u32 i;
+
+	for (i = 0; i < ctx->num_cores; i++)
+		INIT_WORK(&ctx->cores[i].work, pto_core_work);
+	return 0;
+}
+
+static void pto_vdev_kick(struct pto_ctx *ctx, u32 core)
+{
+	u32 i;
+
+	if (core != PTO_KICK_ALL) {
+		queue_work(pto_wq, &ctx->cores[core].work);
+		return;
+	}
+	for (i = 0; i < ctx->num_cores; i++)
+		if (READ_ONCE(ctx->regs[i].doorbell) !=
+		    READ_ONCE(ctx->cores[i].consumed))
+			queue_work(pto_wq, &ctx->cores[i].work);
+}
+
+/* Caller made pto_ctx_gone() true, so running work ends soon. */
+static void pto_vdev_ctx_stop(struct pto_ctx *ctx)
+{
+	u32 i;
+
+	for (i = 0; i < ctx->num_cores; i++)
+		cancel_work_sync(&ctx->cores[i].work);
+}
+
+const struct pto_dev_ops pto_vdev_ops = {
+	.ctx_start = pto_vdev_ctx_start,
+	.kick = pto_vdev_kick,
+	.ctx_stop = pto_vdev_ctx_stop,
+};

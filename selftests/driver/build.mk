@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0
+# The driver's kselftests and the wait benchmark.  They need /dev/pto0, so
+# they run inside the VM (make vmtest), not in make check-unit.  The kernel's
+# kselftest_harness.h and checkpatch.pl come from Debian's linux-source-6.1
+# tarball, extracted into $(O)/ksft at build time.
+
+KSRC_TAR ?= $(firstword $(wildcard /usr/src/linux-source-6.1.tar.xz))
+KSRC_TOP := linux-source-6.1
+KSFT_DIR := $(O)/ksft
+KSFT_FILES := tools/testing/selftests/kselftest_harness.h \
+	tools/testing/selftests/kselftest.h \
+	scripts/checkpatch.pl scripts/spelling.txt \
+	scripts/const_structs.checkpatch
+KSFT_STAMP := $(KSFT_DIR)/.extracted
+CHECKPATCH := $(KSFT_DIR)/scripts/checkpatch.pl
+
+$(KSFT_STAMP):
+	@mkdir -p $(KSFT_DIR)
+	$(if $(Q),@echo "  TAR     $(KSRC_TAR) -> $(KSFT_DIR)")
+	$(Q)test -n "$(KSRC_TAR)" || \
+		{ echo "linux-source-6.1 is not installed (make deps-vm)"; exit 1; }
+	$(Q)tar -xJf $(KSRC_TAR) -C $(KSFT_DIR) --strip-components=1 \
+		$(KSFT_FILES:%=$(KSRC_TOP)/%)
+	$(Q)touch $@
+
+DRIVER_TEST_NAMES := pto_driver_test pto_wait_bench
+DRIVER_TESTS := $(DRIVER_TEST_NAMES:%=$(O)/selftests/driver/%)
+
+.PHONY: driver-tests checkpatch
+driver-tests: $(DRIVER_TESTS)
+
+$(O)/selftests/driver/%.o: selftests/driver/%.c $(KSFT_STAMP)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(KSFT_DIR)/tools/testing/selftests \
+		-Iselftests/driver -Wno-sign-compare -MMD -MP -c $< -o $@
+
+$(DRIVER_TESTS): $(O)/selftests/driver/%: $(O)/selftests/driver/%.o
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< -luring -pthread
+
+# checkpatch --strict over the driver and the uapi (uapi headers cannot
+# use BIT(), which is not exported to userspace)
+checkpatch: $(KSFT_STAMP)
+	$(Q)$(CHECKPATCH) --strict --no-tree --terse --show-types \
+		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES \
+		-f driver/*.[ch] driver/probe/*.c
+	$(Q)$(CHECKPATCH) --strict --no-tree --terse --show-types \
+		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,BIT_MACRO \
+		-f uapi/pto_uapi.h

@@ -1,0 +1,978 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kselftests for pto.ko: the uapi (every ioctl and its invalid fields),
+ * mmap bounds and permissions, isolation between contexts, dispatch and
+ * completion through ioctl / io_uring / poll, bad addresses, task timeout,
+ * teardown with work in flight, SIGKILL with a pending io_uring WAIT,
+ * device removal, module unload and fdinfo.  Runs as root inside the VM.
+ */
+#include <liburing.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "pto_test_util.h"
+
+#define SEC	1000000000ull
+#define HEAP	(1u << 20)
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static int sysfs_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+static int sysfs_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+static long sysfs_long(const char *path)
+{
+	char buf[64];
+
+	if (sysfs_read(path, buf, sizeof(buf)))
+		return -1;
+	return strtol(buf, NULL, 0);
+}
+
+/* Wait for a sysfs number to reach want, up to timeout_ms. */
+static long sysfs_wait_for(const char *path, long want, int timeout_ms)
+{
+	uint64_t end = pto_t_now_ns() + timeout_ms * 1000000ull;
+	long v;
+
+	while ((v = sysfs_long(path)) != want && pto_t_now_ns() < end)
+		poll(NULL, 0, 10);
+	return v;
+}
+
+/* Value of key in /proc/self/fdinfo/fd, copied to out. */
+static int fdinfo_get(int fd, const char *key, char *out, size_t len)
+{
+	char path[64], buf[4096], *p;
+	size_t kl = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (sysfs_read(path, buf, sizeof(buf)))
+		return -1;
+	for (p = buf; p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (!strncmp(p, key, kl) && p[kl] == ':') {
+			p += kl + 1;
+			while (*p == '\t' || *p == ' ')
+				p++;
+			snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static float f32(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static uint32_t core_of_type(struct pto_t *p, uint32_t type)
+{
+	return p->first_core[type];
+}
+
+/* ---- GET_INFO ------------------------------------------------------------ */
+
+TEST(get_info)
+{
+	struct pto_info info = { 0 };
+	char buf[64], want[64];
+	int fd = open(pto_t_dev(), O_RDWR);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, PTO_IOCTL_GET_INFO, &info));
+	EXPECT_EQ(PTO_ABI_VERSION, info.abi_version);
+	EXPECT_EQ(PTO_OP_COUNT, info.num_ops);
+	EXPECT_EQ(PTO_MAX_ARGS, info.max_args);
+	EXPECT_LT(0, info.max_task_window);
+	EXPECT_LT(0, info.max_heap_size);
+	EXPECT_EQ(sysfs_long("/sys/module/pto/parameters/task_timeout_ms"),
+		  (long)info.task_timeout_ms);
+	ASSERT_EQ(0, sysfs_read("/sys/class/pto/pto0/cores", buf, sizeof(buf)));
+	snprintf(want, sizeof(want), "%u %u %u %u\n", info.cores[0],
+		 info.cores[1], info.cores[2], info.cores[3]);
+	EXPECT_STREQ(want, buf);
+	close(fd);
+}
+
+TEST(get_info_invalid)
+{
+	struct pto_info info = { .flags = 1 };
+	int fd = open(pto_t_dev(), O_RDWR);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, ioctl(fd, PTO_IOCTL_GET_INFO, &info));
+	EXPECT_EQ(EINVAL, errno);
+	memset(&info, 0, sizeof(info));
+	info.__pad[3] = 1;
+	EXPECT_EQ(-1, ioctl(fd, PTO_IOCTL_GET_INFO, &info));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(fd, PTO_IOCTL_GET_INFO, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	/* unknown command number, and a known number in the wrong direction */
+	EXPECT_EQ(-1, ioctl(fd, _IOWR(PTO_IOCTL_BASE, 0x3f, struct pto_info),
+			    &info));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(fd, _IOR(PTO_IOCTL_BASE, 0x00, struct pto_info),
+			    &info));
+	EXPECT_EQ(ENOTTY, errno);
+	close(fd);
+}
+
+/* A larger struct with a zero tail is accepted, a non-zero tail is not. */
+TEST(get_info_extensible)
+{
+	struct {
+		struct pto_info info;
+		uint64_t extra;
+	} big = { 0 };
+	unsigned int cmd = _IOWR(PTO_IOCTL_BASE, 0x00, typeof(big));
+	int fd = open(pto_t_dev(), O_RDWR);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, cmd, &big));
+	EXPECT_EQ(PTO_ABI_VERSION, big.info.abi_version);
+	memset(&big, 0, sizeof(big));
+	big.extra = 1;
+	EXPECT_EQ(-1, ioctl(fd, cmd, &big));
+	EXPECT_EQ(E2BIG, errno);
+	close(fd);
+}
+
+/* ---- SETUP --------------------------------------------------------------- */
+
+static int try_setup(int fd, void (*mut)(struct pto_setup *s))
+{
+	struct pto_setup s;
+
+	pto_t_setup_args(&s, 64, HEAP, 64);
+	if (mut)
+		mut(&s);
+	return ioctl(fd, PTO_IOCTL_SETUP, &s) ? errno : 0;
+}
+
+#define SETUP_MUT(name, stmt) \
+	static void mut_##name(struct pto_setup *s) { stmt; }
+SETUP_MUT(flags, s->flags = 1)
+SETUP_MUT(pad0, s->__pad0 = 1)
+SETUP_MUT(pad1, s->__pad1 = 1)
+SETUP_MUT(pad2, s->__pad2[1] = 1)
+SETUP_MUT(out_nonzero, s->heap_offset = 4096)
+SETUP_MUT(tw_zero, s->task_window = 0)
+SETUP_MUT(tw_npot, s->task_window = 48)
+SETUP_MUT(tw_big, s->task_window = 1u << 31)
+SETUP_MUT(dep_zero, s->dep_pool_size = 0)
+SETUP_MUT(dep_big, s->dep_pool_size = ~0u)
+SETUP_MUT(rel_npot, s->release_ring_size = 3)
+SETUP_MUT(cring_npot, s->cring_size = 100)
+SETUP_MUT(cring_big, s->cring_size = 1u << 30)
+SETUP_MUT(heap_zero, s->heap_size = 0; s->heap_ring_size = 0)
+SETUP_MUT(heap_big, s->heap_size = 1ull << 50)
+SETUP_MUT(ring_gt_heap, s->heap_ring_size = s->heap_size + 1)
+
+TEST(setup_invalid)
+{
+	static const struct {
+		const char *name;
+		void (*mut)(struct pto_setup *s);
+	} cases[] = {
+#define C(n) { #n, mut_##n }
+		C(flags), C(pad0), C(pad1), C(pad2), C(out_nonzero),
+		C(tw_zero), C(tw_npot), C(tw_big), C(dep_zero), C(dep_big),
+		C(rel_npot), C(cring_npot), C(cring_big), C(heap_zero),
+		C(heap_big), C(ring_gt_heap),
+#undef C
+	};
+	int fd = open(pto_t_dev(), O_RDWR);
+	size_t i;
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		int err = try_setup(fd, cases[i].mut);
+
+		EXPECT_EQ(EINVAL, err)
+			TH_LOG("setup field %s: errno %d", cases[i].name, err);
+	}
+	/* after all the refusals a valid SETUP still works, once */
+	EXPECT_EQ(0, try_setup(fd, NULL));
+	EXPECT_EQ(EBUSY, try_setup(fd, NULL));
+	close(fd);
+}
+
+TEST(setup_geometry)
+{
+	struct pto_t p;
+	uint64_t dep, rel;
+
+	ASSERT_EQ(0, pto_t_open(&p, 128, HEAP, 256));
+	EXPECT_EQ(PTO_WINDOW_MAGIC, p.win->geo.magic);
+	EXPECT_EQ(PTO_ABI_VERSION, p.win->geo.abi_version);
+	EXPECT_EQ(128, p.win->geo.task_window);
+	EXPECT_EQ(256, p.win->geo.dep_pool_size);
+	EXPECT_EQ(64, p.win->geo.release_ring_size);
+	EXPECT_EQ(PTO_MAX_ARGS, p.win->geo.max_args);
+	EXPECT_EQ(HEAP, p.win->geo.heap_size);
+	EXPECT_EQ(HEAP / 2, p.win->geo.heap_ring_size);
+	EXPECT_EQ(4096, p.win->geo.desc_offset);
+	dep = 4096 + 128 * 256;
+	rel = dep + 256 * 16;
+	EXPECT_EQ(dep, p.win->geo.dep_offset);
+	EXPECT_EQ(rel, p.win->geo.release_offset);
+	EXPECT_EQ((rel + 64 * 16 + 4095) & ~4095ull, p.s.window_size);
+	EXPECT_EQ(256, p.cring->size);
+	EXPECT_EQ(p.info.cores[0] + p.info.cores[1] + p.info.cores[2] +
+		  p.info.cores[3], p.s.num_cores);
+	EXPECT_EQ((p.s.num_cores * sizeof(struct pto_core_regs) + 4095) &
+		  ~4095ull, p.s.regs_size);
+	/* memory comes zeroed */
+	EXPECT_EQ(0, p.heap[0] | p.heap[HEAP - 1] | p.regs[0].doorbell);
+	pto_t_close(&p);
+}
+
+/* ---- BIND_OP, KICK, WAIT ---------------------------------------------------- */
+
+TEST(bind_invalid)
+{
+	static const struct pto_bind_op bad[] = {
+		{ .kernel_id = PTO_MAX_KERNELS },
+		{ .worker_type = PTO_UAPI_NUM_WORKER_TYPES },
+		{ .op = PTO_OP_COUNT },
+		{ .flags = 1 },
+	};
+	struct pto_bind_op ok = { .kernel_id = 3, .op = PTO_OP_NOP };
+	int fd = open(pto_t_dev(), O_RDWR);
+	size_t i;
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct pto_bind_op b = bad[i];
+
+		EXPECT_EQ(-1, ioctl(fd, PTO_IOCTL_BIND_OP, &b));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("bind case %zu", i);
+	}
+	EXPECT_EQ(0, ioctl(fd, PTO_IOCTL_BIND_OP, &ok));
+	close(fd);
+}
+
+TEST(kick_wait_invalid)
+{
+	struct pto_kick k = { 0 };
+	struct pto_wait w = { 0 };
+	struct pto_t p;
+
+	/* before SETUP there is nothing to kick or wait for */
+	p.fd = open(pto_t_dev(), O_RDWR);
+	ASSERT_LE(0, p.fd);
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_KICK, &k));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_WAIT, &w));
+	EXPECT_EQ(EINVAL, errno);
+	close(p.fd);
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 64));
+	k.flags = 1;
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_KICK, &k));
+	EXPECT_EQ(EINVAL, errno);
+	k.flags = 0;
+	k.__pad = 1;
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_KICK, &k));
+	EXPECT_EQ(EINVAL, errno);
+	k.__pad = 0;
+	k.core = p.s.num_cores;
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_KICK, &k));
+	EXPECT_EQ(EINVAL, errno);
+	k.core = PTO_KICK_ALL;
+	EXPECT_EQ(0, ioctl(p.fd, PTO_IOCTL_KICK, &k));
+
+	w.flags = 1;
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_WAIT, &w));
+	EXPECT_EQ(EINVAL, errno);
+	w.flags = 0;
+	w.__pad0 = 1;
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_WAIT, &w));
+	EXPECT_EQ(EINVAL, errno);
+	w.__pad0 = 0;
+	w.cring_tail = 5;
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_WAIT, &w));
+	EXPECT_EQ(EINVAL, errno);
+	/* nothing completes: a short WAIT times out with nothing available */
+	EXPECT_EQ(0, pto_t_wait(&p, 1000000));
+	pto_t_close(&p);
+}
+
+/* ---- mmap ------------------------------------------------------------------- */
+
+TEST(mmap_bounds_and_permissions)
+{
+	struct pto_t p;
+	void *m;
+	int fd;
+
+	fd = open(pto_t_dev(), O_RDWR);
+	ASSERT_LE(0, fd);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, m) TH_LOG("mmap before SETUP");
+	close(fd);
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 64));
+	/* one page past a region's end */
+	m = mmap(NULL, p.s.window_size + 4096, PROT_READ, MAP_SHARED, p.fd,
+		 p.s.window_offset);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EINVAL, errno);
+	m = mmap(NULL, HEAP + 4096, PROT_READ, MAP_SHARED, p.fd,
+		 p.s.heap_offset);
+	EXPECT_EQ(MAP_FAILED, m);
+	/* an offset inside a region, and one past the last region */
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, p.fd,
+		 p.s.heap_offset + 4096);
+	EXPECT_EQ(MAP_FAILED, m);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, p.fd,
+		 p.s.cring_offset + (p.s.cring_offset - p.s.regs_offset));
+	EXPECT_EQ(MAP_FAILED, m);
+	/* private and executable mappings are refused */
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, p.fd,
+		 p.s.heap_offset);
+	EXPECT_EQ(MAP_FAILED, m);
+	m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, p.fd,
+		 p.s.heap_offset);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EPERM, errno);
+	/* a smaller mapping is fine but cannot become executable */
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, p.fd, p.s.heap_offset);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(-1, mprotect(m, 4096, PROT_READ | PROT_EXEC));
+	munmap(m, 4096);
+	/* two mappings of one region share memory */
+	m = pto_t_map(p.fd, p.s.heap_offset, 4096);
+	ASSERT_NE(NULL, m);
+	p.heap[100] = 0x5a;
+	EXPECT_EQ(0x5a, ((uint8_t *)m)[100]);
+	munmap(m, 4096);
+	pto_t_close(&p);
+}
+
+/* Contexts are isolated: fresh memory, and addresses beyond the heap fail. */
+TEST(isolation_between_processes)
+{
+	struct pto_t p;
+	int pipefd[2], status;
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 64));
+	memset(p.heap, 0xa5, HEAP);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct pto_t q;
+		uint64_t args[3], i;
+		int bad = 0;
+
+		if (pto_t_open(&q, 64, HEAP, 64))
+			_exit(2);
+		for (i = 0; i < HEAP; i++)
+			bad |= q.heap[i];
+		memset(q.heap, 0x11, HEAP);
+		/* a copy from just beyond its own heap must fail */
+		pto_t_bind(&q, 1, PTO_UAPI_WORKER_VECTOR, PTO_OP_COPY);
+		args[0] = 0;
+		args[1] = HEAP;
+		args[2] = 64;
+		if (pto_t_run(&q, core_of_type(&q, PTO_UAPI_WORKER_VECTOR), 1,
+			      args, 3) != -EFAULT)
+			bad |= 0x100;
+		if (write(pipefd[1], "x", 1) != 1)
+			bad |= 0x200;
+		_exit(bad ? 1 : 0);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child saw foreign memory (status %#x)", status);
+	EXPECT_EQ(0xa5, p.heap[0]);
+	EXPECT_EQ(0xa5, p.heap[HEAP - 1]);
+	close(pipefd[0]);
+	pto_t_close(&p);
+}
+
+/* ---- execution ----------------------------------------------------------------- */
+
+TEST(ops_ioctl)
+{
+	uint32_t n = 256, i, *u = NULL;
+	uint32_t vcore;
+	uint64_t args[6];
+	float *a, *b, *d;
+	struct pto_completion c = { 0 };
+	struct pto_t p;
+	uint64_t id;
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 64));
+	vcore = core_of_type(&p, PTO_UAPI_WORKER_VECTOR);
+	ASSERT_EQ(0, pto_t_bind(&p, 1, PTO_UAPI_WORKER_VECTOR,
+				PTO_OP_FILL_U32));
+	ASSERT_EQ(0, pto_t_bind(&p, 2, PTO_UAPI_WORKER_VECTOR,
+				PTO_OP_ADD_F32));
+	ASSERT_EQ(0, pto_t_bind(&p, 3, PTO_UAPI_WORKER_VECTOR,
+				PTO_OP_MUL_F32));
+
+	args[0] = 4096;
+	args[1] = 0xdeadbeef;
+	args[2] = n * 4;
+	id = pto_t_queue(&p, vcore, 1, args, 3);
+	ASSERT_EQ(0, pto_t_kick(&p, vcore));
+	ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
+	EXPECT_EQ(id, c.task_id);
+	EXPECT_EQ(vcore, c.core);
+	EXPECT_EQ(0, c.status);
+	EXPECT_EQ((uint32_t)(id + 1), c.seq);
+	EXPECT_LE(c.start_ns, c.end_ns);
+	EXPECT_EQ(PTO_CORE_FIN, p.regs[vcore].status);
+	EXPECT_EQ(id, p.regs[vcore].status_task);
+	EXPECT_EQ(1, p.regs[vcore].consumed);
+	u = (uint32_t *)(p.heap + 4096);
+	for (i = 0; i < n; i++)
+		if (u[i] != 0xdeadbeef)
+			break;
+	EXPECT_EQ(n, i);
+	EXPECT_EQ(0, u[n]);
+
+	a = (float *)(p.heap + 8192);
+	b = a + n;
+	d = b + n;
+	for (i = 0; i < n; i++) {
+		a[i] = f32(0x3f800000 + i * 7919);
+		b[i] = f32(0x40000000 - i * 104729);
+	}
+	args[0] = (uint8_t *)d - p.heap;
+	args[1] = (uint8_t *)a - p.heap;
+	args[2] = (uint8_t *)b - p.heap;
+	args[3] = n;
+	EXPECT_EQ(0, pto_t_run(&p, vcore, 2, args, 4));
+	for (i = 0; i < n; i++)
+		if (d[i] != a[i] + b[i])
+			break;
+	EXPECT_EQ(n, i);
+	EXPECT_EQ(0, pto_t_run(&p, vcore, 3, args, 4));
+	for (i = 0; i < n; i++)
+		if (d[i] != a[i] * b[i])
+			break;
+	EXPECT_EQ(n, i);
+	pto_t_close(&p);
+}
+
+/* GEMM on the cube core equals the reference loop, bit for bit. */
+TEST(gemm_bit_exact)
+{
+	const uint32_t M = 16, N = 24, K = 20;
+	float *A, *B, *C, *R;
+	uint64_t args[6];
+	struct pto_t p;
+	uint32_t i, j, k, bad = 0;
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 64));
+	ASSERT_EQ(0, pto_t_bind(&p, 7, PTO_UAPI_WORKER_CUBE,
+				PTO_OP_GEMM_F32));
+	A = (float *)p.heap;
+	B = A + M * K;
+	C = B + K * N;
+	R = malloc(M * N * sizeof(float));
+	ASSERT_NE(NULL, R);
+	srand(42);
+	for (i = 0; i < M * K; i++)
+		A[i] = (float)rand() / RAND_MAX - 0.5f;
+	for (i = 0; i < K * N; i++)
+		B[i] = (float)rand() / RAND_MAX - 0.5f;
+	for (i = 0; i < M * N; i++)
+		R[i] = C[i] = (float)i / 7.0f;
+	for (i = 0; i < M; i++)
+		for (j = 0; j < N; j++) {
+			float acc = R[i * N + j];
+
+			for (k = 0; k < K; k++)
+				acc += A[i * K + k] * B[k * N + j];
+			R[i * N + j] = acc;
+		}
+	args[0] = (uint8_t *)C - p.heap;
+	args[1] = 0;
+	args[2] = (uint8_t *)B - p.heap;
+	args[3] = M;
+	args[4] = N;
+	args[5] = K;
+	EXPECT_EQ(0, pto_t_run(&p, core_of_type(&p, PTO_UAPI_WORKER_CUBE), 7,
+			       args, 6));
+	for (i = 0; i < M * N; i++)
+		bad += memcmp(&C[i], &R[i], 4) != 0;
+	EXPECT_EQ(0, bad);
+	free(R);
+	pto_t_close(&p);
+}
+
+TEST(bad_addresses_and_descriptors)
+{
+	uint32_t vcore;
+	uint64_t args[4], id;
+	struct pto_completion c = { 0 };
+	struct pto_t p;
+	uint32_t *dst;
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 64));
+	vcore = core_of_type(&p, PTO_UAPI_WORKER_VECTOR);
+	ASSERT_EQ(0, pto_t_bind(&p, 1, PTO_UAPI_WORKER_VECTOR, PTO_OP_COPY));
+	ASSERT_EQ(0, pto_t_bind(&p, 2, PTO_UAPI_WORKER_CUBE, PTO_OP_NOP));
+	dst = (uint32_t *)p.heap;
+	dst[0] = 0x12345678;
+	/* source runs past the heap end: -EFAULT, destination untouched */
+	args[0] = 0;
+	args[1] = HEAP - 8;
+	args[2] = 64;
+	EXPECT_EQ(-EFAULT, pto_t_run(&p, vcore, 1, args, 3));
+	EXPECT_EQ(0x12345678, dst[0]);
+	args[1] = ~0ull - 8;
+	EXPECT_EQ(-EFAULT, pto_t_run(&p, vcore, 1, args, 3));
+	args[1] = 64;
+	args[2] = ~0ull;
+	EXPECT_EQ(-EFAULT, pto_t_run(&p, vcore, 1, args, 3));
+	/* unbound kernel, kernel of another worker type, too many args */
+	EXPECT_EQ(-EINVAL, pto_t_run(&p, vcore, 9, args, 0));
+	EXPECT_EQ(-EINVAL, pto_t_run(&p, vcore, 2, args, 0));
+	EXPECT_EQ(-EINVAL, pto_t_run(&p, vcore, 1, args, PTO_MAX_ARGS) ?
+		  -EINVAL : 0);
+	/* descriptor whose task_id does not match the queued id */
+	id = pto_t_queue(&p, vcore, 1, args, 3);
+	p.desc[id & 63].task_id = id + 64;
+	ASSERT_EQ(0, pto_t_kick(&p, vcore));
+	ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
+	EXPECT_EQ(-EINVAL, c.status);
+	/* nargs beyond PTO_MAX_ARGS */
+	id = pto_t_queue(&p, vcore, 1, args, 3);
+	p.desc[id & 63].nargs = PTO_MAX_ARGS + 1;
+	ASSERT_EQ(0, pto_t_kick(&p, vcore));
+	ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
+	EXPECT_EQ(-EINVAL, c.status);
+	/* failed tasks do not fail the context */
+	EXPECT_EQ(0, pto_t_run(&p, core_of_type(&p, 0), 2, args, 0));
+	pto_t_close(&p);
+}
+
+/* Many NOPs on every core, PTO_CORE_QUEUE_SLOTS deep: all complete once. */
+static void run_many(struct __test_metadata *_metadata, struct pto_t *p,
+		     int mode)
+{
+	const uint64_t total = 4000;
+	uint64_t queued = 0, done = 0;
+	uint8_t *seen;
+	uint32_t core, t, *outstanding;
+	struct io_uring ring;
+	struct pto_completion c = { 0 };
+
+	seen = calloc(total, 1);
+	outstanding = calloc(p->s.num_cores, sizeof(*outstanding));
+	ASSERT_TRUE(seen && outstanding);
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
+		if (p->info.cores[t])
+			ASSERT_EQ(0, pto_t_bind(p, t, t, PTO_OP_NOP));
+	if (mode == 1)
+		ASSERT_EQ(0, io_uring_queue_init(8, &ring, 0));
+	while (done < total) {
+		for (core = 0; core < p->s.num_cores && queued < total; core++) {
+			uint32_t type = 0;
+
+			while (type + 1 < PTO_UAPI_NUM_WORKER_TYPES &&
+			       core >= p->first_core[type + 1])
+				type++;
+			if (outstanding[core] == PTO_CORE_QUEUE_SLOTS)
+				continue;
+			if (queued - done >= p->cring->size)
+				break;
+			pto_t_queue(p, core, type, NULL, 0);
+			outstanding[core]++;
+			queued++;
+		}
+		ASSERT_EQ(0, pto_t_kick(p, PTO_KICK_ALL));
+		if (!pto_t_reap(p, &c)) {
+			if (mode == 0) {
+				ASSERT_LE(0, pto_t_wait(p, 5 * SEC));
+			} else if (mode == 1) {
+				struct io_uring_sqe *sqe;
+				struct io_uring_cqe *cqe;
+				struct pto_uring_wait w = {
+					.cring_head = p->head,
+					.timeout_ms = 5000,
+				};
+
+				sqe = io_uring_get_sqe(&ring);
+				io_uring_prep_rw(IORING_OP_URING_CMD, sqe,
+						 p->fd, NULL, 0, 0);
+				sqe->cmd_op = PTO_URING_CMD_WAIT;
+				memcpy(sqe->cmd, &w, sizeof(w));
+				ASSERT_EQ(1, io_uring_submit(&ring));
+				ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+				ASSERT_LT(0, cqe->res);
+				io_uring_cqe_seen(&ring, cqe);
+			} else {
+				struct pollfd pfd = { p->fd, POLLIN, 0 };
+
+				ASSERT_EQ(1, poll(&pfd, 1, 5000));
+				ASSERT_TRUE(pfd.revents & POLLIN);
+			}
+			continue;
+		}
+		do {
+			ASSERT_EQ(0, c.status);
+			ASSERT_GT(total, c.task_id);
+			ASSERT_EQ(0, seen[c.task_id]);
+			seen[c.task_id] = 1;
+			outstanding[c.core]--;
+			done++;
+		} while (pto_t_reap(p, &c));
+	}
+	EXPECT_EQ(total, done);
+	if (mode == 1)
+		io_uring_queue_exit(&ring);
+	free(seen);
+	free(outstanding);
+}
+
+TEST(dispatch_ioctl)
+{
+	struct pto_t p;
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 16));
+	run_many(_metadata, &p, 0);
+	pto_t_close(&p);
+}
+
+TEST(dispatch_io_uring)
+{
+	struct pto_t p;
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 16));
+	run_many(_metadata, &p, 1);
+	pto_t_close(&p);
+}
+
+TEST(dispatch_poll)
+{
+	struct pto_t p;
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 16));
+	run_many(_metadata, &p, 2);
+	pto_t_close(&p);
+}
+
+/* KICK as an io_uring command, and WAIT's validation and timeout. */
+TEST(io_uring_kick_and_timeout)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	struct pto_kick k = { .core = 0 };
+	struct pto_uring_wait w = { .timeout_ms = 50 };
+	struct pto_completion c = { 0 };
+	struct pto_t p;
+	uint64_t t0;
+	uint64_t id;
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 16));
+	ASSERT_EQ(0, io_uring_queue_init(8, &ring, 0));
+	ASSERT_EQ(0, pto_t_bind(&p, 1, PTO_UAPI_WORKER_CUBE, PTO_OP_NOP));
+
+	/* nothing in flight: WAIT completes with 0 after its timeout */
+	t0 = pto_t_now_ns();
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, p.fd, NULL, 0, 0);
+	sqe->cmd_op = PTO_URING_CMD_WAIT;
+	memcpy(sqe->cmd, &w, sizeof(w));
+	ASSERT_EQ(1, io_uring_submit(&ring));
+	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+	EXPECT_EQ(0, cqe->res);
+	EXPECT_LE(40000000ull, pto_t_now_ns() - t0);
+	io_uring_cqe_seen(&ring, cqe);
+
+	/* invalid flags and an unknown command */
+	w.flags = 1;
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, p.fd, NULL, 0, 0);
+	sqe->cmd_op = PTO_URING_CMD_WAIT;
+	memcpy(sqe->cmd, &w, sizeof(w));
+	ASSERT_EQ(1, io_uring_submit(&ring));
+	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+	EXPECT_EQ(-EINVAL, cqe->res);
+	io_uring_cqe_seen(&ring, cqe);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, p.fd, NULL, 0, 0);
+	sqe->cmd_op = 0x77;
+	ASSERT_EQ(1, io_uring_submit(&ring));
+	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+	EXPECT_EQ(-EINVAL, cqe->res);
+	io_uring_cqe_seen(&ring, cqe);
+
+	/* KICK through io_uring runs the queued task */
+	id = pto_t_queue(&p, 0, 1, NULL, 0);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, p.fd, NULL, 0, 0);
+	sqe->cmd_op = PTO_URING_CMD_KICK;
+	memcpy(sqe->cmd, &k, sizeof(k));
+	ASSERT_EQ(1, io_uring_submit(&ring));
+	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+	EXPECT_EQ(0, cqe->res);
+	io_uring_cqe_seen(&ring, cqe);
+	ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
+	EXPECT_EQ(id, c.task_id);
+	io_uring_queue_exit(&ring);
+	pto_t_close(&p);
+}
+
+/* ---- timeouts, teardown, removal -------------------------------------------- */
+
+#define TIMEOUT_PARAM "/sys/module/pto/parameters/task_timeout_ms"
+
+TEST(task_timeout)
+{
+	uint64_t args[1] = { 30 * SEC }, t0, el;
+	char old[32], state[32];
+	struct pto_completion c = { 0 };
+	struct pto_kick k = { .core = 0 };
+	struct pto_t p;
+
+	ASSERT_EQ(0, sysfs_read(TIMEOUT_PARAM, old, sizeof(old)));
+	ASSERT_EQ(0, sysfs_write(TIMEOUT_PARAM, "200"));
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 16));
+	ASSERT_EQ(0, pto_t_bind(&p, 1, PTO_UAPI_WORKER_CUBE, PTO_OP_SPIN_NS));
+	t0 = pto_t_now_ns();
+	pto_t_queue(&p, 0, 1, args, 1);
+	ASSERT_EQ(0, pto_t_kick(&p, 0));
+	ASSERT_EQ(0, pto_t_complete(&p, &c, 20 * SEC));
+	el = pto_t_now_ns() - t0;
+	sysfs_write(TIMEOUT_PARAM, old);
+	EXPECT_EQ(-ETIMEDOUT, c.status);
+	EXPECT_LE(150000000ull, el);
+	EXPECT_GT(10 * SEC, el);
+	/* the context is failed: KICK says -EIO, fdinfo says failed */
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_KICK, &k));
+	EXPECT_EQ(EIO, errno);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-state", state, sizeof(state)));
+	EXPECT_STREQ("failed", state);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-tasks-failed", state,
+				sizeof(state)));
+	EXPECT_STREQ("1", state);
+	pto_t_close(&p);
+}
+
+TEST(close_with_tasks_in_flight)
+{
+	uint64_t args[1] = { 20 * SEC }, t0;
+	uint32_t core, i;
+	long before;
+	struct pto_t p;
+
+	before = sysfs_long("/sys/class/pto/pto0/contexts");
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 64));
+	EXPECT_EQ(before + 1, sysfs_long("/sys/class/pto/pto0/contexts"));
+	for (i = 0; i < PTO_UAPI_NUM_WORKER_TYPES; i++)
+		if (p.info.cores[i])
+			ASSERT_EQ(0, pto_t_bind(&p, i, i, PTO_OP_SPIN_NS));
+	for (core = 0; core < p.s.num_cores; core++) {
+		uint32_t type = 0;
+
+		while (type + 1 < PTO_UAPI_NUM_WORKER_TYPES &&
+		       core >= p.first_core[type + 1])
+			type++;
+		for (i = 0; i < PTO_CORE_QUEUE_SLOTS; i++)
+			pto_t_queue(&p, core, type, args, 1);
+	}
+	ASSERT_EQ(0, pto_t_kick(&p, PTO_KICK_ALL));
+	t0 = pto_t_now_ns();
+	pto_t_close(&p);
+	/* the spinning tasks are cancelled, not waited for */
+	EXPECT_GT(5 * SEC, pto_t_now_ns() - t0);
+	EXPECT_EQ(before, sysfs_wait_for("/sys/class/pto/pto0/contexts",
+					 before, 5000));
+}
+
+TEST(sigkill_with_pending_uring_wait)
+{
+	int pipefd[2], status;
+	long before;
+	uint64_t t0;
+	pid_t pid;
+	char c;
+
+	before = sysfs_long("/sys/class/pto/pto0/contexts");
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct pto_uring_wait w = { .timeout_ms = 60000 };
+		struct io_uring_sqe *sqe;
+		struct io_uring ring;
+		struct pto_t p;
+
+		if (pto_t_open(&p, 64, HEAP, 16) ||
+		    io_uring_queue_init(4, &ring, 0))
+			_exit(2);
+		sqe = io_uring_get_sqe(&ring);
+		io_uring_prep_rw(IORING_OP_URING_CMD, sqe, p.fd, NULL, 0, 0);
+		sqe->cmd_op = PTO_URING_CMD_WAIT;
+		memcpy(sqe->cmd, &w, sizeof(w));
+		if (io_uring_submit(&ring) != 1)
+			_exit(3);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &c, 1));
+	EXPECT_EQ(before + 1, sysfs_long("/sys/class/pto/pto0/contexts"));
+	t0 = pto_t_now_ns();
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	/* the 60 s WAIT must not hold up the exit or leak the context */
+	EXPECT_GT(10 * SEC, pto_t_now_ns() - t0);
+	EXPECT_EQ(before, sysfs_wait_for("/sys/class/pto/pto0/contexts",
+					 before, 10000));
+	close(pipefd[0]);
+}
+
+TEST(device_add_remove_with_open_context)
+{
+	struct pto_info info = { 0 };
+	struct pto_kick k = { .core = 0 };
+	struct pto_t p;
+	char buf[64];
+	int ret;
+
+	sysfs_write("/sys/class/pto/del_device", "7");	/* leftovers */
+	ASSERT_EQ(0, sysfs_write("/sys/class/pto/new_device", "7 1 2 0 1"));
+	EXPECT_EQ(-EEXIST, sysfs_write("/sys/class/pto/new_device", "7"));
+	EXPECT_EQ(-EINVAL, sysfs_write("/sys/class/pto/new_device",
+				       "8 0 0 0 0"));
+	ASSERT_EQ(0, sysfs_read("/sys/class/pto/pto7/cores", buf, sizeof(buf)));
+	EXPECT_STREQ("1 2 0 1\n", buf);
+	setenv("PTO_TEST_DEV", "/dev/pto7", 1);
+	ret = pto_t_open(&p, 64, HEAP, 16);
+	unsetenv("PTO_TEST_DEV");
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(2, p.info.cores[1]);
+	EXPECT_EQ(4, p.s.num_cores);
+	ASSERT_EQ(0, pto_t_bind(&p, 1, PTO_UAPI_WORKER_VECTOR, PTO_OP_NOP));
+	EXPECT_EQ(0, pto_t_run(&p, 1, 1, NULL, 0));
+
+	ASSERT_EQ(0, sysfs_write("/sys/class/pto/del_device", "7"));
+	EXPECT_EQ(-ENOENT, sysfs_write("/sys/class/pto/del_device", "7"));
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_GET_INFO, &info));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_KICK, &k));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_WAIT, &(struct pto_wait){ 0 }));
+	EXPECT_EQ(ENODEV, errno);
+	/* the mappings stay valid memory until unmapped */
+	p.heap[0] = 1;
+	EXPECT_EQ(1, p.heap[0]);
+	EXPECT_EQ(-1, access("/dev/pto7", F_OK));
+	pto_t_close(&p);
+}
+
+TEST(module_unload_refused_while_open)
+{
+	int fd = open(pto_t_dev(), O_RDWR);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, syscall(__NR_delete_module, "pto", O_NONBLOCK));
+	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY)
+		TH_LOG("delete_module: errno %d", errno);
+	EXPECT_EQ(0, access("/sys/module/pto", F_OK));
+	close(fd);
+}
+
+TEST(fdinfo_contents)
+{
+	char v[64], path[64], id1[64], id2[64];
+	struct pto_t p, q;
+	uint32_t i;
+	char want[64];
+
+	ASSERT_EQ(0, pto_t_open(&p, 128, HEAP, 64));
+	ASSERT_EQ(0, pto_t_open(&q, 64, HEAP, 64));
+	ASSERT_EQ(0, pto_t_bind(&p, 1, PTO_UAPI_WORKER_CUBE, PTO_OP_NOP));
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, pto_t_run(&p, 0, 1, NULL, 0));
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-driver", v, sizeof(v)));
+	EXPECT_STREQ("pto", v);
+	snprintf(path, sizeof(path), "%s", pto_t_dev() + 5);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-device", v, sizeof(v)));
+	EXPECT_STREQ(path, v);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-client-id", id1, sizeof(id1)));
+	ASSERT_EQ(0, fdinfo_get(q.fd, "pto-client-id", id2, sizeof(id2)));
+	EXPECT_STRNE(id1, id2);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-tasks-done", v, sizeof(v)));
+	EXPECT_STREQ("5", v);
+	ASSERT_EQ(0, fdinfo_get(q.fd, "pto-tasks-done", v, sizeof(v)));
+	EXPECT_STREQ("0", v);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-tasks-failed", v, sizeof(v)));
+	EXPECT_STREQ("0", v);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-tasks-in-flight", v, sizeof(v)));
+	EXPECT_STREQ("0", v);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-state", v, sizeof(v)));
+	EXPECT_STREQ("idle", v);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-task-window", v, sizeof(v)));
+	EXPECT_STREQ("128", v);
+	snprintf(want, sizeof(want), "%u KiB", HEAP / 1024);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-memory-heap", v, sizeof(v)));
+	EXPECT_STREQ(want, v);
+	snprintf(want, sizeof(want), "%llu KiB",
+		 (unsigned long long)p.s.window_size / 1024);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-memory-window", v, sizeof(v)));
+	EXPECT_STREQ(want, v);
+	snprintf(want, sizeof(want), "%u", p.info.cores[2]);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-engine-capacity-aicpu", v,
+				sizeof(v)));
+	EXPECT_STREQ(want, v);
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-engine-cube", v, sizeof(v)));
+	EXPECT_EQ(0, strcmp(v + strlen(v) - 3, " ns"));
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-engine-accel", v, sizeof(v)));
+	EXPECT_STREQ("0 ns", v);
+	pto_t_close(&q);
+	pto_t_close(&p);
+}
+
+TEST_HARNESS_MAIN

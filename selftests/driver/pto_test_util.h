@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for driving /dev/ptoN directly through the uapi, without libpto:
+ * open + SETUP + mmap, queue a task on a core, reap completions.
+ */
+#ifndef PTO_TEST_UTIL_H
+#define PTO_TEST_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pto_uapi.h"
+
+struct pto_t {
+	int fd;
+	struct pto_info info;
+	struct pto_setup s;
+	struct pto_window_header *win;
+	struct pto_task_desc *desc;
+	uint8_t *heap;
+	struct pto_core_regs *regs;
+	struct pto_cring_header *cring;
+	struct pto_completion *ce;
+	uint32_t first_core[PTO_UAPI_NUM_WORKER_TYPES];
+	uint64_t next_id;
+	uint64_t head;
+};
+
+static inline const char *pto_t_dev(void)
+{
+	const char *d = getenv("PTO_TEST_DEV");
+
+	return d ? d : "/dev/pto0";
+}
+
+static inline uint64_t pto_t_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static inline void pto_t_setup_args(struct pto_setup *s, uint32_t tw,
+				    uint64_t heap, uint32_t cring)
+{
+	memset(s, 0, sizeof(*s));
+	s->task_window = tw;
+	s->dep_pool_size = 256;
+	s->release_ring_size = 64;
+	s->heap_ring_size = heap / 2;
+	s->heap_size = heap;
+	s->cring_size = cring;
+}
+
+static inline void *pto_t_map(int fd, uint64_t off, uint64_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Open and set up a context; returns 0 or -errno. */
+static inline int pto_t_open(struct pto_t *p, uint32_t tw, uint64_t heap,
+			     uint32_t cring)
+{
+	uint32_t t, c = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->fd = open(pto_t_dev(), O_RDWR | O_CLOEXEC);
+	if (p->fd < 0)
+		return -errno;
+	if (ioctl(p->fd, PTO_IOCTL_GET_INFO, &p->info))
+		return -errno;
+	pto_t_setup_args(&p->s, tw, heap, cring);
+	if (ioctl(p->fd, PTO_IOCTL_SETUP, &p->s))
+		return -errno;
+	p->win = pto_t_map(p->fd, p->s.window_offset, p->s.window_size);
+	p->heap = pto_t_map(p->fd, p->s.heap_offset, heap);
+	p->regs = pto_t_map(p->fd, p->s.regs_offset, p->s.regs_size);
+	p->cring = pto_t_map(p->fd, p->s.cring_offset, p->s.cring_size_bytes);
+	if (!p->win || !p->heap || !p->regs || !p->cring)
+		return -errno;
+	p->desc = (void *)((uint8_t *)p->win + p->win->geo.desc_offset);
+	p->ce = (void *)((uint8_t *)p->cring + 4096);
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++) {
+		p->first_core[t] = c;
+		c += p->info.cores[t];
+	}
+	return 0;
+}
+
+static inline void pto_t_close(struct pto_t *p)
+{
+	if (p->win)
+		munmap(p->win, p->s.window_size);
+	if (p->heap)
+		munmap(p->heap, p->s.heap_size);
+	if (p->regs)
+		munmap(p->regs, p->s.regs_size);
+	if (p->cring)
+		munmap(p->cring, p->s.cring_size_bytes);
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	p->win = NULL;
+	p->heap = NULL;
+	p->regs = NULL;
+	p->cring = NULL;
+}
+
+static inline int pto_t_bind(struct pto_t *p, uint32_t kid, uint32_t type,
+			     uint32_t op)
+{
+	struct pto_bind_op b = { .kernel_id = kid, .worker_type = type,
+				 .op = op };
+
+	return ioctl(p->fd, PTO_IOCTL_BIND_OP, &b) ? -errno : 0;
+}
+
+/* Write a descriptor and queue it on core (no KICK); returns the task id. */
+static inline uint64_t pto_t_queue(struct pto_t *p, uint32_t core,
+				   uint32_t kid, const uint64_t *args,
+				   uint32_t nargs)
+{
+	uint64_t id = p->next_id++;
+	struct pto_task_desc *d = &p->desc[id & (p->s.task_window - 1)];
+	struct pto_core_regs *r = &p->regs[core];
+	uint32_t bell = r->doorbell;
+
+	d->task_id = id;
+	d->kernel_id = kid;
+	d->nargs = nargs;
+	memcpy(d->args, args, nargs * sizeof(uint64_t));
+	r->queue[bell % PTO_CORE_QUEUE_SLOTS] = id + 1;
+	__atomic_store_n(&r->doorbell, bell + 1, __ATOMIC_RELEASE);
+	return id;
+}
+
+static inline int pto_t_kick(struct pto_t *p, uint32_t core)
+{
+	struct pto_kick k = { .core = core };
+
+	return ioctl(p->fd, PTO_IOCTL_KICK, &k) ? -errno : 0;
+}
+
+/* Blocking WAIT ioctl; returns completions available or -errno. */
+static inline int64_t pto_t_wait(struct pto_t *p, uint64_t timeout_ns)
+{
+	struct pto_wait w = { .timeout_ns = timeout_ns, .cring_head = p->head };
+
+	if (ioctl(p->fd, PTO_IOCTL_WAIT, &w))
+		return -errno;
+	return (int64_t)(w.cring_tail - p->head);
+}
+
+/* Take the next completion if it is published; 1 if one was taken. */
+static inline int pto_t_reap(struct pto_t *p, struct pto_completion *out)
+{
+	struct pto_completion *e = &p->ce[p->head & (p->cring->size - 1)];
+
+	if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != (uint32_t)(p->head + 1))
+		return 0;
+	*out = *e;
+	p->head++;
+	__atomic_store_n(&p->cring->head, p->head, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* Wait (ioctl) and reap one completion; 0 or -errno. */
+static inline int pto_t_complete(struct pto_t *p, struct pto_completion *out,
+				 uint64_t timeout_ns)
+{
+	uint64_t end = pto_t_now_ns() + timeout_ns;
+	int64_t n;
+
+	while (!pto_t_reap(p, out)) {
+		if (pto_t_now_ns() > end)
+			return -ETIMEDOUT;
+		n = pto_t_wait(p, 100000000ull);
+		if (n < 0)
+			return (int)n;
+	}
+	return 0;
+}
+
+/* Run one task on core through ioctls; returns the completion status. */
+static inline int pto_t_run(struct pto_t *p, uint32_t core, uint32_t kid,
+			    const uint64_t *args, uint32_t nargs)
+{
+	struct pto_completion c = { 0 };
+	uint64_t id = pto_t_queue(p, core, kid, args, nargs);
+	int ret = pto_t_kick(p, core);
+
+	if (ret)
+		return ret;
+	ret = pto_t_complete(p, &c, 10000000000ull);
+	if (ret)
+		return ret;
+	if (c.task_id != id)
+		return -EILSEQ;
+	return c.status;
+}
+
+#endif /* PTO_TEST_UTIL_H */

@@ -1,0 +1,174 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The VM stage (make vmtest): build pto.ko against Debian's
+# linux-headers-*-amd64, pack busybox, the module, the driver kselftests,
+# libpto, the tools and the samples into an initramfs, boot Debian's
+# vmlinuz-*-amd64 in qemu-system-x86_64 (KVM if it works, else TCG), run
+# selftests/vm/guest.sh inside and count its TAP on the host.
+#
+# The guest sees the build tree as /pto (libpto.so*, tools/, samples/,
+# selftests/*/ programs) and the source tree's selftests/*/vm-*.sh as
+# /pto/src/selftests/*/vm-*.sh; those run with O=/pto and cwd /pto.
+#
+# Ends with "vm: N passed, N failed" and appends "passed failed skipped"
+# to $PTO_RESULTS when set.  Any failed test, kernel WARNING/BUG/Oops/
+# lockdep/KASAN report, guest crash or timeout fails the stage.
+set -eu
+cd "$(dirname "$0")/../.."
+SRC=$(pwd)
+O=${O:-build}
+case "$O" in /*) ;; *) O="$SRC/$O" ;; esac
+VM="$O/vm"
+TIMEOUT=${PTO_VM_TIMEOUT:-480}
+MAKE=${MAKE:-make}
+
+log() { echo "vm: $*"; }
+
+finish() {	# passed failed skipped
+	echo "vm: $1 passed, $2 failed, $3 skipped"
+	[ -n "${PTO_RESULTS:-}" ] && echo "$1 $2 $3" >>"$PTO_RESULTS"
+	[ "$2" -eq 0 ]
+	exit $?
+}
+
+# ---- the Debian kernel and its headers (never the host's own kernel) ----
+pick_kernel() {
+	for k in $(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V -r); do
+		v=${k#/boot/vmlinuz-}
+		if [ -d "/usr/src/linux-headers-$v" ]; then
+			KVER=$v
+			return 0
+		fi
+	done
+	return 1
+}
+if ! pick_kernel; then
+	"$SRC/scripts/deps.sh" vm
+	pick_kernel || { log "no Debian kernel with headers"; finish 0 1 0; }
+fi
+VMLINUZ=/boot/vmlinuz-$KVER
+KHDR=/usr/src/linux-headers-$KVER
+log "kernel $KVER"
+
+# ---- pto.ko, built in a copy so the source tree stays clean ----
+rm -rf "$VM"
+mkdir -p "$VM/kmod/sim" "$VM/root"
+cp -r Kbuild driver uapi "$VM/kmod/"
+cp sim/pto_ops.c sim/pto_ops.h "$VM/kmod/sim/"
+if ! $MAKE -s -C "$KHDR" M="$VM/kmod" modules -j2 >"$VM/kmod.log" 2>&1; then
+	cat "$VM/kmod.log"
+	log "module build failed"
+	finish 0 1 0
+fi
+grep -E 'warning:' "$VM/kmod.log" && { log "module build warnings"; finish 0 1 0; }
+
+# ---- reference checksums of the built-in samples on the host's sim ----
+R="$VM/root"
+mkdir -p "$R/pto/tools" "$R/pto/samples" "$R/pto/src"
+: >"$R/pto/checksums"
+for s in bgemm_builtin paged_attention_builtin; do
+	so="$O/samples/$s.so"
+	[ -f "$so" ] && [ -x "$O/tools/ptorun" ] || continue
+	sum=$(PTO_DEVICE=sim timeout 120 "$O/tools/ptorun" "$so" 2>&1 </dev/null |
+	      sed -n 's/.*checksum: *//p' | head -n1)
+	echo "$s ${sum:-none}" >>"$R/pto/checksums"
+done
+
+# ---- the initramfs ----
+copy_libs() {	# ELF files: copy the shared libraries they need
+	for f in "$@"; do
+		ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /^\t\//{print $1}'
+	done | sort -u | while read -r lib; do
+		[ -e "$R$lib" ] && continue
+		mkdir -p "$R$(dirname "$lib")"
+		cp -L "$lib" "$R$lib"
+	done
+}
+mkdir -p "$R/bin" "$R/sbin" "$R/proc" "$R/sys" "$R/dev" "$R/tmp" "$R/etc"
+cp /bin/busybox "$R/bin/busybox"
+cp "$VM/kmod/pto.ko" "$R/pto/pto.ko"
+cp -P "$O"/libpto.so* "$R/pto/" 2>/dev/null || true
+for t in ptorun ptotop ptobench; do
+	[ -x "$O/tools/$t" ] && cp "$O/tools/$t" "$R/pto/tools/"
+done
+cp "$O"/samples/*.so "$R/pto/samples/" 2>/dev/null || true
+for d in "$O"/selftests/*/; do
+	n=$(basename "$d")
+	[ "$n" = asan ] || [ "$n" = tsan ] && continue
+	for f in "$d"*; do
+		[ -f "$f" ] && [ -x "$f" ] || continue
+		mkdir -p "$R/pto/selftests/$n"
+		cp "$f" "$R/pto/selftests/$n/"
+	done
+done
+for f in selftests/*/vm-*.sh; do
+	[ -x "$f" ] || continue
+	mkdir -p "$R/pto/src/$(dirname "$f")"
+	cp "$f" "$R/pto/src/$f"
+done
+cp selftests/vm/guest.sh "$R/pto/guest.sh"
+copy_libs $(find "$R/pto" -type f \( -perm -u+x -o -name '*.so*' \))
+cat >"$R/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+sh /pto/guest.sh >/dev/ttyS1 2>&1
+echo "guest.sh exited $?" >/dev/ttyS1
+sync
+poweroff -f
+EOF
+chmod +x "$R/init"
+(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$VM/initramfs.gz"
+
+# ---- boot ----
+boot() {	# accelerator options
+	log "booting with $*"
+	start=$(date +%s)
+	set +e
+	timeout "$TIMEOUT" qemu-system-x86_64 "$@" -m 1024 -smp 2 \
+		-display none -monitor none -no-reboot -nodefaults \
+		-serial "file:$VM/console.log" -serial "file:$VM/guest.log" \
+		-kernel "$VMLINUZ" -initrd "$VM/initramfs.gz" \
+		-append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init" \
+		</dev/null >"$VM/qemu.log" 2>&1
+	qrc=$?
+	set -e
+	log "qemu exited $qrc after $(($(date +%s) - start)) s"
+	grep -q '^=== vm guest done' "$VM/guest.log"
+}
+# TCG by default: KVM passes a start-up probe on these machines but the
+# nested guest then hangs.  PTO_VM_KVM=1 tries KVM first, then TCG.
+if [ -w /dev/kvm ] && [ "${PTO_VM_KVM:-0}" = 1 ] &&
+   echo quit | timeout 20 qemu-system-x86_64 -accel kvm -M q35 \
+	-display none -monitor stdio -S -nodefaults >/dev/null 2>&1; then
+	boot -accel kvm -cpu host || boot -accel tcg
+else
+	boot -accel tcg
+fi
+
+tr -d '\r' <"$VM/guest.log" >"$VM/guest.tap"
+cat "$VM/guest.tap"
+pass=$(grep -cE '^ok [0-9]+' "$VM/guest.tap" || true)
+skip=$(grep -cE '^ok [0-9]+.*# *SKIP' "$VM/guest.tap" || true)
+fail=$(grep -cE '^not ok [0-9]+' "$VM/guest.tap" || true)
+pass=$((pass - skip))
+if ! grep -q '^=== vm guest done' "$VM/guest.tap"; then
+	echo "not ok 1 - guest did not finish (qemu status $qrc)"
+	tail -n 50 "$VM/console.log"
+	cat "$VM/qemu.log"
+	fail=$((fail + 1))
+fi
+if grep -qE 'WARNING:|BUG:|Oops|KASAN|lockdep|circular locking|general protection|Kernel panic' \
+	"$VM/console.log"; then
+	echo "not ok 1 - kernel console reports a problem"
+	grep -E -A20 'WARNING:|BUG:|Oops|KASAN|lockdep|circular locking|general protection|Kernel panic' \
+		"$VM/console.log" | head -n 60
+	fail=$((fail + 1))
+fi
+finish "$pass" "$fail" "$skip"
