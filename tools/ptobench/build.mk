@@ -30,7 +30,9 @@ PTOBENCH_OMP_DEPS := $(PTOBENCH_OMP_SRCS) tools/ptobench/worker.h \
 	tools/ptobench/shapes.h
 
 # y when "$(1) $(2)" compiles and links an OpenMP program.
-ptobench_omp_ok = $(shell printf '\043include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n' \
+PTOBENCH_OMP_PROBE := '\043include <omp.h>\nint main(void)\n{\n\treturn \
+	omp_get_max_threads() < 1;\n}\n'
+ptobench_omp_ok = $(shell printf $(PTOBENCH_OMP_PROBE) \
 	| $(1) $(2) -x c - -o /dev/null >/dev/null 2>&1 && echo y)
 PTOBENCH_HAVE_GOMP := $(call ptobench_omp_ok,$(PTOBENCH_GOMP_CC),-fopenmp)
 PTOBENCH_HAVE_OMP := $(call ptobench_omp_ok,$(PTOBENCH_OMP_CC),-fopenmp=libomp)

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * ptobench: per-task overhead of libpto against OpenMP depend tasks.
+ * ptobench: per-task overhead of libpto against OpenMP depend tasks and
+ * StarPU.
  *
  * The driver runs one worker process per measurement (ptobench-pto,
- * ptobench-gomp, ptobench-omp, ptobench-starpu), interleaving implementations within each
- * repetition so that a change in machine load hits all of them alike.  The
- * worker times its own run (submission start to all tasks complete); the
- * driver takes peak RSS from wait4() and reports medians, min and max.
+ * ptobench-gomp, ptobench-omp, ptobench-starpu), interleaving
+ * implementations within each repetition so that a change in machine load
+ * hits all of them alike.  The worker times its own run (submission start
+ * to all tasks complete); the driver takes peak RSS from wait4() and
+ * reports medians, min and max.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +71,8 @@ struct opts {
 };
 
 static char worker_dir[PATH_MAX];
+/* 1-minute load average before and after the runs, for the report. */
+static double load_before = -1, load_after = -1;
 static pid_t loaders[256];
 static int nloaders;
 
@@ -302,6 +306,19 @@ static struct summary cell_rss(const struct cell *c)
 
 /* ---- host description --------------------------------------------------- */
 
+static double loadavg1(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
 static void cpu_model(char *buf, size_t len)
 {
 	FILE *f = fopen("/proc/cpuinfo", "r");
@@ -349,6 +366,8 @@ static void json_host(FILE *f, const struct opts *o)
 	json_str(f, model);
 	fprintf(f, ", \"kernel\": ");
 	json_str(f, u.release);
+	fprintf(f, ", \"loadavg_before\": %.2f, \"loadavg_after\": %.2f",
+		load_before, load_after);
 	fprintf(f, "},\n  \"config\": {\"tasks\": %" PRIu64 ", \"reps\": %d, "
 		"\"cores\": %u, \"load\": %d, \"flat\": %" PRIu64 "},\n",
 		o->tasks, o->reps, o->cores, o->load, o->flat);
@@ -406,7 +425,8 @@ static void print_table(const struct opts *o)
 	printf("ptobench: %" PRIu64 " tasks per run, %d reps interleaved, "
 	       "%u cores, %d competing process%s\n", o->tasks, o->reps,
 	       o->cores, o->load, o->load == 1 ? "" : "es");
-	printf("host: %ld CPUs, %s\n\n", sysconf(_SC_NPROCESSORS_ONLN), model);
+	printf("host: %ld CPUs, %s; load average %.2f before, %.2f after\n\n",
+	       sysconf(_SC_NPROCESSORS_ONLN), model, load_before, load_after);
 	printf("%-14s %-6s %9s %21s %10s %8s\n", "shape", "impl", "ns/task",
 	       "(min - max)", "RSS MiB", "pto/gomp");
 	for (int sh = 0; sh < NUM_SHAPES; sh++) {
@@ -514,8 +534,10 @@ static double flat_ratio(int sh, int im)
 static void print_flat(const struct opts *o)
 {
 	printf("ptobench memory flatness: peak RSS at %" PRIu64 " and %" PRIu64
-	       " tasks, %d reps, %u cores\n\n", o->flat, o->flat * 10,
+	       " tasks, %d reps, %u cores\n", o->flat, o->flat * 10,
 	       o->reps, o->cores);
+	printf("load average %.2f before, %.2f after\n\n", load_before,
+	       load_after);
 	printf("%-14s %-6s %12s %12s %8s %10s %10s\n", "shape", "impl",
 	       "small MiB", "large MiB", "ratio", "ns small", "ns large");
 	for (int sh = 0; sh < NUM_SHAPES; sh++) {
@@ -549,11 +571,11 @@ static void json_flat(FILE *f, const struct opts *o)
 
 			if (!o->shape[sh] || !o->impl[im])
 				continue;
-			fprintf(f, "%s\n    {\"shape\": \"%s\", \"impl\": \"%s\", "
-				"\"small_tasks\": %" PRIu64 ", \"large_tasks\": %"
-				PRIu64 ",\n      ", first ? "" : ",",
-				shape_name(sh), impl_names[im], c[0].tasks,
-				c[1].tasks);
+			fprintf(f, "%s\n    {\"shape\": \"%s\", "
+				"\"impl\": \"%s\", \"small_tasks\": %" PRIu64
+				", \"large_tasks\": %" PRIu64 ",\n      ",
+				first ? "" : ",", shape_name(sh),
+				impl_names[im], c[0].tasks, c[1].tasks);
 			json_summary(f, "small_rss_kib", cell_rss(&c[0]),
 				     c[0].n);
 			fprintf(f, ",\n      ");
@@ -761,11 +783,13 @@ int main(int argc, char **argv)
 	}
 	if (parse_opts(argc, argv, &o))
 		return 2;
+	load_before = loadavg1();
 	start_load(o.load);
 	if (o.flat)
 		flat(&o);
 	else
 		bench(&o);
+	load_after = loadavg1();
 	stop_load();
 	if (o.flat)
 		print_flat(&o);

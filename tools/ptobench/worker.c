@@ -65,7 +65,8 @@ uint64_t worker_now_ns(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ptobench-%s --shape NAME --tasks N [--cores C] [--timeout S]\n"
+		"usage: ptobench-%s --shape NAME --tasks N [--cores C]"
+		" [--timeout S]\n"
 		"A ptobench worker: runs one DAG shape once (after a warm-up)\n"
 		"and prints a result line.  Normally started by ptobench(1).\n",
 		worker_ops.impl);
@@ -116,7 +117,8 @@ int main(int argc, char **argv)
 		case 's':
 			shape = shape_lookup(optarg);
 			if (shape < 0) {
-				fprintf(stderr, "ptobench-%s: unknown shape '%s'\n",
+				fprintf(stderr,
+					"ptobench-%s: unknown shape '%s'\n",
 					worker_ops.impl, optarg);
 				return 2;
 			}

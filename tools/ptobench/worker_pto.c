@@ -328,7 +328,8 @@ static int tensors_alloc(struct tensors *t, const struct bench_geom *g)
 	for (int i = 0; i < n; i++) {
 		*sp[i].ptr = pto_malloc(rt, sp[i].tiles * g->tile);
 		if (!*sp[i].ptr) {
-			fprintf(stderr, "ptobench-pto: pto_malloc(%zu) failed\n",
+			fprintf(stderr,
+				"ptobench-pto: pto_malloc(%zu) failed\n",
 				sp[i].tiles * g->tile);
 			tensors_free(t, g);
 			return -ENOMEM;

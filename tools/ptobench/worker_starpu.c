@@ -184,7 +184,8 @@ static int paged_attn(const struct bench_geom *g)
 {
 	for (uint32_t q = 0; q < g->q_loop; q++) {
 		for (int c = 0; c < PA_CHUNKS; c++) {
-			starpu_data_handle_t *ch = tiles + c * PA_TILES_PER_CHUNK;
+			starpu_data_handle_t *ch =
+				tiles + c * PA_TILES_PER_CHUNK;
 			starpu_data_handle_t acc[3] = { fresh(g), fresh(g),
 							fresh(g) };
 			int err;
