@@ -300,7 +300,6 @@ static void page_to_proc(struct pt_proc *p, const struct pto_statspage *pg)
 {
 	int i;
 
-	p->src |= PT_SRC_PAGE;
 	p->pid = pg->pid;
 	p->start_ns = pg->start_ns;
 	p->have_submitted = true;
@@ -310,7 +309,8 @@ static void page_to_proc(struct pt_proc *p, const struct pto_statspage *pg)
 	p->in_flight = pg->tasks_in_flight;
 	p->runs = pg->runs;
 	p->last_error = pg->last_error;
-	for (i = 0; i < PT_NTYPES; i++) {
+	/* the driver's engine time is authoritative for a device client */
+	for (i = 0; i < PT_NTYPES && !(p->src & PT_SRC_FDINFO); i++) {
 		p->cores[i] = pg->cores[i];
 		p->busy_ns[i] = pg->busy_ns[i];
 	}
@@ -326,9 +326,10 @@ static void page_to_proc(struct pt_proc *p, const struct pto_statspage *pg)
 	}
 	if (pg->last_error)
 		snprintf(p->state, sizeof(p->state), "failed");
-	else
+	else if (strcmp(p->state, "failed"))	/* keep the driver's verdict */
 		snprintf(p->state, sizeof(p->state), "%s",
 			 pg->running ? "active" : "idle");
+	p->src |= PT_SRC_PAGE;
 }
 
 /* A page of a /dev/ptoN runtime joins that process's fdinfo row. */
