@@ -273,7 +273,8 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	pto_sched_publish_stats(rt);
 
 	err = READ_ONCE(rt->win->sched_flags.error);
-	if (ret < 0)
+	/* an orchestration passing on -ECANCELED reports the cause instead */
+	if (ret < 0 && !(ret == -ECANCELED && err))
 		return ret;
 	if (err)
 		return err;
