@@ -121,10 +121,11 @@ static bool pto_core_step(struct pto_core *core)
 	WRITE_ONCE(r->busy_ns, READ_ONCE(r->busy_ns) + (end - start));
 	atomic64_add(end - start, &ctx->busy_ns[core->type]);
 	atomic64_add(end - start, &ctx->pdev->busy_ns[core->type]);
-	if (status == -ETIMEDOUT)
-		pto_ctx_fail(ctx, -ETIMEDOUT);
 	if (pto_post_completion(ctx, core, task_id, status, start, end))
 		return false;
+	/* after the completion, so waiters find it rather than -EIO */
+	if (status == -ETIMEDOUT)
+		pto_ctx_fail(ctx, -ETIMEDOUT);
 	core->done++;
 	/* busy_ns and the completion are visible before FIN */
 	smp_store_release(&r->status, PTO_CORE_FIN);

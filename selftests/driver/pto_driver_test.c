@@ -596,7 +596,7 @@ static void run_many(struct __test_metadata *_metadata, struct pto_t *p,
 		     int mode)
 {
 	const uint64_t total = 4000;
-	uint64_t queued = 0, done = 0;
+	uint64_t queued = 0, done = 0, oldest = 0;
 	uint8_t *seen;
 	uint32_t core, t, *outstanding;
 	struct io_uring ring;
@@ -619,7 +619,9 @@ static void run_many(struct __test_metadata *_metadata, struct pto_t *p,
 				type++;
 			if (outstanding[core] == PTO_CORE_QUEUE_SLOTS)
 				continue;
-			if (queued - done >= p->cring->size)
+			/* in-flight ids must fit the ring and the window */
+			if (queued - done >= p->cring->size ||
+			    queued - oldest >= p->s.task_window)
 				break;
 			pto_t_queue(p, core, type, NULL, 0);
 			outstanding[core]++;
@@ -655,13 +657,20 @@ static void run_many(struct __test_metadata *_metadata, struct pto_t *p,
 			continue;
 		}
 		do {
-			ASSERT_EQ(0, c.status);
+			ASSERT_EQ(0, c.status)
+				TH_LOG("task %llu core %u: desc id %llu kid %u nargs %u",
+				       (unsigned long long)c.task_id, c.core,
+				       (unsigned long long)p->desc[c.task_id & (p->s.task_window - 1)].task_id,
+				       p->desc[c.task_id & (p->s.task_window - 1)].kernel_id,
+				       p->desc[c.task_id & (p->s.task_window - 1)].nargs);
 			ASSERT_GT(total, c.task_id);
 			ASSERT_EQ(0, seen[c.task_id]);
 			seen[c.task_id] = 1;
 			outstanding[c.core]--;
 			done++;
 		} while (pto_t_reap(p, &c));
+		while (oldest < total && seen[oldest])
+			oldest++;
 	}
 	EXPECT_EQ(total, done);
 	if (mode == 1)

@@ -3,4 +3,4 @@
 # the samples on /dev/pto0 inside it (selftests/vm/run.sh).
 .PHONY: vmtest
 vmtest: lib-all $(BINS) $(SAMPLE_SOS) driver-tests
-	$(Q)O=$(O) MAKE="$(MAKE)" selftests/vm/run.sh
+	$(Q)O=$(O) MAKE="$(MAKE)" sh selftests/vm/run.sh

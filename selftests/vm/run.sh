@@ -108,6 +108,8 @@ for f in selftests/*/vm-*.sh; do
 	cp "$f" "$R/pto/src/$f"
 done
 cp selftests/vm/guest.sh "$R/pto/guest.sh"
+# debugging: PTO_VM_ONLY="commands" runs just those after loading pto.ko
+[ -n "${PTO_VM_ONLY:-}" ] && echo "$PTO_VM_ONLY" >"$R/pto/only.sh"
 copy_libs $(find "$R/pto" -type f \( -perm -u+x -o -name '*.so*' \))
 cat >"$R/init" <<'EOF'
 #!/bin/busybox sh
