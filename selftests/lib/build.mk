@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: MIT
+# libpto's userspace tests: one TAP program per area, linked statically so
+# the unit tests reach the internals.  testlib.o holds the shared helpers.
+
+SELFTESTS_LIB_NAMES := test_basic test_overlap test_errors test_window \
+	test_random
+SELFTESTS_LIB_PROGS := $(SELFTESTS_LIB_NAMES:%=$(O)/selftests/lib/%)
+SELFTESTS_LIB_COMMON := $(O)/selftests/lib/testlib.o
+
+TEST_PROGS += $(SELFTESTS_LIB_PROGS)
+
+$(SELFTESTS_LIB_PROGS): $(O)/selftests/lib/%: $(O)/selftests/lib/%.o \
+		$(SELFTESTS_LIB_COMMON) $(LIBPTO_A)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(SELFTESTS_LIB_COMMON) \
+		$(LINK_LIBPTO_STATIC)

@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Every error return of the public API (DESIGN §4), and that the runtime
+ * works again afterwards:
+ *  -EINVAL    bad parameter kind, NULL base or ref, too many parameters,
+ *             bad worker type, unbalanced pto_scope_end, bad config
+ *  -ENOENT    unknown kernel id
+ *  -E2BIG     an OUTPUT larger than the heap ring, at once
+ *  -EDEADLK   a scope larger than the task window, a heap too small for
+ *             one scope's outputs: reported after stall_timeout_ms with a
+ *             diagnostic whose suggested size is then shown to work
+ *  -EIO       a kernel fails; later submits of the run get -ECANCELED
+ * plus the PTO_* environment overrides of pto_config_init().
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kernels.h"
+
+#define K_FAIL 45		/* sets -EIO */
+#define K_UNKNOWN 55		/* never registered */
+
+static void k_fail(const uint64_t *a, uint32_t n)
+{
+	pto_kernel_set_error(-EIO);
+}
+
+static struct pto_runtime *make_rt(struct pto_config *cfg, struct tl_rec *r)
+{
+	struct pto_runtime *rt = tl_runtime(cfg);
+
+	tl_rec_init(r, rt);
+	if (register_test_kernels(r) ||
+	    tl_register(r, K_FAIL, PTO_WORKER_VECTOR, k_fail, "fail"))
+		bail_out("cannot register kernels");
+	return rt;
+}
+
+/* ---- configuration ---------------------------------------------------------- */
+
+/* In a child: a crash must fail this check, not end the whole test. */
+static void test_bad_device(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt = NULL;
+	int status = 0, ret;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		tl_config(&cfg, 0, 0);
+		cfg.device = "/nonexistent/pto-device";
+		ret = pto_runtime_create(&cfg, &rt);
+		_exit(ret < 0 && !rt ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	if (!ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		"config: a device node that does not exist fails cleanly"))
+		diag("  child %s %d", WIFSIGNALED(status) ? "killed by signal" :
+		     "exit status", WIFSIGNALED(status) ? WTERMSIG(status) :
+		     WEXITSTATUS(status));
+}
+
+static void test_config(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt = NULL;
+
+	tl_config(&cfg, 6, 0);
+	ok_eq(pto_runtime_create(&cfg, &rt), -EINVAL,
+	      "config: task window 6 (not a power of two) is -EINVAL");
+	test_bad_device();
+
+	setenv("PTO_TASK_WINDOW", "32", 1);
+	setenv("PTO_HEAP_SIZE", "65536", 1);
+	setenv("PTO_DEP_POOL", "5000", 1);
+	setenv("PTO_TENSORMAP_POOL", "6000", 1);
+	setenv("PTO_SIM_CORES", "cube=3,vector=1,aicpu=2,accel=1", 1);
+	setenv("PTO_STALL_TIMEOUT_MS", "1234", 1);
+	pto_config_init(&cfg);
+	ok(cfg.task_window == 32 && cfg.heap_size == 65536 &&
+	   cfg.dep_pool_size == 5000 && cfg.tensormap_pool_size == 6000 &&
+	   cfg.stall_timeout_ms == 1234,
+	   "config: PTO_* environment overrides the sizes");
+	ok(cfg.cores[PTO_WORKER_CUBE] == 3 && cfg.cores[PTO_WORKER_VECTOR] == 1 &&
+	   cfg.cores[PTO_WORKER_AICPU] == 2 && cfg.cores[PTO_WORKER_ACCEL] == 1,
+	   "config: PTO_SIM_CORES sets the cores per type");
+	setenv("PTO_TASK_WINDOW", "6", 1);
+	pto_config_init(&cfg);
+	ok_eq(pto_runtime_create(&cfg, &rt), -EINVAL,
+	      "config: PTO_TASK_WINDOW=6 is -EINVAL at create");
+	unsetenv("PTO_TASK_WINDOW");
+	unsetenv("PTO_HEAP_SIZE");
+	unsetenv("PTO_DEP_POOL");
+	unsetenv("PTO_TENSORMAP_POOL");
+	unsetenv("PTO_SIM_CORES");
+	unsetenv("PTO_STALL_TIMEOUT_MS");
+}
+
+static void test_register(struct pto_runtime *rt)
+{
+	ok_eq(pto_kernel_register(rt, 60, PTO_NUM_WORKER_TYPES, k_fail, "x"),
+	      -EINVAL, "register: bad worker type is -EINVAL");
+	ok_eq(pto_kernel_register(rt, 61, PTO_WORKER_CUBE, NULL, "x"),
+	      -EINVAL, "register: NULL function is -EINVAL");
+	ok_eq(pto_kernel_register(rt, PTO_MAX_KERNELS, PTO_WORKER_CUBE,
+				  k_fail, "x"),
+	      -EINVAL, "register: kernel id >= PTO_MAX_KERNELS is -EINVAL");
+	ok_eq(pto_kernel_register_builtin(rt, 62, PTO_WORKER_CUBE,
+					  PTO_OP_COUNT),
+	      -EINVAL, "register: unknown built-in op is -EINVAL");
+	ok_eq(pto_kernel_register_builtin(rt, 63, PTO_NUM_WORKER_TYPES,
+					  PTO_OP_NOP),
+	      -EINVAL, "register_builtin: bad worker type is -EINVAL");
+}
+
+/* ---- bad submits ------------------------------------------------------------- */
+
+struct bad {
+	const char *name;
+	int want;
+	uint32_t kid;
+	int type;
+	struct pto_param p[2];
+	uint32_t n;		/* 0: the params are NULL, n = 1 */
+};
+
+static uint64_t *gbuf;
+static void *gref;
+
+static int64_t bad_rc;
+static uint64_t bad_ns;
+
+static int orch_bad(struct pto_runtime *rt, void *arg)
+{
+	const struct bad *b = arg;
+	struct pto_param many[PTO_MAX_PARAMS + 1];
+	uint64_t t0;
+	uint32_t i;
+
+	/* a valid task first, so the runtime is busy when the bad one comes */
+	if (pto_submit_task(rt, KID(K_STEP, 0), 0,
+			    (struct pto_param[]){ PTO_INOUT(gbuf, 0, 8),
+						  PTO_SCALAR(1), PTO_SCALAR(0) },
+			    3) < 0)
+		return -EPROTO;
+	t0 = tl_now_ns();
+	if (b->n == PTO_MAX_PARAMS + 1) {
+		for (i = 0; i < b->n; i++)
+			many[i] = PTO_SCALAR(i);
+		many[0] = PTO_OUT_EXISTING(gbuf, 8, 8);
+		bad_rc = pto_submit_task(rt, b->kid, b->type, many, b->n);
+	} else {
+		bad_rc = pto_submit_task(rt, b->kid, b->type,
+					 b->n ? b->p : NULL, b->n ? b->n : 1);
+	}
+	bad_ns = tl_now_ns() - t0;
+	return bad_rc < 0 ? (int)bad_rc : -EPROTO;
+}
+
+static int orch_ok(struct pto_runtime *rt, void *arg)
+{
+	struct tl_rec *r = arg;
+
+	pto_scope_begin(rt);
+	SUBMIT_OR_RETURN(r, K_STEP, PTO_WORKER_CUBE, PTO_INOUT(gbuf, 0, 16),
+			 PTO_SCALAR(2), PTO_SCALAR(99));
+	SUBMIT_OR_RETURN(r, K_STEP, PTO_WORKER_VECTOR, PTO_INOUT(gbuf, 8, 16),
+			 PTO_SCALAR(2), PTO_SCALAR(98));
+	return pto_scope_end(rt);
+}
+
+/* The runtime still works: a small run whose result is checked. */
+static void check_recovers(struct pto_runtime *rt, struct tl_rec *r,
+			   const char *name)
+{
+	char what[128];
+
+	tl_rec_reset(r);
+	tl_host(r, gbuf, 64);
+	snprintf(what, sizeof(what), "%s: the next run", name);
+	if (ok_eq(pto_run(rt, orch_ok, r), 0, "%s: the next pto_run works",
+		  name) && tl_replay(r) == 0)
+		tl_check(r, gbuf, what);
+}
+
+static void test_bad_submits(void)
+{
+	const struct bad cases[] = {
+		{ "parameter kind 99", -EINVAL, KID(K_STEP, 0), 0,
+		  { { .kind = 99, .base = gbuf, .size = 8 } }, 1 },
+		{ "INPUT with a NULL base", -EINVAL, KID(K_STEP, 0), 0,
+		  { PTO_IN(NULL, 0, 8) }, 1 },
+		{ "INOUT with a NULL base", -EINVAL, KID(K_STEP, 0), 0,
+		  { PTO_INOUT(NULL, 0, 8) }, 1 },
+		{ "OUTPUT with a NULL ref", -EINVAL, KID(K_STEP, 0), 0,
+		  { PTO_OUT(NULL, 64) }, 1 },
+		{ "NULL params", -EINVAL, KID(K_STEP, 0), 0, { { 0 } }, 0 },
+		{ "PTO_MAX_PARAMS + 1 params", -EINVAL, KID(K_SCALARS, 0), 0,
+		  { { 0 } }, PTO_MAX_PARAMS + 1 },
+		{ "worker type PTO_NUM_WORKER_TYPES", -EINVAL, KID(K_STEP, 0),
+		  PTO_NUM_WORKER_TYPES, { PTO_INOUT(gbuf, 8, 8) }, 1 },
+		{ "worker type -1", -EINVAL, KID(K_STEP, 0), -1,
+		  { PTO_INOUT(gbuf, 8, 8) }, 1 },
+		{ "unknown kernel id", -ENOENT, K_UNKNOWN, 0,
+		  { PTO_INOUT(gbuf, 8, 8) }, 1 },
+		{ "kernel id >= PTO_MAX_KERNELS", -ENOENT, PTO_MAX_KERNELS, 0,
+		  { PTO_INOUT(gbuf, 8, 8) }, 1 },
+		{ "OUTPUT larger than the heap ring", -E2BIG, KID(K_FILL, 0), 0,
+		  { PTO_OUT(&gref, (1 << 16) + 1) }, 1 },
+	};
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	size_t i;
+	int ret;
+
+	tl_config(&cfg, 16, 1 << 16);
+	cfg.stall_timeout_ms = 30000;
+	rt = make_rt(&cfg, &r);
+	test_register(rt);
+	gbuf = pto_malloc(rt, 64);
+	if (!gbuf)
+		bail_out("pto_malloc");
+	memset(gbuf, 0, 64);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct bad *b = &cases[i];
+		struct bad copy = *b;
+
+		/* kernel id >= PTO_MAX_KERNELS: -EINVAL is as good */
+		ret = pto_run(rt, orch_bad, &copy);
+		if (b->kid == PTO_MAX_KERNELS && bad_rc == -EINVAL)
+			copy.want = -EINVAL;
+		ok_eq(bad_rc, copy.want, "submit: %s", b->name);
+		ok_eq(ret, copy.want, "submit: %s: pto_run returns it",
+		      b->name);
+		if (b->want == -E2BIG)
+			ok(bad_ns < 5000000000ull,
+			   "submit: %s fails at once (%llu ms, stall timeout 30 s)",
+			   b->name, (unsigned long long)(bad_ns / 1000000));
+	}
+	check_recovers(rt, &r, "bad submits");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+/* ---- unbalanced scopes ------------------------------------------------------------ */
+
+static int scope_rc[2];
+
+static int orch_unbalanced(struct pto_runtime *rt, void *arg)
+{
+	int which = *(int *)arg;
+
+	if (which == 0) {
+		/* closing the outer scope of pto_run is not allowed */
+		scope_rc[0] = pto_scope_end(rt);
+	} else {
+		pto_scope_begin(rt);
+		if (pto_scope_end(rt))
+			return -EPROTO;
+		scope_rc[1] = pto_scope_end(rt);
+	}
+	return 0;
+}
+
+static void test_scopes(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	int which;
+
+	tl_config(&cfg, 16, 1 << 16);
+	rt = make_rt(&cfg, &r);
+	gbuf = pto_malloc(rt, 64);
+	if (!gbuf)
+		bail_out("pto_malloc");
+	memset(gbuf, 0, 64);
+	for (which = 0; which < 2; which++) {
+		pto_run(rt, orch_unbalanced, &which);
+		ok_eq(scope_rc[which], -EINVAL,
+		      "scope: %s pto_scope_end is -EINVAL",
+		      which ? "a second" : "an outermost");
+	}
+	check_recovers(rt, &r, "unbalanced scopes");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+/* ---- deadlocks ---------------------------------------------------------------------- */
+
+struct dl {
+	struct tl_rec *r;
+	int ntasks;
+	uint64_t out_size;	/* 0: INOUT chain, else OUTPUT tasks */
+	int64_t rc;
+};
+
+/* One scope submitting ntasks tasks. */
+static int orch_deadlock(struct pto_runtime *rt, void *arg)
+{
+	struct dl *d = arg;
+	void *t;
+	int i;
+
+	d->rc = 0;
+	pto_scope_begin(rt);
+	for (i = 0; i < d->ntasks && d->rc >= 0; i++) {
+		if (d->out_size)
+			d->rc = SUBMIT(d->r, K_FILLB, PTO_WORKER_VECTOR,
+				       PTO_OUT(&t, d->out_size),
+				       PTO_SCALAR(d->out_size), PTO_SCALAR(i));
+		else
+			d->rc = SUBMIT(d->r, K_STEP, i % 2,
+				       PTO_INOUT(gbuf, 0, 8), PTO_SCALAR(1),
+				       PTO_SCALAR(i));
+	}
+	pto_scope_end(rt);
+	return d->rc < 0 ? (int)d->rc : 0;
+}
+
+static int has_word(const char *text, const char *word)
+{
+	const char *p;
+
+	for (p = text; *p; p++)
+		if (!strncasecmp(p, word, strlen(word)))
+			return 1;
+	return 0;
+}
+
+/*
+ * Run one deadlocking scope with the given ring too small; check the
+ * error, the time it took and the diagnostic, then re-run the same scope
+ * with the size the diagnostic suggests.
+ */
+static void deadlock_case(const char *name, const char *resource,
+			  uint32_t window, uint64_t heap, int ntasks,
+			  uint64_t out_size)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	struct tl_rec r;
+	struct dl d = { .r = &r, .ntasks = ntasks, .out_size = out_size };
+	uint64_t nums[64], t0, ms, cur = window ? window : heap, fix = 0;
+	char *text;
+	int i, n, ret, has_cur = 0;
+
+	tl_config(&cfg, window ? window : 64, heap ? heap : 1 << 20);
+	cfg.stall_timeout_ms = 200;
+	rt = make_rt(&cfg, &r);
+	gbuf = pto_malloc(rt, 64);
+	if (!gbuf)
+		bail_out("pto_malloc");
+	memset(gbuf, 0, 64);
+
+	tl_capture_begin(&cap);
+	t0 = tl_now_ns();
+	ret = pto_run(rt, orch_deadlock, &d);
+	ms = (tl_now_ns() - t0) / 1000000;
+	text = tl_capture_end(&cap);
+
+	ok_eq(d.rc, -EDEADLK, "%s: the blocked submit returns -EDEADLK", name);
+	ok_eq(ret, -EDEADLK, "%s: pto_run returns -EDEADLK", name);
+	ok(ms >= 150 && ms < 10000,
+	   "%s: reported after the 200 ms stall timeout (%llu ms)", name,
+	   (unsigned long long)ms);
+	ok(has_word(text, resource), "%s: the diagnostic names the %s",
+	   name, resource);
+	n = tl_numbers(text, nums, 64);
+	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
+		diag("  stderr: %s", l);
+	for (i = 0; i < n; i++) {
+		has_cur |= nums[i] == cur;
+		/* the suggestion: the largest sane number above the size */
+		if (nums[i] > cur && nums[i] <= (1ull << 30) &&
+		    (!window || !(nums[i] & (nums[i] - 1))) && nums[i] > fix)
+			fix = nums[i];
+	}
+	ok(has_cur, "%s: the diagnostic gives the size %llu", name,
+	   (unsigned long long)cur);
+	ok(fix, "%s: the diagnostic suggests a larger size", name);
+	check_recovers(rt, &r, name);
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+	free(text);
+	if (!fix)
+		return;
+
+	/* the same scope with the suggested size completes */
+	tl_config(&cfg, window ? fix : 64, heap ? fix : 1 << 20);
+	cfg.stall_timeout_ms = 5000;
+	rt = make_rt(&cfg, &r);
+	gbuf = pto_malloc(rt, 64);
+	if (!gbuf)
+		bail_out("pto_malloc");
+	memset(gbuf, 0, 64);
+	ok_eq(pto_run(rt, orch_deadlock, &d), 0,
+	      "%s: the suggested size %llu works", name,
+	      (unsigned long long)fix);
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+/* ---- a failing kernel ---------------------------------------------------------------- */
+
+struct fail_ctx {
+	struct tl_rec *r;
+	int return_error;	/* the orchestration returns -ECANCELED */
+	int64_t first_bad;	/* first failed submit */
+	int64_t again;		/* the submit after it */
+	long submits;
+};
+
+static int orch_fail(struct pto_runtime *rt, void *arg)
+{
+	struct fail_ctx *f = arg;
+	uint64_t t0 = tl_now_ns();
+	int64_t id;
+
+	f->first_bad = f->again = 0;
+	f->submits = 0;
+	if (pto_submit_task(rt, K_FAIL, PTO_WORKER_VECTOR,
+			    (struct pto_param[]){ PTO_SCALAR(0) }, 1) < 0)
+		return -EPROTO;
+	/*
+	 * Keep submitting (a scope per task, so the window never fills)
+	 * until the runtime has noticed the failure.  The bound only stops
+	 * a broken runtime; a working one cancels within microseconds.
+	 */
+	for (;;) {
+		pto_scope_begin(rt);
+		id = pto_submit_task(rt, KID(K_STEP, PTO_WORKER_CUBE),
+				     PTO_WORKER_CUBE,
+				     (struct pto_param[]){
+					     PTO_INOUT(gbuf, 0, 8),
+					     PTO_SCALAR(1), PTO_SCALAR(0) },
+				     3);
+		pto_scope_end(rt);
+		f->submits++;
+		if (id < 0 || tl_now_ns() - t0 > 10000000000ull)
+			break;
+	}
+	f->first_bad = id;
+	f->again = pto_submit_task(rt, KID(K_STEP, PTO_WORKER_CUBE),
+				   PTO_WORKER_CUBE,
+				   (struct pto_param[]){ PTO_INOUT(gbuf, 0, 8),
+							 PTO_SCALAR(1),
+							 PTO_SCALAR(0) }, 3);
+	return f->return_error && id < 0 ? (int)id : 0;
+}
+
+static void test_failing_kernel(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	struct fail_ctx f = { .r = &r };
+	struct pto_stats st;
+	int ret;
+
+	tl_config(&cfg, 16, 1 << 16);
+	rt = make_rt(&cfg, &r);
+	gbuf = pto_malloc(rt, 64);
+	if (!gbuf)
+		bail_out("pto_malloc");
+	memset(gbuf, 0, 64);
+	for (f.return_error = 0; f.return_error < 2; f.return_error++) {
+		const char *how = f.return_error ?
+				  "orchestration returns -ECANCELED" :
+				  "orchestration returns 0";
+
+		ret = pto_run(rt, orch_fail, &f);
+		ok_eq(ret, -EIO, "failing kernel (%s): pto_run returns -EIO",
+		      how);
+		ok_eq(f.first_bad, -ECANCELED,
+		      "failing kernel (%s): a later submit returns -ECANCELED (after %ld)",
+		      how, f.submits);
+		ok_eq(f.again, -ECANCELED,
+		      "failing kernel (%s): and so does the next", how);
+		check_recovers(rt, &r, "failing kernel");
+	}
+	ok(pto_get_stats(rt, &st) == 0 && st.tasks_failed >= 2,
+	   "failing kernel: stats count the failed tasks");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+int main(void)
+{
+	test_config();
+	test_bad_submits();
+	test_scopes();
+	/*
+	 * One task (or output) more than fits: the runtime cannot know how
+	 * many more a scope will submit, but it knows this one, so its
+	 * suggestion must cover it.
+	 */
+	deadlock_case("task window deadlock", "task", 4, 0, 5, 0);
+	deadlock_case("heap deadlock", "heap", 0, 4096, 5, 1024);
+	test_failing_kernel();
+	return tap_done();
+}

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Back-pressure: long runs through tiny rings.
+ *
+ *  - task windows of 4, 8 and 16 over 10^5 tasks each, a scope per loop
+ *    iteration holding window - 1 tasks (a chain of OUTPUT temporaries
+ *    folded into an accumulator): must complete, never -EDEADLK;
+ *  - a 4 KiB heap ring with 2*10^4 scopes of OUTPUT tasks of odd sizes up
+ *    to 700 bytes (wrap-around with padding at the end of the ring);
+ *  - the same with two OUTPUTs per task.
+ *
+ * The reference is the same kernels called in a plain loop.  PTO_TEST_TASKS
+ * scales the task count of the window runs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+/* acc (INOUT, 8 bytes), src, nbytes: acc = hash(acc, src bytes) */
+static void k_foldb(const uint64_t *a, uint32_t n)
+{
+	const uint8_t *s = (const uint8_t *)(uintptr_t)a[1];
+	uint64_t h = W(a[0])[0], i;
+
+	for (i = 0; i < a[2]; i++)
+		h = tl_mix(h ^ s[i]);
+	W(a[0])[0] = h;
+}
+
+#define K_FOLDB 40
+
+struct win_ctx {
+	uint64_t *acc;
+	uint32_t per_scope;
+	uint64_t iters;
+};
+
+static int orch_window(struct pto_runtime *rt, void *arg)
+{
+	struct win_ctx *c = arg;
+	uint64_t *prev, *t, it;
+	uint32_t j;
+	int64_t id;
+
+	for (it = 0; it < c->iters; it++) {
+		pto_scope_begin(rt);
+		prev = c->acc;
+		for (j = 0; j + 1 < c->per_scope; j++) {
+			id = pto_submit_task(rt, KID(K_MAP, j % 2), j % 2,
+					     (struct pto_param[]){
+						     PTO_OUT(&t, 64),
+						     PTO_IN(prev, 0, 64),
+						     PTO_SCALAR(8),
+						     PTO_SCALAR(it + j) }, 4);
+			if (id < 0)
+				return (int)id;
+			prev = t;
+		}
+		id = pto_submit_task(rt, KID(K_MIX2, 2), 2,
+				     (struct pto_param[]){
+					     PTO_INOUT(c->acc, 0, 64),
+					     PTO_IN(prev, 0, 64),
+					     PTO_IN(prev, 0, 64),
+					     PTO_SCALAR(8), PTO_SCALAR(it) }, 5);
+		if (id < 0)
+			return (int)id;
+		if (pto_scope_end(rt))
+			return -EPROTO;
+	}
+	return 0;
+}
+
+static void ref_window(uint64_t *acc, uint32_t per_scope, uint64_t iters)
+{
+	uint64_t a[2][8], *prev, *t, it;
+	uint32_t j;
+
+	for (it = 0; it < iters; it++) {
+		prev = acc;
+		for (j = 0; j + 1 < per_scope; j++) {
+			t = a[j % 2];
+			k_map((uint64_t[]){ (uintptr_t)t, (uintptr_t)prev, 8,
+					    it + j }, 4);
+			prev = t;
+		}
+		k_mix2((uint64_t[]){ (uintptr_t)acc, (uintptr_t)prev,
+				     (uintptr_t)prev, 8, it }, 5);
+	}
+}
+
+static struct pto_runtime *make_rt(struct pto_config *cfg)
+{
+	struct pto_runtime *rt = tl_runtime(cfg);
+	struct tl_rec r;
+
+	tl_rec_init(&r, rt);
+	if (register_test_kernels(&r) ||
+	    tl_register(&r, K_FOLDB, PTO_WORKER_VECTOR, k_foldb, "foldb") ||
+	    tl_register(&r, K_FOLDB + 1, PTO_WORKER_CUBE, k_foldb, "foldb"))
+		bail_out("cannot register kernels");
+	tl_rec_free(&r);
+	return rt;
+}
+
+static void test_window(uint32_t window, uint64_t ntasks)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct pto_stats st;
+	struct win_ctx c = { .per_scope = window - 1 };
+	uint64_t ref[8];
+	int i, ret;
+
+	c.iters = (ntasks + c.per_scope - 1) / c.per_scope;
+	tl_config(&cfg, window, 1 << 20);
+	rt = make_rt(&cfg);
+	c.acc = pto_malloc(rt, 64);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	for (i = 0; i < 8; i++)
+		ref[i] = c.acc[i] = tl_mix(window + i);
+
+	ret = pto_run(rt, orch_window, &c);
+	ok_eq(ret, 0, "window %u: %llu tasks, %u per scope: pto_run", window,
+	      (unsigned long long)(c.iters * c.per_scope), c.per_scope);
+	ref_window(ref, c.per_scope, c.iters);
+	ok(!memcmp(ref, c.acc, sizeof(ref)),
+	   "window %u: result equals the sequential loop", window);
+	pto_get_stats(rt, &st);
+	ok_eq(st.tasks_completed, c.iters * c.per_scope,
+	      "window %u: every task completed", window);
+	ok(st.ring[PTO_RING_TASK].size == window &&
+	   st.ring[PTO_RING_TASK].high_water <= window,
+	   "window %u: task ring size %llu, high water %llu", window,
+	   (unsigned long long)st.ring[PTO_RING_TASK].size,
+	   (unsigned long long)st.ring[PTO_RING_TASK].high_water);
+	diag("window %u: %llu task-ring stalls, %.1f ms stalled, %.0f ns/task",
+	     window, (unsigned long long)st.ring[PTO_RING_TASK].stalls,
+	     st.ring[PTO_RING_TASK].stall_ns / 1e6,
+	     (double)st.run_ns / (c.iters * c.per_scope));
+	pto_runtime_destroy(rt);
+}
+
+/* ---- heap back-pressure ------------------------------------------------------- */
+
+#define HEAP 4096
+#define HEAP_ITERS 20000
+
+struct heap_ctx {
+	uint64_t *acc;
+	int two;		/* two OUTPUTs per producer */
+	int bad_align;
+};
+
+static uint64_t hsize(uint64_t it)
+{
+	return 1 + tl_mix(it) % 700;
+}
+
+static int orch_heap(struct pto_runtime *rt, void *arg)
+{
+	struct heap_ctx *c = arg;
+	void *x, *y;
+	uint64_t it, s;
+	int64_t id;
+
+	for (it = 0; it < HEAP_ITERS; it++) {
+		s = hsize(it);
+		pto_scope_begin(rt);
+		if (c->two)
+			id = pto_submit_task(rt, KID(K_FILLB, 1), 1,
+					     (struct pto_param[]){
+						     PTO_OUT(&x, s),
+						     PTO_SCALAR(s),
+						     PTO_SCALAR(it),
+						     PTO_OUT(&y, s / 2 + 1) },
+					     4);
+		else
+			id = pto_submit_task(rt, KID(K_FILLB, 1), 1,
+					     (struct pto_param[]){
+						     PTO_OUT(&x, s),
+						     PTO_SCALAR(s),
+						     PTO_SCALAR(it) }, 3);
+		if (id < 0)
+			return (int)id;
+		c->bad_align += ((uintptr_t)x % 64) != 0;
+		if (c->two) {
+			c->bad_align += ((uintptr_t)y % 64) != 0;
+			/* y gets a copy of x's head, then is folded too */
+			id = pto_submit_task(rt, KID(K_COPYB, 0), 0,
+					     (struct pto_param[]){
+						     PTO_OUT_EXISTING(y, 0,
+								      s / 2 + 1),
+						     PTO_IN(x, 0, s / 2 + 1),
+						     PTO_SCALAR(s / 2 + 1) },
+					     3);
+			if (id < 0)
+				return (int)id;
+			id = pto_submit_task(rt, K_FOLDB + 1, PTO_WORKER_CUBE,
+					     (struct pto_param[]){
+						     PTO_INOUT(c->acc, 0, 8),
+						     PTO_IN(y, 0, s / 2 + 1),
+						     PTO_SCALAR(s / 2 + 1) },
+					     3);
+			if (id < 0)
+				return (int)id;
+		}
+		id = pto_submit_task(rt, K_FOLDB, PTO_WORKER_VECTOR,
+				     (struct pto_param[]){
+					     PTO_INOUT(c->acc, 0, 8),
+					     PTO_IN(x, 0, s), PTO_SCALAR(s) },
+				     3);
+		if (id < 0)
+			return (int)id;
+		if (pto_scope_end(rt))
+			return -EPROTO;
+	}
+	return 0;
+}
+
+static uint64_t ref_heap(int two)
+{
+	uint8_t x[700], y[351];
+	uint64_t acc = 0, it, s;
+
+	for (it = 0; it < HEAP_ITERS; it++) {
+		s = hsize(it);
+		k_fillb((uint64_t[]){ (uintptr_t)x, s, it }, 3);
+		if (two) {
+			k_copyb((uint64_t[]){ (uintptr_t)y, (uintptr_t)x,
+					      s / 2 + 1 }, 3);
+			k_foldb((uint64_t[]){ (uintptr_t)&acc, (uintptr_t)y,
+					      s / 2 + 1 }, 3);
+		}
+		k_foldb((uint64_t[]){ (uintptr_t)&acc, (uintptr_t)x, s }, 3);
+	}
+	return acc;
+}
+
+static void test_heap(int two)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct pto_stats st;
+	struct heap_ctx c = { .two = two };
+	const char *name = two ? "heap 4 KiB, two OUTPUTs per task" :
+				 "heap 4 KiB";
+
+	tl_config(&cfg, 64, HEAP);
+	rt = make_rt(&cfg);
+	c.acc = pto_malloc(rt, 64);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	c.acc[0] = 0;
+	ok_eq(pto_run(rt, orch_heap, &c), 0, "%s: %d scopes: pto_run", name,
+	      HEAP_ITERS);
+	ok_eq(c.bad_align, 0, "%s: OUTPUTs are 64-byte aligned", name);
+	ok(c.acc[0] == ref_heap(two), "%s: result equals the sequential loop",
+	   name);
+	pto_get_stats(rt, &st);
+	ok(st.ring[PTO_RING_HEAP].size == HEAP &&
+	   st.ring[PTO_RING_HEAP].high_water <= HEAP,
+	   "%s: heap ring size %llu, high water %llu", name,
+	   (unsigned long long)st.ring[PTO_RING_HEAP].size,
+	   (unsigned long long)st.ring[PTO_RING_HEAP].high_water);
+	diag("%s: %llu heap stalls, %.1f ms stalled", name,
+	     (unsigned long long)st.ring[PTO_RING_HEAP].stalls,
+	     st.ring[PTO_RING_HEAP].stall_ns / 1e6);
+	pto_runtime_destroy(rt);
+}
+
+int main(void)
+{
+	uint64_t ntasks = tl_env_u64("PTO_TEST_TASKS", 100000);
+
+	test_window(4, ntasks);
+	test_window(8, ntasks);
+	test_window(16, ntasks);
+	test_heap(0);
+	test_heap(1);
+	return tap_done();
+}

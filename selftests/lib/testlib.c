@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Shared helpers of the libpto tests.  See testlib.h.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+uint64_t tl_env_u64(const char *name, uint64_t def)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return def;
+	return v;
+}
+
+uint64_t tl_env_seed(const char *name)
+{
+	const char *s = getenv(name);
+
+	if (s && *s)
+		return tl_env_u64(name, 1);
+	return tl_mix(tl_now_ns() ^ ((uint64_t)getpid() << 32));
+}
+
+void tl_config(struct pto_config *cfg, uint32_t window, uint64_t heap)
+{
+	pto_config_init(cfg);
+	if (window)
+		cfg->task_window = window;
+	if (heap)
+		cfg->heap_size = heap;
+	cfg->cores[PTO_WORKER_CUBE] = 2;
+	cfg->cores[PTO_WORKER_VECTOR] = 2;
+	cfg->cores[PTO_WORKER_AICPU] = 1;
+	cfg->cores[PTO_WORKER_ACCEL] = 1;
+	cfg->stall_timeout_ms = 20000;
+	cfg->trace_path = NULL;
+}
+
+struct pto_runtime *tl_runtime(const struct pto_config *cfg)
+{
+	struct pto_runtime *rt = NULL;
+	int ret = pto_runtime_create(cfg, &rt);
+
+	if (ret || !rt)
+		bail_out("pto_runtime_create: %d (%s)", ret, strerror(-ret));
+	return rt;
+}
+
+uint64_t tl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ---- gates -------------------------------------------------------------- */
+
+void tl_gate_init(struct tl_gate *g)
+{
+	pthread_condattr_t attr;
+
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&g->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	g->open = 0;
+}
+
+void tl_gate_destroy(struct tl_gate *g)
+{
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->lock);
+}
+
+void tl_gate_open(struct tl_gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->open = 1;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+int tl_gate_wait(struct tl_gate *g, unsigned int timeout_ms)
+{
+	struct timespec until;
+	int ret = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&g->lock);
+	while (!g->open && ret != ETIMEDOUT)
+		ret = pthread_cond_timedwait(&g->cond, &g->lock, &until);
+	ret = g->open ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&g->lock);
+	return ret;
+}
+
+/* ---- stderr capture ------------------------------------------------------ */
+
+void tl_capture_begin(struct tl_capture *c)
+{
+	fflush(stderr);
+	c->tmp = tmpfile();
+	if (!c->tmp)
+		bail_out("tmpfile: %s", strerror(errno));
+	c->saved_fd = dup(STDERR_FILENO);
+	if (c->saved_fd < 0 || dup2(fileno(c->tmp), STDERR_FILENO) < 0)
+		bail_out("dup: %s", strerror(errno));
+}
+
+char *tl_capture_end(struct tl_capture *c)
+{
+	long len;
+	char *text;
+
+	fflush(stderr);
+	dup2(c->saved_fd, STDERR_FILENO);
+	close(c->saved_fd);
+	len = ftell(c->tmp);
+	if (len < 0)
+		len = 0;
+	text = calloc(1, len + 1);
+	if (!text)
+		bail_out("out of memory");
+	rewind(c->tmp);
+	len = fread(text, 1, len, c->tmp);
+	text[len] = '\0';
+	fclose(c->tmp);
+	return text;
+}
+
+static uint64_t suffix_scale(const char *s, const char **end)
+{
+	static const struct {
+		const char *name;
+		uint64_t scale;
+	} sfx[] = {
+		{ "KiB", 1ull << 10 }, { "MiB", 1ull << 20 },
+		{ "GiB", 1ull << 30 }, { "kB", 1ull << 10 },
+		{ "KB", 1ull << 10 }, { "MB", 1ull << 20 },
+		{ "GB", 1ull << 30 }, { "K", 1ull << 10 },
+		{ "k", 1ull << 10 }, { "M", 1ull << 20 },
+		{ "G", 1ull << 30 },
+	};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		n = strlen(sfx[i].name);
+		/* a suffix, not the start of a word ("8 Mtasks" is no size) */
+		if (!strncmp(s, sfx[i].name, n) && !isalpha((unsigned char)s[n])) {
+			*end = s + n;
+			return sfx[i].scale;
+		}
+	}
+	*end = s;
+	return 1;
+}
+
+int tl_numbers(const char *text, uint64_t *out, int max)
+{
+	const char *p = text;
+	int n = 0;
+
+	while (*p && n < max) {
+		char *end;
+		uint64_t v;
+
+		if (!isdigit((unsigned char)*p) ||
+		    (p > text && (isalnum((unsigned char)p[-1]) ||
+				  p[-1] == '.'))) {
+			p++;
+			continue;
+		}
+		v = strtoull(p, &end, 10);
+		if (*end == '.') {	/* "1.5 MiB": skip fractions */
+			while (isdigit((unsigned char)*++end))
+				;
+			p = end;
+			continue;
+		}
+		out[n++] = v * suffix_scale(end, &p);
+	}
+	return n;
+}
+
+/* ---- the sequential reference -------------------------------------------- */
+
+void tl_rec_init(struct tl_rec *r, struct pto_runtime *rt)
+{
+	memset(r, 0, sizeof(*r));
+	r->rt = rt;
+}
+
+static void free_regions(struct tl_region *reg, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(reg[i].shadow);
+	free(reg);
+}
+
+void tl_rec_free(struct tl_rec *r)
+{
+	free(r->task);
+	free_regions(r->host, r->nhost);
+	free_regions(r->outs, r->nouts);
+	memset(r, 0, sizeof(*r));
+}
+
+void tl_rec_reset(struct tl_rec *r)
+{
+	free_regions(r->host, r->nhost);
+	free_regions(r->outs, r->nouts);
+	r->host = r->outs = NULL;
+	r->nhost = r->host_cap = r->nouts = r->outs_cap = 0;
+	r->ntask = 0;
+	r->err[0] = '\0';
+}
+
+int tl_register(struct tl_rec *r, uint32_t kid, enum pto_worker_type type,
+		pto_kernel_fn fn, const char *name)
+{
+	if (kid >= TL_MAX_KERNELS)
+		bail_out("kernel id %u too large for the recorder", kid);
+	r->fn[kid] = fn;
+	return pto_kernel_register(r->rt, kid, type, fn, name);
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return p;
+	while (n < need)
+		n *= 2;
+	p = realloc(p, n * elem);
+	if (!p)
+		bail_out("out of memory");
+	*cap = n;
+	return p;
+}
+
+static void add_region(struct tl_region **reg, size_t *n, size_t *cap,
+		       uintptr_t addr, uint64_t size, const void *init)
+{
+	struct tl_region *g;
+
+	*reg = grow(*reg, cap, *n + 1, sizeof(**reg));
+	g = &(*reg)[(*n)++];
+	g->addr = addr;
+	g->size = size;
+	/* +1: a zero-sized region still gets a distinct shadow */
+	g->shadow = calloc(1, size + 1);
+	if (!g->shadow)
+		bail_out("out of memory");
+	if (init)
+		memcpy(g->shadow, init, size);
+}
+
+void tl_host(struct tl_rec *r, void *ptr, uint64_t size)
+{
+	add_region(&r->host, &r->nhost, &r->host_cap, (uintptr_t)ptr, size,
+		   ptr);
+}
+
+int64_t tl_submit(struct tl_rec *r, uint32_t kid, enum pto_worker_type type,
+		  const struct pto_param *p, uint32_t n)
+{
+	int64_t id = pto_submit_task(r->rt, kid, type, p, n);
+	struct tl_task *t;
+	uint32_t i;
+
+	if (id < 0)
+		return id;
+	if (n > PTO_MAX_PARAMS)
+		bail_out("submit of %u params accepted", n);
+	r->task = grow(r->task, &r->task_cap, r->ntask + 1, sizeof(*r->task));
+	t = &r->task[r->ntask++];
+	t->kid = kid;
+	t->n = n;
+	memcpy(t->p, p, n * sizeof(*p));
+	for (i = 0; i < n; i++)
+		t->out[i] = p[i].kind == PTO_PARAM_OUTPUT ?
+			    (uintptr_t)*p[i].ref : 0;
+	return id;
+}
+
+static struct tl_region *find(struct tl_region *reg, size_t n, uintptr_t a,
+			      uint64_t size, bool newest_first)
+{
+	size_t i, k;
+
+	for (k = 0; k < n; k++) {
+		i = newest_first ? n - 1 - k : k;
+		if (a >= reg[i].addr && a - reg[i].addr <= reg[i].size &&
+		    size <= reg[i].size - (a - reg[i].addr))
+			return &reg[i];
+	}
+	return NULL;
+}
+
+/*
+ * The shadow address of [a, a + size).  OUTPUT allocations are searched
+ * newest first: the runtime reuses heap addresses, and the newest
+ * allocation at an address is the one a correct program still refers to.
+ */
+static uint64_t resolve(struct tl_rec *r, uintptr_t a, uint64_t size)
+{
+	struct tl_region *g = find(r->outs, r->nouts, a, size, true);
+
+	if (!g)
+		g = find(r->host, r->nhost, a, size, false);
+	if (!g)
+		return 0;
+	return (uintptr_t)(g->shadow + (a - g->addr));
+}
+
+int tl_replay(struct tl_rec *r)
+{
+	uint64_t args[PTO_MAX_PARAMS];
+	size_t t;
+	uint32_t i;
+
+	for (t = 0; t < r->ntask; t++) {
+		struct tl_task *tk = &r->task[t];
+
+		for (i = 0; i < tk->n; i++) {
+			const struct pto_param *p = &tk->p[i];
+			uintptr_t a = (uintptr_t)p->base + p->offset;
+
+			switch (p->kind) {
+			case PTO_PARAM_SCALAR:
+				args[i] = p->value;
+				continue;
+			case PTO_PARAM_OUTPUT:
+				add_region(&r->outs, &r->nouts, &r->outs_cap,
+					   tk->out[i], p->size, NULL);
+				args[i] = (uintptr_t)r->outs[r->nouts - 1].shadow;
+				continue;
+			default:
+				args[i] = resolve(r, a, p->size);
+			}
+			if (!args[i]) {
+				snprintf(r->err, sizeof(r->err),
+					 "task %zu param %u: address %#lx+%llu is in no buffer",
+					 t, i, (unsigned long)a,
+					 (unsigned long long)p->size);
+				return -1;
+			}
+		}
+		if (!r->fn[tk->kid]) {
+			snprintf(r->err, sizeof(r->err),
+				 "task %zu: kernel %u has no C function", t,
+				 tk->kid);
+			return -1;
+		}
+		r->fn[tk->kid](args, tk->n);
+	}
+	return 0;
+}
+
+int64_t tl_compare(struct tl_rec *r, const void *ptr)
+{
+	struct tl_region *g = NULL;
+	const uint8_t *a = ptr;
+	uint64_t i;
+
+	for (i = 0; i < r->nhost; i++)
+		if (r->host[i].addr == (uintptr_t)ptr)
+			g = &r->host[i];
+	if (!g)
+		bail_out("tl_compare: %p is no registered buffer", ptr);
+	for (i = 0; i < g->size; i++)
+		if (a[i] != g->shadow[i])
+			return (int64_t)i;
+	return -1;
+}
