@@ -22,7 +22,7 @@ struct bgemm {
 	uint64_t tasks_per_k;	/* tasks one k step submits */
 	uint64_t tasks;		/* tasks per run */
 	float *a, *b, *c;	/* device memory */
-	float *c0;		/* initial C (device memory, copied each run) */
+	float *c0;		/* initial C (device memory), copied per run */
 	float *ref;		/* host memory: expected C */
 };
 

@@ -30,7 +30,7 @@ struct pa_case {
 
 	/* inputs */
 	float *query;		/* [batch][heads][head_dim], device */
-	float *key_cache;	/* [num_blocks][block_size][head_dim], device */
+	float *key_cache;	/* [num_blocks][block_size][head_dim] */
 	float *value_cache;	/* same */
 	uint64_t num_blocks;
 	uint64_t *context_lens;	/* [batch], host */
@@ -85,7 +85,7 @@ static inline uint64_t pa_out_elems(const struct pa_case *c)
 /* Kernel ids; both variants bind the same ids (C functions or ops). */
 enum pa_kernel {
 	PA_K_HUB = 1,	/* C: oi = 0, li = 0, mi = -inf */
-	PA_K_FILL,	/* built-in: PTO_OP_FILL_U32 (the hub, in two tasks) */
+	PA_K_FILL,	/* built-in: PTO_OP_FILL_U32 (the hub: two tasks) */
 	PA_K_QK,	/* S = Q K^T (PTO_OP_MATMUL_BT_F32) */
 	PA_K_SF,	/* P, m, l = softmax-prepare(S) */
 	PA_K_PV,	/* O_new (+)= P V (PTO_OP_GEMM_F32) */

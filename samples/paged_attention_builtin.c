@@ -77,7 +77,8 @@ int pto_orchestration_entry(struct pto_runtime *rt, void *arg)
 
 /* Scratch of one row of the reference. */
 struct pa_row {
-	float *s, *p, *on, *o;		/* block_size, block_size, dim, dim */
+	float *s, *p;		/* block_size each */
+	float *on, *o;		/* head_dim each */
 	float m, l;
 };
 
@@ -188,7 +189,7 @@ static int pa_verify(const struct pa *pa, const struct pa_case *c)
 	pa_describe(c, label);
 	pa_reference_double(c, ref + n);
 	sample_compare_f32(c->out, ref + n, n, PA_ABS_TOL, PA_REL_TOL, &ed);
-	printf("%s: against double precision: max abs error %.3g, max rel error %.3g%s\n",
+	printf("%s: against double: max abs error %.3g, max rel error %.3g%s\n",
 	       label, ed.max_abs, ed.max_rel,
 	       ed.bad ? " (OUT OF TOLERANCE)" : "");
 	sample_compare_f32(c->out, ref, n, 0.0, 0.0, &e);

@@ -68,7 +68,7 @@ int sample_parse_args(const char *prog, int argc, char **argv,
 			    !strncmp(o->name, argv[i], len))
 				break;
 		if (!eq || !o->name) {
-			fprintf(stderr, "%s: unknown argument '%s' (try 'help')\n",
+			fprintf(stderr, "%s: unknown argument '%s' (see help)\n",
 				prog, argv[i]);
 			return -EINVAL;
 		}
@@ -209,9 +209,8 @@ void *sample_malloc(struct pto_runtime *rt, const char *prog,
 	void *p = pto_malloc(rt, size);
 
 	if (!p)
-		fprintf(stderr,
-			"%s: cannot allocate %" PRIu64 " bytes of device memory for %s (raise --arena-size or PTO_ARENA_SIZE)\n",
-			prog, size, what);
+		fprintf(stderr, "%s: no device memory for %s (%" PRIu64
+			" bytes); raise --arena-size\n", prog, what, size);
 	return p;
 }
 

@@ -97,7 +97,7 @@ EOF
 	   grep -q 'checksum' "$sums"; then
 		ok "$sample $args: same checksums in every configuration"
 	else
-		not_ok "$sample $args: checksums differ between configurations" \
+		not_ok "$sample $args: checksums differ between configs" \
 			"$sums"
 	fi
 }

@@ -138,7 +138,7 @@ static int tree_args(struct tree *t, int argc, char **argv)
 	if ((!t->f32 && strcmp(t->type, "u32")) || !t->n || !t->leaf ||
 	    t->n > (1ull << 32)) {
 		fprintf(stderr,
-			"tree_reduce: need type=u32|f32, 1 <= n <= 2^32, leaf >= 1\n");
+			"tree_reduce: need type=u32|f32, n in [1, 2^32], leaf > 0\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -279,10 +279,11 @@ static int tree_verify(const struct tree *t)
 	} else {
 		printf("tree_reduce: sum %" PRIu32 " (mod 2^32)\n", root);
 	}
-	ret = sample_verdict("tree_reduce", &e,
-			     t->f32 ? "every node bit-exact; error is against a double sum" :
+	ret = sample_verdict("tree_reduce", &e, t->f32 ?
+			     "every node bit-exact; error against a double sum" :
 			     "every node exact",
-			     sample_fnv1a(SAMPLE_FNV_INIT, t->part, t->nodes * 4));
+			     sample_fnv1a(SAMPLE_FNV_INIT, t->part,
+					  t->nodes * 4));
 	free(ref);
 	return ret;
 }

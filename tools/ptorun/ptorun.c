@@ -68,7 +68,8 @@ static void usage(FILE *out)
 "  -A, --arena-size SIZE     pto_malloc arena bytes (suffix K, M or G)\n"
 "  -D, --dep-pool N          dependency list entries\n"
 "  -T, --tensormap-pool N    TensorMap entries\n"
-"  -c, --cores LIST          sim cores per type: cube=N,vector=N,aicpu=N,accel=N\n"
+"  -c, --cores LIST          sim cores per type, e.g.\n"
+"                            cube=N,vector=N,aicpu=N,accel=N\n"
 "  -s, --stall-timeout MS    report a deadlock after MS ms without progress\n"
 "  -t, --trace FILE          write a Perfetto/Chrome JSON trace to FILE\n"
 "  -S, --stats               print flow-control statistics after the runs\n"
@@ -211,7 +212,7 @@ static int parse_option(struct ptorun *pr, int c, const char *arg)
 	case 'c':
 		if (parse_cores(arg, pr->cfg.cores))
 			return bad_value("--cores", arg,
-					 "expected cube=N,vector=N,aicpu=N,accel=N");
+					 "expected e.g. cube=2,vector=4");
 		return 0;
 	case 's':
 		if (parse_u32(arg, &pr->cfg.stall_timeout_ms))
