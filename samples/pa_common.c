@@ -536,8 +536,8 @@ void pa_describe(const struct pa_case *c, const char *label)
 {
 	printf("%s: batch=%" PRIu64 " heads=%" PRIu64 " head_dim=%" PRIu64
 	       " context=%" PRIu64 "%s block=%" PRIu64 ", %" PRIu64
-	       " tasks, %" PRIu64 " sequences per scope\n", label, c->batch,
-	       c->heads, c->head_dim, c->context,
+	       " tasks, scopes of up to %" PRIu64 " sequences\n", label,
+	       c->batch, c->heads, c->head_dim, c->context,
 	       c->var_len ? " (ragged)" : "", c->block_size, c->tasks,
-	       c->chunk);
+	       c->chunk < c->batch ? c->chunk : c->batch);
 }
