@@ -76,6 +76,14 @@ static int kick(struct bench *b, int mode, uint32_t core)
 	return res;
 }
 
+static double fail(struct bench *b, const char *what, int v)
+{
+	printf("# %s failed (%d, errno %d), cring tail %llu head %llu\n",
+	       what, v, errno, (unsigned long long)b->p.cring->tail,
+	       (unsigned long long)b->p.head);
+	return -1;
+}
+
 /* One task at a time: queue, kick, sleep, reap.  Returns ns per task. */
 static double latency(struct bench *b, int mode, int n)
 {
@@ -89,9 +97,9 @@ static double latency(struct bench *b, int mode, int n)
 			return -1;
 		while (!pto_t_reap(&b->p, &c))
 			if (sleep_for_completion(b, mode))
-				return -1;
+				return fail(b, "latency: sleep", mode);
 		if (c.status)
-			return -1;
+			return fail(b, "latency: task status", c.status);
 	}
 	return (double)(pto_t_now_ns() - t0) / n;
 }
@@ -101,10 +109,14 @@ static double throughput(struct bench *b, int mode, int n)
 {
 	struct pto_t *p = &b->p;
 	uint32_t cores = p->info.cores[0], out[PTO_MAX_CORES], core;
-	uint64_t t0 = pto_t_now_ns();
+	uint64_t t0 = pto_t_now_ns(), oldest = p->next_id;
+	uint32_t tw = p->s.task_window;
 	int queued = 0, done = 0;
 	struct pto_completion c;
+	uint8_t *fin = calloc(tw, 1);
 
+	if (!fin)
+		return -1;
 	if (cores > PTO_MAX_CORES)
 		cores = PTO_MAX_CORES;
 	memset(out, 0, sizeof(out));
@@ -112,28 +124,41 @@ static double throughput(struct bench *b, int mode, int n)
 		int any = 0;
 
 		for (core = 0; core < cores; core++) {
+			/* ids in flight must fit the descriptor window */
 			while (out[core] < PTO_CORE_QUEUE_SLOTS && queued < n &&
-			       queued - done < (int)p->cring->size) {
+			       queued - done < (int)p->cring->size &&
+			       p->next_id - oldest < tw) {
 				pto_t_queue(p, core, 0, NULL, 0);
 				out[core]++;
 				queued++;
 				any = 1;
 			}
 		}
-		if (any && kick(b, mode, PTO_KICK_ALL))
-			return -1;
+		if (any && kick(b, mode, PTO_KICK_ALL)) {
+			free(fin);
+			return fail(b, "throughput: kick", mode);
+		}
 		if (!pto_t_reap(p, &c)) {
-			if (sleep_for_completion(b, mode))
-				return -1;
+			if (sleep_for_completion(b, mode)) {
+				free(fin);
+				return fail(b, "throughput: sleep", mode);
+			}
 			continue;
 		}
 		do {
-			if (c.status)
-				return -1;
+			if (c.status) {
+				free(fin);
+				return fail(b, "throughput: task status",
+					    c.status);
+			}
 			out[c.core]--;
 			done++;
+			fin[c.task_id & (tw - 1)] = 1;
 		} while (pto_t_reap(p, &c));
+		while (oldest < p->next_id && fin[oldest & (tw - 1)])
+			fin[oldest++ & (tw - 1)] = 0;
 	}
+	free(fin);
 	return n / ((double)(pto_t_now_ns() - t0) / 1e9);
 }
 
