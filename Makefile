@@ -43,7 +43,7 @@ BASE_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 SAN_LDFLAGS := -fsanitize=address,undefined
 else ifeq ($(SAN),tsan)
-BASE_CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+BASE_CFLAGS += -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
 SAN_LDFLAGS := -fsanitize=thread
 endif
 

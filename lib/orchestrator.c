@@ -68,9 +68,9 @@ static void note_use(struct pto_runtime *rt, enum pto_ring ring, uint64_t n)
 {
 	struct pto_ring_stats *rs = &rt->st.ring[ring];
 
-	rs->in_use = n;
+	WRITE_ONCE(rs->in_use, n);
 	if (n > rs->high_water)
-		rs->high_water = n;
+		WRITE_ONCE(rs->high_water, n);
 }
 
 /*
@@ -239,7 +239,7 @@ static int orch_wait(struct pto_runtime *rt, const struct need *n)
 
 	if (need_met(rt, n))
 		return 0;
-	rs->stalls++;
+	STAT_ADD(rs->stalls, 1);
 	t0 = pto_now_ns();
 	timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
 	deadline = t0 + timeout_ns;
@@ -269,17 +269,17 @@ static int orch_wait(struct pto_runtime *rt, const struct need *n)
 		}
 		if (pto_now_ns() >= deadline) {
 			diagnose_deadlock(rt, n, (pto_now_ns() - t0) / 1000000);
-			rs->stall_ns += pto_now_ns() - t0;
+			STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
 			return -EDEADLK;
 		}
 	}
-	rs->stall_ns += pto_now_ns() - t0;
+	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
 	if (rt->trace)
 		pto_trace_span(rt->trace, "stall", t0, pto_now_ns(),
 			       w->orch.task_head);
 	return 0;
 cancelled:
-	rs->stall_ns += pto_now_ns() - t0;
+	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
 	return -ECANCELED;
 }
 
@@ -576,7 +576,8 @@ static bool link_producer(struct pto_runtime *rt, struct pto_task_desc *c,
 		spin_unlock(&p->fanout_lock);
 		return false;
 	}
-	p->fanout_count++;
+	/* atomic: the scheduler peeks at it without the lock */
+	WRITE_ONCE(p->fanout_count, p->fanout_count + 1);
 	if (st < PTO_TASK_COMPLETED) {
 		p->fanout_head = dep_alloc(rt, cid, p->fanout_head);
 		wait = true;
@@ -711,7 +712,7 @@ static void publish(struct pto_runtime *rt, uint64_t id)
 	store_release(&w->orch.task_head, id + 1);
 	if (READ_ONCE(w->sched_flags.sleeping))
 		wake_scheduler(rt);
-	rt->st.tasks_submitted++;
+	STAT_ADD(rt->st.tasks_submitted, 1);
 	if ((id & 63) == 0)
 		refresh_tails(rt);
 	note_use(rt, PTO_RING_TASK, id + 1 - rt->orch.last_alive);
@@ -771,7 +772,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		place_outputs(rt, p, n, ha.start, d->args);
 	}
 	for (i = 0; i < pr->n; i++)
-		rt->st.edges += link_producer(rt, d, id, pr->ids[i]);
+		STAT_ADD(rt->st.edges, link_producer(rt, d, id, pr->ids[i]));
 	ret = record_accesses(rt, p, n, id);
 	if (ret)	/* cannot happen: entries were reserved above */
 		return submit_error(rt, ret);
@@ -838,7 +839,7 @@ void pto_orch_run_begin(struct pto_runtime *rt)
 	o->error = 0;
 	o->nscopes = 0;
 	o->nsegs = 0;
-	o->in_run = true;
+	WRITE_ONCE(o->in_run, true);
 	WRITE_ONCE(rt->win->orch.orch_done, 0);
 	pto_scope_begin(rt);
 }
@@ -864,7 +865,7 @@ int pto_orch_run_end(struct pto_runtime *rt)
 	while (o->nsegs)
 		release_segment(rt, &o->segs[--o->nsegs]);
 	o->nscopes = 0;
-	o->in_run = false;
+	WRITE_ONCE(o->in_run, false);
 	store_release(&rt->win->orch.orch_done, 1);
 	wake_scheduler(rt);
 	return ret;

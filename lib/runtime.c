@@ -264,12 +264,12 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	ret = pto_sched_start(rt);
 	if (ret)
 		return ret;
-	rt->st.runs++;
+	STAT_ADD(rt->st.runs, 1);
 	pto_orch_run_begin(rt);
 	ret = fn(rt, arg);
 	end = pto_orch_run_end(rt);
 	pto_sched_join(rt);
-	rt->st.run_ns += pto_now_ns() - t0;
+	STAT_ADD(rt->st.run_ns, pto_now_ns() - t0);
 	pto_sched_publish_stats(rt);
 
 	err = READ_ONCE(rt->win->sched_flags.error);
@@ -297,11 +297,20 @@ static void fill_live_stats(struct pto_runtime *rt, struct pto_stats *st)
 	st->ring[PTO_RING_TENSORMAP].in_use = rt->orch.tm.live;
 }
 
+_Static_assert(sizeof(struct pto_stats) % sizeof(uint64_t) == 0,
+	       "pto_stats is copied in 64-bit words");
+
 int pto_get_stats(struct pto_runtime *rt, struct pto_stats *st)
 {
+	const uint64_t *src = (const uint64_t *)&rt->st;
+	uint64_t *dst = (uint64_t *)st;
+	size_t i;
+
 	if (!rt || !st)
 		return -EINVAL;
-	*st = rt->st;
+	/* the scheduler updates its counters while a run goes on */
+	for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		dst[i] = READ_ONCE(src[i]);
 	fill_live_stats(rt, st);
 	return 0;
 }

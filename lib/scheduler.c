@@ -72,7 +72,7 @@ static void release(struct pto_runtime *rt, uint64_t id)
 
 static void note_failure(struct pto_runtime *rt, int status)
 {
-	rt->st.tasks_failed++;
+	STAT_ADD(rt->st.tasks_failed, 1);
 	rt->sched.failed = true;
 	if (!READ_ONCE(rt->win->sched_flags.error))
 		WRITE_ONCE(rt->win->sched_flags.error, status);
@@ -108,7 +108,7 @@ static void complete_task(struct pto_runtime *rt, uint64_t id, int status)
 
 	WRITE_ONCE(ws->active, ws->active - 1);
 	WRITE_ONCE(ws->tasks_completed, ws->tasks_completed + 1);
-	rt->st.tasks_completed++;
+	STAT_ADD(rt->st.tasks_completed, 1);
 }
 
 static int reap(struct pto_runtime *rt)
@@ -132,7 +132,8 @@ static int reap(struct pto_runtime *rt)
 
 			s->core_outstanding[cp.core]--;
 			if (type < PTO_NUM_WORKER_TYPES && cp.end_ns > cp.start_ns)
-				rt->st.busy_ns[type] += cp.end_ns - cp.start_ns;
+				STAT_ADD(rt->st.busy_ns[type],
+					 cp.end_ns - cp.start_ns);
 			if (rt->trace)
 				pto_trace_task(rt->trace, &cp, d->kernel_id,
 					       rt->kernels[d->kernel_id % PTO_MAX_KERNELS].name);

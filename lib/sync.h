@@ -20,6 +20,11 @@
 #define load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define store_release(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define smp_mb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+/*
+ * A counter with one writer and readers on other threads (statistics read
+ * by the stats page and pto_get_stats while a run goes on).
+ */
+#define STAT_ADD(x, v)	WRITE_ONCE(x, (x) + (v))
 
 static inline void cpu_relax(void)
 {

@@ -4,4 +4,5 @@
 -include selftests/lib/build.mk
 -include selftests/driver/build.mk
 -include selftests/vm/build.mk
+-include selftests/install/build.mk
 -include selftests/ptotop/build.mk

@@ -315,6 +315,14 @@ static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
 	uint64_t pos = __atomic_fetch_add(&be->cring->tail, 1, __ATOMIC_RELAXED);
 	struct pto_completion *c = &be->cring_entries[pos & sim->cring_mask];
 
+	/*
+	 * The host keeps no more tasks outstanding than the ring holds, so
+	 * this never waits; the acquire orders our write after the host's
+	 * read of the entry's previous lap.
+	 */
+	while (pos - load_acquire(&be->cring->head) > sim->cring_mask)
+		cpu_relax();
+
 	c->task_id = id;
 	c->core = core;
 	c->status = status;
