@@ -6,7 +6,7 @@
  * shared buffers and on OUTPUT buffers while they live) run on runtimes
  * with random task windows (4..1024) and core counts.  Every task hashes
  * what it reads into what it writes, so its effect depends on the order of
- * execution; the shared buffers must equal, word for word, the sequential
+ * execution; the shared buffers must equal, byte for byte, the sequential
  * replay of the same task list in submission order (testlib.h).
  *
  * The generator keeps each program deadlock-free by construction: tasks
@@ -31,7 +31,7 @@
 #define MAX_DEPTH 4
 #define NSHARED 3
 #define CONST_BUF NSHARED	/* read-only: the only NODEP target */
-#define SH_WORDS 48
+#define SH_BYTES 384
 #define OUT_BASE 100		/* buffer ids >= OUT_BASE are OUTPUTs */
 #define PER_RUNTIME 10		/* programs per runtime */
 
@@ -40,7 +40,7 @@ enum { OP_BEGIN, OP_END, OP_TASK };
 struct rparam {
 	int kind;
 	int buf;
-	uint32_t off, nw;	/* in words */
+	uint32_t off, nb;	/* in bytes */
 };
 
 struct rop {
@@ -53,7 +53,7 @@ struct rop {
 struct rprog {
 	struct rop ops[MAX_OPS];
 	int nops, ntasks, nouts;
-	uint32_t out_nw[MAX_OUTS];
+	uint32_t out_nb[MAX_OUTS];
 	int out_dies[MAX_OUTS];	/* op index of the END that frees it */
 	int out_born[MAX_OUTS];
 	void *out_addr[MAX_OUTS];
@@ -67,36 +67,37 @@ struct rcfg {
 
 /* ---- the kernel -------------------------------------------------------------- */
 
-#define DESC(kind, nw) (((uint64_t)(kind) << 32) | (nw))
+#define DESC(kind, nb) (((uint64_t)(kind) << 32) | (nb))
 
 /*
- * tag, np, desc[np], addr[np]: hash the tag and every read region, then
- * update INOUT words from their old value and overwrite OUTPUT words.
+ * tag, np, desc[np], addr[np]: hash the tag and every byte read, then
+ * update INOUT bytes from their old value and overwrite OUTPUT bytes.
+ * Bytes, not words, so regions can meet and overlap at any byte.
  */
 static void k_rand(const uint64_t *a, uint32_t n)
 {
-	uint64_t h = tl_mix(a[0]), np = a[1], p, w;
+	uint64_t h = tl_mix(a[0]), np = a[1], p, b;
 
 	for (p = 0; p < np; p++) {
-		uint32_t kind = a[2 + p] >> 32, nw = (uint32_t)a[2 + p];
-		const uint64_t *s = (const uint64_t *)(uintptr_t)a[2 + np + p];
+		uint32_t kind = a[2 + p] >> 32, nb = (uint32_t)a[2 + p];
+		const uint8_t *s = (const uint8_t *)(uintptr_t)a[2 + np + p];
 
 		if (kind == PTO_PARAM_INPUT || kind == PTO_PARAM_INOUT ||
 		    kind == PTO_PARAM_NODEP)
-			for (w = 0; w < nw; w++)
-				h = tl_mix(h ^ s[w]);
+			for (b = 0; b < nb; b++)
+				h = tl_mix(h ^ s[b]);
 	}
 	for (p = 0; p < np; p++) {
-		uint32_t kind = a[2 + p] >> 32, nw = (uint32_t)a[2 + p];
-		uint64_t *d = (uint64_t *)(uintptr_t)a[2 + np + p];
+		uint32_t kind = a[2 + p] >> 32, nb = (uint32_t)a[2 + p];
+		uint8_t *d = (uint8_t *)(uintptr_t)a[2 + np + p];
 
 		if (kind == PTO_PARAM_INOUT)
-			for (w = 0; w < nw; w++)
-				d[w] = tl_mix(d[w] + h + w);
+			for (b = 0; b < nb; b++)
+				d[b] = (uint8_t)tl_mix(d[b] + h + b);
 		else if (kind == PTO_PARAM_OUTPUT ||
 			 kind == PTO_PARAM_OUTPUT_EXISTING)
-			for (w = 0; w < nw; w++)
-				d[w] = tl_mix(h ^ (w << 8 | p));
+			for (b = 0; b < nb; b++)
+				d[b] = (uint8_t)tl_mix(h ^ (b << 8 | p));
 	}
 }
 
@@ -112,9 +113,9 @@ struct gen {
 	int live_depth[MAX_OUTS];
 };
 
-static uint32_t buf_words(const struct gen *g, int buf)
+static uint32_t buf_bytes(const struct gen *g, int buf)
 {
-	return buf >= OUT_BASE ? g->pg->out_nw[buf - OUT_BASE] : SH_WORDS;
+	return buf >= OUT_BASE ? g->pg->out_nb[buf - OUT_BASE] : SH_BYTES;
 }
 
 /* Tasks from the oldest one an open scope holds to a new one. */
@@ -155,8 +156,8 @@ static int overlaps(const struct rop *t, const struct rparam *q)
 	int i;
 
 	for (i = 0; i < t->np; i++)
-		if (t->p[i].buf == q->buf && q->off < t->p[i].off + t->p[i].nw &&
-		    t->p[i].off < q->off + q->nw)
+		if (t->p[i].buf == q->buf && q->off < t->p[i].off + t->p[i].nb &&
+		    t->p[i].off < q->off + q->nb)
 			return 1;
 	return 0;
 }
@@ -174,7 +175,7 @@ static int pick_buf(struct gen *g, int writable)
 static void gen_param(struct gen *g, struct rop *t, int must_write)
 {
 	struct rparam q;
-	uint32_t r = tl_range(g->rng, 0, 99), nw;
+	uint32_t r = tl_range(g->rng, 0, 99), nb, max;
 	int tries;
 
 	if (must_write)
@@ -193,8 +194,8 @@ static void gen_param(struct gen *g, struct rop *t, int must_write)
 	if (q.kind == PTO_PARAM_OUTPUT) {
 		q.buf = OUT_BASE + g->pg->nouts;
 		q.off = 0;
-		q.nw = tl_range(g->rng, 1, 16);
-		g->pg->out_nw[g->pg->nouts] = q.nw;
+		q.nb = tl_range(g->rng, 1, 128);
+		g->pg->out_nb[g->pg->nouts] = q.nb;
 		g->pg->out_born[g->pg->nouts] = g->pg->nops;
 		g->pg->out_dies[g->pg->nouts] = -1;
 		g->pg->nouts++;
@@ -204,9 +205,17 @@ static void gen_param(struct gen *g, struct rop *t, int must_write)
 	for (tries = 0; tries < 6; tries++) {
 		q.buf = q.kind == PTO_PARAM_NODEP ? CONST_BUF :
 			pick_buf(g, q.kind != PTO_PARAM_INPUT);
-		nw = buf_words(g, q.buf);
-		q.off = tl_range(g->rng, 0, nw - 1);
-		q.nw = tl_range(g->rng, 1, nw - q.off < 12 ? nw - q.off : 12);
+		nb = buf_bytes(g, q.buf);
+		/* half word-aligned (the common case), half at any byte */
+		if (nb >= 8 && tl_range(g->rng, 0, 1)) {
+			q.off = 8 * tl_range(g->rng, 0, nb / 8 - 1);
+			max = (nb - q.off) / 8 < 12 ? (nb - q.off) / 8 : 12;
+			q.nb = 8 * tl_range(g->rng, 1, max);
+		} else {
+			q.off = tl_range(g->rng, 0, nb - 1);
+			max = nb - q.off < 96 ? nb - q.off : 96;
+			q.nb = tl_range(g->rng, 1, max);
+		}
 		if (!overlaps(t, &q)) {
 			t->p[t->np++] = q;
 			return;
@@ -308,7 +317,7 @@ static void check_output(struct rctx *c, int k, int op)
 		if (pg->out_dies[j] <= op)
 			continue;
 		b = (uintptr_t)pg->out_addr[j];
-		if (a < b + 8 * pg->out_nw[j] && b < a + 8 * pg->out_nw[k])
+		if (a < b + pg->out_nb[j] && b < a + pg->out_nb[k])
 			c->bad_out++;
 	}
 }
@@ -338,18 +347,18 @@ static int orch_random(struct pto_runtime *rt, void *arg)
 		p[n++] = PTO_SCALAR(c->tag++);
 		p[n++] = PTO_SCALAR(o->np);
 		for (k = 0; k < o->np; k++)
-			p[n++] = PTO_SCALAR(DESC(o->p[k].kind, o->p[k].nw));
+			p[n++] = PTO_SCALAR(DESC(o->p[k].kind, o->p[k].nb));
 		for (k = 0; k < o->np; k++) {
 			const struct rparam *q = &o->p[k];
 
 			if (q->kind == PTO_PARAM_OUTPUT)
 				p[n++] = PTO_OUT(&pg->out_addr[q->buf - OUT_BASE],
-						 8 * q->nw);
+						 q->nb);
 			else
 				p[n++] = (struct pto_param){
 					.kind = q->kind,
 					.base = buf_addr(c, q->buf),
-					.offset = 8 * q->off, .size = 8 * q->nw };
+					.offset = q->off, .size = q->nb };
 		}
 		id = tl_submit(c->rec, o->type + 1, o->type, p, n);
 		if (id < 0)
@@ -394,7 +403,7 @@ static void dump_prog(const struct rprog *pg)
 					q->buf >= OUT_BASE ? "o" : "b",
 					q->buf >= OUT_BASE ? q->buf - OUT_BASE :
 							     q->buf,
-					q->off, q->nw);
+					q->off, q->nb);
 		}
 		diag("  %*s%s", 2 * depth + 2, "", line);
 	}
@@ -418,9 +427,9 @@ static void run_dag(struct pto_runtime *rt, struct tl_rec *rec,
 	c->bad_out = 0;
 	tl_rec_reset(rec);
 	for (i = 0; i <= NSHARED; i++) {
-		for (w = 0; w < SH_WORDS; w++)
+		for (w = 0; w < SH_BYTES / 8; w++)
 			c->shared[i][w] = tl_rand(&rng);
-		tl_host(rec, c->shared[i], 8 * SH_WORDS);
+		tl_host(rec, c->shared[i], SH_BYTES);
 	}
 
 	ret = pto_run(rt, orch_random, c);
@@ -441,8 +450,8 @@ static void run_dag(struct pto_runtime *rt, struct tl_rec *rec,
 			int64_t at = tl_compare(rec, c->shared[i]);
 
 			if (at >= 0) {
-				diag("dag %d: buffer %d differs from the sequential replay at word %lld",
-				     idx, i, (long long)(at / 8));
+				diag("dag %d: buffer %d differs from the sequential replay at byte %lld",
+				     idx, i, (long long)at);
 				bad = 1;
 			}
 		}
@@ -491,7 +500,7 @@ static void run_group(uint64_t seed, int group, int first, int last,
 		if (tl_register(&rec, t + 1, t, k_rand, "rand"))
 			bail_out("cannot register the kernel");
 	for (i = 0; i <= NSHARED; i++) {
-		c.shared[i] = pto_malloc(rt, 8 * SH_WORDS);
+		c.shared[i] = pto_malloc(rt, SH_BYTES);
 		if (!c.shared[i])
 			bail_out("pto_malloc");
 	}

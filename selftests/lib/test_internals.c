@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of libpto's internals through its internal headers (linked
+ * statically): ring arithmetic, the heap ring (wrap-around, never split,
+ * alignment, full), the ready queue, and the TensorMap (overlap, chain
+ * truncation at the first retired entry, per-task cleanup, exhaustion),
+ * each also against a brute-force model on random operations.
+ *
+ * The dependency-list pool is private to the orchestrator; its
+ * back-pressure is tested through the API in test_window.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+#include "rings.h"
+#include "tensormap.h"
+
+/* ---- ring arithmetic ----------------------------------------------------- */
+
+static void test_arith(void)
+{
+	uint64_t x, p;
+	int bad = 0;
+
+	for (x = 0; x < 5000; x++) {
+		for (p = 1; p < x; p <<= 1)
+			;
+		bad += pto_next_pow2(x) != (x ? p : 1);
+		bad += pto_is_pow2(x) != (x && p == x);
+		bad += pto_align_up(x, 64) != (x + 63) / 64 * 64;
+	}
+	ok_eq(bad, 0, "arith: next_pow2, is_pow2, align_up for 0..4999");
+}
+
+/* ---- heap ring ----------------------------------------------------------- */
+
+static void test_heap_fixed(void)
+{
+	struct pto_heap_alloc a;
+
+	ok(pto_heap_ring_fit(1024, 0, 0, 0, 1024, &a) && a.start == 0 &&
+	   a.end == 1024, "heap: an empty ring takes a whole-ring block");
+	ok(pto_heap_ring_fit(1024, 900, 500, 0, 200, &a) && a.start == 1024 &&
+	   a.end == 1224,
+	   "heap: a block that would straddle the end starts at the next lap");
+	ok(!pto_heap_ring_fit(1024, 900, 100, 0, 200, &a),
+	   "heap: ... unless the start of the ring is still live");
+	ok(!pto_heap_ring_fit(1024, 1500, 500, 0, 100, &a),
+	   "heap: a full ring refuses");
+	ok(pto_heap_ring_fit(1024, 1500, 600, 0, 100, &a) && a.start == 1500,
+	   "heap: and accepts once the tail has moved");
+	ok(pto_heap_ring_fit(1024, 1500, 1500, 0, 1000, &a) &&
+	   a.start % 1024 + 1000 <= 1024,
+	   "heap: an empty ring places a large block without splitting it");
+	ok(pto_heap_ring_fit(1024, 1500, 100, 1500, 1000, &a),
+	   "heap: floor at top means empty whatever the tail says");
+	ok_eq(pto_heap_ring_used(1500, 500, 0), 1000, "heap: used");
+	ok_eq(pto_heap_ring_used(1500, 500, 1200), 300,
+	      "heap: used counts from the floor");
+}
+
+/*
+ * Random allocations (64-byte multiples) freed in order, against a model
+ * of which bytes of the ring are live.
+ */
+static void test_heap_random(uint64_t seed)
+{
+	enum { SIZE = 4096, MAXLIVE = 256 };
+	static uint8_t live_bytes[SIZE];
+	struct { uint64_t start, end; } q[MAXLIVE];
+	uint64_t top = 0, tail = 0, n, b;
+	int head = 0, cnt = 0, i, split = 0, overlap = 0, misalign = 0;
+	int refused_empty = 0, used_bad = 0, allocs = 0, wraps = 0;
+	struct pto_heap_alloc a;
+	struct tl_rng rng;
+
+	tl_rng_seed(&rng, seed);
+	memset(live_bytes, 0, sizeof(live_bytes));
+	for (i = 0; i < 200000; i++) {
+		if (cnt && (cnt == MAXLIVE || tl_range(&rng, 0, 2) == 0)) {
+			/* free the oldest: the tail moves to the next block */
+			int k = head;
+
+			for (b = q[k].start; b < q[k].end; b++)
+				live_bytes[b % SIZE] = 0;
+			head = (head + 1) % MAXLIVE;
+			cnt--;
+			tail = cnt ? q[head].start : top;
+			continue;
+		}
+		n = 64 * tl_range(&rng, 1, tl_range(&rng, 0, 7) ? 8 : 40);
+		if (!pto_heap_ring_fit(SIZE, top, tail, 0, n, &a)) {
+			refused_empty += cnt == 0;
+			continue;
+		}
+		allocs++;
+		split += a.start / SIZE != (a.end - 1) / SIZE;
+		misalign += a.start % 64 != 0;
+		wraps += a.start != top;
+		for (b = a.start; b < a.end; b++) {
+			overlap += live_bytes[b % SIZE];
+			live_bytes[b % SIZE] = 1;
+		}
+		q[(head + cnt) % MAXLIVE].start = a.start;
+		q[(head + cnt) % MAXLIVE].end = a.end;
+		cnt++;
+		top = a.end;
+		used_bad += pto_heap_ring_used(top, tail, 0) > SIZE;
+	}
+	diag("heap model: %d allocations, %d skipped to the next lap", allocs,
+	     wraps);
+	ok_eq(split, 0, "heap model: no block is split across the end");
+	ok_eq(overlap, 0, "heap model: no block overlaps a live one");
+	ok_eq(misalign, 0, "heap model: 64-byte sizes give 64-byte offsets");
+	ok_eq(refused_empty, 0, "heap model: an empty ring never refuses");
+	ok_eq(used_bad, 0, "heap model: used never exceeds the size");
+	ok(wraps > 100, "heap model: the test wrapped the ring (%d)", wraps);
+}
+
+/* ---- ready queue ---------------------------------------------------------- */
+
+static void test_ready_queue(void)
+{
+	uint64_t ids[8], next_in = 0, next_out = 0;
+	struct pto_ready_queue q = { .ids = ids, .mask = 7 };
+	struct tl_rng rng;
+	int i, bad = 0;
+
+	tl_rng_seed(&rng, 7);
+	for (i = 0; i < 100000; i++) {
+		if (pto_rq_len(&q) < 8 && (pto_rq_empty(&q) ||
+					  tl_range(&rng, 0, 1)))
+			pto_rq_push(&q, next_in++);
+		else
+			bad += pto_rq_pop(&q) != next_out++;
+		bad += pto_rq_len(&q) != next_in - next_out;
+	}
+	ok_eq(bad, 0, "ready queue: FIFO order and length across wrap-around");
+}
+
+/* ---- TensorMap ------------------------------------------------------------ */
+
+#define MAXTASK 4096
+
+static uint8_t seen[MAXTASK];
+
+static void visit(void *ctx, uint64_t id)
+{
+	if (id < MAXTASK)
+		seen[id] = 1;
+	else
+		(*(int *)ctx)++;
+}
+
+/* Tasks found for [b, e) of base, as a bit string for easy comparison. */
+static uint64_t lookup_set(struct pto_tensormap *tm, uint64_t base,
+			   uint64_t b, uint64_t e, bool w, uint64_t oldest)
+{
+	uint64_t set = 0;
+	int bogus = 0, i;
+
+	memset(seen, 0, 64);
+	pto_tm_lookup(tm, base, b, e, w, oldest, visit, &bogus);
+	for (i = 0; i < 64; i++)
+		if (seen[i])
+			set |= 1ull << i;
+	return bogus ? ~0ull : set;
+}
+
+static void test_tm_fixed(void)
+{
+	struct pto_tensormap tm;
+	uint64_t A = 0x10000, B = 0x20000;
+	int i, ret = 0;
+
+	if (!ok(pto_tm_init(&tm, 16, 8) == 0, "tensormap: init"))
+		return;
+	pto_tm_insert(&tm, A, 0, 64, true, 1);		/* task 1 writes */
+	pto_tm_insert(&tm, A, 64, 128, true, 2);	/* task 2 writes */
+	pto_tm_insert(&tm, A, 100, 104, false, 3);	/* task 3 reads */
+	pto_tm_insert(&tm, B, 0, 4096, true, 4);	/* task 4, large */
+	ok_eq(lookup_set(&tm, A, 63, 65, false, 0), 1 << 1 | 1 << 2,
+	      "tensormap: a read across a boundary finds both writers");
+	ok_eq(lookup_set(&tm, A, 64, 65, false, 0), 1 << 2,
+	      "tensormap: adjacent ranges do not overlap");
+	ok_eq(lookup_set(&tm, A, 128, 256, true, 0), 0,
+	      "tensormap: nothing past the last byte");
+	ok_eq(lookup_set(&tm, A, 96, 100, true, 0), 1 << 2,
+	      "tensormap: a write next to a reader finds only the writer");
+	ok_eq(lookup_set(&tm, A, 103, 200, true, 0), 1 << 2 | 1 << 3,
+	      "tensormap: a writer finds readers too");
+	ok_eq(lookup_set(&tm, A, 103, 200, false, 0), 1 << 2,
+	      "tensormap: a reader does not find readers");
+	ok_eq(lookup_set(&tm, B, 4095, 4096, false, 0), 1 << 4,
+	      "tensormap: bases are separate, large ranges found by any byte");
+	ok_eq(lookup_set(&tm, A + 64, 0, 1, true, 0), 0,
+	      "tensormap: another base at the same address does not alias");
+	ok_eq(lookup_set(&tm, A, 0, 128, true, 2), 1 << 2 | 1 << 3,
+	      "tensormap: entries of tasks below oldest_live are not found");
+	ok_eq(tm.live, 4, "tensormap: four live entries");
+
+	/* task 5 covers task 1's range: older entries are reached through it */
+	pto_tm_insert(&tm, A, 0, 64, true, 5);
+	ok(lookup_set(&tm, A, 0, 64, false, 0) & 1 << 5,
+	   "tensormap: the newest covering writer is found");
+
+	pto_tm_retire_task(&tm, 1);
+	pto_tm_retire_task(&tm, 2);
+	ok_eq(tm.live, 3, "tensormap: retiring tasks 1 and 2 frees their entries");
+	ok_eq(lookup_set(&tm, A, 0, 128, true, 0), 1 << 3 | 1 << 5,
+	      "tensormap: retired entries are unlinked");
+
+	/* exhaustion: 16 entries in all */
+	for (i = 0; i < 13 && !ret; i++)
+		ret = pto_tm_insert(&tm, B, 64 * i, 64 * i + 8, false, 6);
+	ok_eq(ret, 0, "tensormap: the pool fills to its size");
+	ok_eq(pto_tm_free_entries(&tm), 0, "tensormap: no free entries left");
+	ok_eq(pto_tm_insert(&tm, B, 0, 8, false, 7), -ENOSPC,
+	      "tensormap: an exhausted pool is -ENOSPC");
+	pto_tm_retire_task(&tm, 3);
+	pto_tm_retire_task(&tm, 4);
+	ok_eq(pto_tm_free_entries(&tm), 2, "tensormap: retiring refills it");
+	ok(pto_tm_insert(&tm, B, 0, 8, true, 7) == 0 &&
+	   pto_tm_insert(&tm, B, 8, 16, true, 7) == 0 &&
+	   pto_tm_insert(&tm, B, 16, 24, true, 7) == -ENOSPC,
+	   "tensormap: freed entries are reused, no more");
+	ok_eq(lookup_set(&tm, B, 0, 9, true, 0), 1 << 6 | 1 << 7,
+	      "tensormap: reused entries are found, retired ones not");
+	pto_tm_destroy(&tm);
+}
+
+struct mentry {
+	uint64_t base, begin, end, task;
+	bool writer;
+};
+
+/*
+ * Random accesses by tasks in id order, retired in order once more than
+ * WIN are alive, against a brute-force list.  A lookup must report every
+ * live overlapping access of the newest covering writer or newer (older
+ * ones are reached through that writer's own dependencies) and nothing
+ * that does not overlap.
+ */
+static void test_tm_random(uint64_t seed)
+{
+	enum { WIN = 16, POOL = 48, NBASE = 3, SPAN = 2048, MAXE = 4096 };
+	static struct mentry m[MAXE];
+	static const uint64_t bases[NBASE] = { 0x1000, 0x7000, 0x20000 };
+	struct pto_tensormap tm;
+	struct tl_rng rng;
+	uint64_t task, oldest = 0;
+	int n = 0, i, k, missed = 0, extra = 0, nospc_bad = 0, lookups = 0;
+	int bogus = 0;
+
+	if (pto_tm_init(&tm, POOL, WIN))
+		bail_out("pto_tm_init");
+	tl_rng_seed(&rng, seed);
+	for (task = 0; task < 3000; task++) {
+		int nacc = tl_range(&rng, 1, 3);
+
+		/* retire in order to keep at most WIN tasks alive */
+		while (task - oldest >= WIN ||
+		       pto_tm_free_entries(&tm) < (uint32_t)nacc)
+			pto_tm_retire_task(&tm, oldest++);
+
+		for (k = 0; k < nacc; k++) {
+			struct mentry e;
+			uint64_t len = tl_range(&rng, 0, 3) ?
+				       tl_range(&rng, 1, 96) :
+				       tl_range(&rng, 1, SPAN);
+
+			e.base = bases[tl_range(&rng, 0, NBASE - 1)];
+			e.begin = tl_range(&rng, 0, SPAN - 1);
+			e.end = e.begin + len;
+			e.writer = tl_range(&rng, 0, 1);
+			e.task = task;
+
+			/* lookup first, as the orchestrator does */
+			if (task < MAXTASK && e.task < MAXTASK) {
+				uint64_t cover = 0;
+				int j;
+
+				memset(seen, 0, sizeof(seen));
+				pto_tm_lookup(&tm, e.base, e.begin, e.end,
+					      e.writer, oldest, visit, &bogus);
+				lookups++;
+				for (j = 0; j < n; j++)
+					if (m[j].task >= oldest &&
+					    m[j].base == e.base && m[j].writer &&
+					    m[j].begin <= e.begin &&
+					    m[j].end >= e.end &&
+					    m[j].task > cover)
+						cover = m[j].task;
+				for (j = 0; j < n; j++) {
+					bool hit = m[j].task >= oldest &&
+						   m[j].base == e.base &&
+						   m[j].begin < e.end &&
+						   e.begin < m[j].end &&
+						   (m[j].writer || e.writer);
+
+					if (hit && m[j].task >= cover &&
+					    !seen[m[j].task])
+						missed++;
+				}
+				for (j = 0; j < MAXTASK; j++) {
+					int i2, any = 0;
+
+					if (!seen[j])
+						continue;
+					for (i2 = 0; i2 < n && !any; i2++)
+						any = m[i2].task == (uint64_t)j &&
+						      m[i2].base == e.base &&
+						      m[i2].begin < e.end &&
+						      e.begin < m[i2].end &&
+						      (m[i2].writer ||
+						       e.writer);
+					extra += !any;
+				}
+			}
+			if (pto_tm_insert(&tm, e.base, e.begin, e.end,
+					  e.writer, task)) {
+				nospc_bad++;
+				continue;
+			}
+			if (n < MAXE)
+				m[n++] = e;
+		}
+		/* drop retired entries from the model */
+		for (i = 0, k = 0; i < n; i++)
+			if (m[i].task >= oldest)
+				m[k++] = m[i];
+		n = k;
+	}
+	diag("tensormap model: %d lookups", lookups);
+	ok_eq(missed, 0, "tensormap model: every needed dependency is found");
+	ok_eq(extra + bogus, 0,
+	      "tensormap model: nothing that does not overlap is found");
+	ok_eq(nospc_bad, 0,
+	      "tensormap model: inserts succeed while free entries remain");
+	while (oldest < task)
+		pto_tm_retire_task(&tm, oldest++);
+	ok_eq(tm.live, 0, "tensormap model: retiring every task empties it");
+	pto_tm_destroy(&tm);
+}
+
+int main(void)
+{
+	uint64_t seed = tl_env_seed("PTO_TEST_SEED");
+
+	diag("seed %llu (set PTO_TEST_SEED to reproduce)",
+	     (unsigned long long)seed);
+	test_arith();
+	test_heap_fixed();
+	test_heap_random(seed);
+	test_ready_queue();
+	test_tm_fixed();
+	test_tm_random(seed);
+	return tap_done();
+}
