@@ -56,6 +56,16 @@ while read -r s want; do
 	ok $? "$s on /dev/pto0: checksum ${got:-none} (sim: $want)"
 done <$P/checksums
 
+# C-function kernels exist only on the sim
+if [ -f $P/samples/bgemm.so ]; then
+	PTO_DEVICE=/dev/pto0 $P/tools/ptorun $P/samples/bgemm.so </dev/null \
+		>/tmp/c.out 2>&1
+	rc=$?
+	tail -n 2 /tmp/c.out | sed 's/^/# /'
+	[ $rc -ne 0 ] && grep -qi 'not supported' /tmp/c.out
+	ok $? "C kernels are refused on /dev/pto0 (-EOPNOTSUPP)"
+fi
+
 run_tap pto_wait_bench $P/selftests/driver/pto_wait_bench 5 2000
 
 for t in $P/src/selftests/*/vm-*.sh; do
