@@ -298,12 +298,13 @@ static void test_scopes(void)
 
 struct dl {
 	struct tl_rec *r;
-	int ntasks;
+	int ntasks;		/* submit at most this many */
 	uint64_t out_size;	/* 0: INOUT chain, else OUTPUT tasks */
-	int64_t rc;
+	int64_t rc;		/* first failed submit, or 0 */
+	int submitted;		/* successful submits */
 };
 
-/* One scope submitting ntasks tasks. */
+/* One scope submitting up to ntasks tasks; stops at the first error. */
 static int orch_deadlock(struct pto_runtime *rt, void *arg)
 {
 	struct dl *d = arg;
@@ -311,6 +312,7 @@ static int orch_deadlock(struct pto_runtime *rt, void *arg)
 	int i;
 
 	d->rc = 0;
+	d->submitted = 0;
 	pto_scope_begin(rt);
 	for (i = 0; i < d->ntasks && d->rc >= 0; i++) {
 		if (d->out_size)
@@ -321,6 +323,7 @@ static int orch_deadlock(struct pto_runtime *rt, void *arg)
 			d->rc = SUBMIT(d->r, K_STEP, i % 2,
 				       PTO_INOUT(gbuf, 0, 8), PTO_SCALAR(1),
 				       PTO_SCALAR(i));
+		d->submitted += d->rc >= 0;
 	}
 	pto_scope_end(rt);
 	return d->rc < 0 ? (int)d->rc : 0;
@@ -336,25 +339,93 @@ static int has_word(const char *text, const char *word)
 	return 0;
 }
 
+struct dl_case {
+	const char *name;
+	const char *resource;	/* word the diagnostic must contain */
+	enum pto_ring ring;
+	uint64_t size;		/* of that ring */
+	uint64_t out_size;	/* see struct dl */
+};
+
+static const char *const ring_env[PTO_NUM_RINGS] = {
+	[PTO_RING_TASK] = "PTO_TASK_WINDOW=",
+	[PTO_RING_HEAP] = "PTO_HEAP_SIZE=",
+	[PTO_RING_DEP] = "PTO_DEP_POOL=",
+	[PTO_RING_TENSORMAP] = "PTO_TENSORMAP_POOL=",
+};
+
 /*
- * Run one deadlocking scope with the given ring too small; check the
- * error, the time it took and the diagnostic, then re-run the same scope
- * with the size the diagnostic suggests.
+ * The size the diagnostic suggests: after the ring's environment variable
+ * ("PTO_TASK_WINDOW=8") when it names one, else the largest number above
+ * the current size that is no duration ("204 ms").
  */
-static void deadlock_case(const char *name, const char *resource,
-			  uint32_t window, uint64_t heap, int ntasks,
-			  uint64_t out_size)
+static uint64_t suggestion(const char *text, const struct dl_case *c)
 {
+	const char *env = strstr(text, ring_env[c->ring]);
+	uint64_t best = 0, v;
+	const char *p;
+	char *end;
+
+	if (env) {
+		tl_numbers(env + strlen(ring_env[c->ring]), &v, 1);
+		return v > c->size ? v : 0;
+	}
+	for (p = text; *p; p++) {
+		if (!isdigit((unsigned char)*p) ||
+		    (p > text && isalnum((unsigned char)p[-1])))
+			continue;
+		v = strtoull(p, &end, 10);
+		while (*end == ' ')
+			end++;
+		if (!strncmp(end, "ms", 2) || !strncmp(end, "ns", 2) ||
+		    !strncmp(end, "us", 2) || (end[0] == 's' && !isalpha((unsigned char)end[1])))
+			continue;
+		if (v > c->size && v <= (1ull << 30) && v > best &&
+		    (c->ring != PTO_RING_TASK || !(v & (v - 1))))
+			best = v;
+	}
+	return best;
+}
+
+static void dl_config(struct pto_config *cfg, const struct dl_case *c,
+		      uint64_t size)
+{
+	tl_config(cfg, 64, 1 << 20);
+	switch (c->ring) {
+	case PTO_RING_TASK:
+		cfg->task_window = size;
+		break;
+	case PTO_RING_HEAP:
+		cfg->heap_size = size;
+		break;
+	case PTO_RING_DEP:
+		cfg->dep_pool_size = size;
+		break;
+	default:
+		cfg->tensormap_pool_size = size;
+	}
+}
+
+/*
+ * One scope that needs more of a ring than it has: check the error, the
+ * time it took and the diagnostic, and that the runtime recovers.  Then
+ * re-run the scope up to the submit that blocked (the runtime cannot know
+ * what a scope would submit later, but it knows that one) with the size
+ * the diagnostic suggested: that must complete.
+ */
+static void deadlock_case(const struct dl_case *c)
+{
+	const char *name = c->name;
 	struct pto_config cfg;
 	struct pto_runtime *rt;
 	struct tl_capture cap;
 	struct tl_rec r;
-	struct dl d = { .r = &r, .ntasks = ntasks, .out_size = out_size };
-	uint64_t nums[64], t0, ms, cur = window ? window : heap, fix = 0;
+	struct dl d = { .r = &r, .ntasks = 1000, .out_size = c->out_size };
+	uint64_t nums[64], t0, ms, fix = 0;
 	char *text;
 	int i, n, ret, has_cur = 0;
 
-	tl_config(&cfg, window ? window : 64, heap ? heap : 1 << 20);
+	dl_config(&cfg, c, c->size);
 	cfg.stall_timeout_ms = 200;
 	rt = make_rt(&cfg, &r);
 	gbuf = pto_malloc(rt, 64);
@@ -373,42 +444,45 @@ static void deadlock_case(const char *name, const char *resource,
 	ok(ms >= 150 && ms < 10000,
 	   "%s: reported after the 200 ms stall timeout (%llu ms)", name,
 	   (unsigned long long)ms);
-	ok(has_word(text, resource), "%s: the diagnostic names the %s",
-	   name, resource);
+	ok(has_word(text, c->resource), "%s: the diagnostic names the %s",
+	   name, c->resource);
 	n = tl_numbers(text, nums, 64);
+	for (i = 0; i < n; i++)
+		has_cur |= nums[i] == c->size;
+	fix = suggestion(text, c);
 	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
 		diag("  stderr: %s", l);
-	for (i = 0; i < n; i++) {
-		has_cur |= nums[i] == cur;
-		/* the suggestion: the largest sane number above the size */
-		if (nums[i] > cur && nums[i] <= (1ull << 30) &&
-		    (!window || !(nums[i] & (nums[i] - 1))) && nums[i] > fix)
-			fix = nums[i];
-	}
 	ok(has_cur, "%s: the diagnostic gives the size %llu", name,
-	   (unsigned long long)cur);
+	   (unsigned long long)c->size);
 	ok(fix, "%s: the diagnostic suggests a larger size", name);
 	check_recovers(rt, &r, name);
 	tl_rec_free(&r);
 	pto_runtime_destroy(rt);
 	free(text);
-	if (!fix)
+	if (!fix || d.rc != -EDEADLK)
 		return;
 
-	/* the same scope with the suggested size completes */
-	tl_config(&cfg, window ? fix : 64, heap ? fix : 1 << 20);
+	dl_config(&cfg, c, fix);
 	cfg.stall_timeout_ms = 5000;
 	rt = make_rt(&cfg, &r);
 	gbuf = pto_malloc(rt, 64);
 	if (!gbuf)
 		bail_out("pto_malloc");
 	memset(gbuf, 0, 64);
+	d.ntasks = d.submitted + 1;
 	ok_eq(pto_run(rt, orch_deadlock, &d), 0,
-	      "%s: the suggested size %llu works", name,
-	      (unsigned long long)fix);
+	      "%s: the suggested size %llu runs the %d tasks", name,
+	      (unsigned long long)fix, d.ntasks);
 	tl_rec_free(&r);
 	pto_runtime_destroy(rt);
 }
+
+static const struct dl_case dl_cases[] = {
+	{ "task window deadlock", "task", PTO_RING_TASK, 4, 0 },
+	{ "heap deadlock", "heap", PTO_RING_HEAP, 4096, 1024 },
+	{ "dependency pool deadlock", "dep", PTO_RING_DEP, 16, 0 },
+	{ "TensorMap pool deadlock", "tensormap", PTO_RING_TENSORMAP, 16, 64 },
+};
 
 /* ---- a failing kernel ---------------------------------------------------------------- */
 
@@ -499,13 +573,8 @@ int main(void)
 	test_config();
 	test_bad_submits();
 	test_scopes();
-	/*
-	 * One task (or output) more than fits: the runtime cannot know how
-	 * many more a scope will submit, but it knows this one, so its
-	 * suggestion must cover it.
-	 */
-	deadlock_case("task window deadlock", "task", 4, 0, 5, 0);
-	deadlock_case("heap deadlock", "heap", 0, 4096, 5, 1024);
+	for (size_t i = 0; i < sizeof(dl_cases) / sizeof(dl_cases[0]); i++)
+		deadlock_case(&dl_cases[i]);
 	test_failing_kernel();
 	return tap_done();
 }

@@ -7,7 +7,8 @@
  *    folded into an accumulator): must complete, never -EDEADLK;
  *  - a 4 KiB heap ring with 2*10^4 scopes of OUTPUT tasks of odd sizes up
  *    to 700 bytes (wrap-around with padding at the end of the ring);
- *  - the same with two OUTPUTs per task.
+ *  - the same with two OUTPUTs per task;
+ *  - dependency and TensorMap pools of 16 entries under 2.5*10^4 tasks.
  *
  * The reference is the same kernels called in a plain loop.  PTO_TEST_TASKS
  * scales the task count of the window runs.
@@ -271,6 +272,92 @@ static void test_heap(int two)
 	pto_runtime_destroy(rt);
 }
 
+/* ---- dependency pool and TensorMap pool back-pressure --------------------- */
+
+#define POOL_ITERS 5000
+
+/*
+ * Per scope: four producers of OUTPUT tiles and one consumer reading all
+ * four into the accumulator: nine TensorMap entries and four edges per
+ * scope, through pools of 16 entries.
+ */
+static int orch_pools(struct pto_runtime *rt, void *arg)
+{
+	uint64_t *acc = arg, *t[4], it;
+	int64_t id;
+	int j;
+
+	for (it = 0; it < POOL_ITERS; it++) {
+		pto_scope_begin(rt);
+		for (j = 0; j < 4; j++) {
+			id = pto_submit_task(rt, KID(K_FILL, j % 2), j % 2,
+					     (struct pto_param[]){
+						     PTO_OUT(&t[j], 16),
+						     PTO_SCALAR(2),
+						     PTO_SCALAR(4 * it + j) },
+					     3);
+			if (id < 0)
+				return (int)id;
+		}
+		id = pto_submit_task(rt, KID(K_MIX2, 2), 2,
+				     (struct pto_param[]){
+					     PTO_INOUT(acc, 0, 16),
+					     PTO_IN(t[0], 0, 16),
+					     PTO_IN(t[1], 0, 16),
+					     PTO_SCALAR(2), PTO_SCALAR(it),
+					     PTO_IN(t[2], 0, 16),
+					     PTO_IN(t[3], 0, 16) }, 7);
+		if (id < 0)
+			return (int)id;
+		if (pto_scope_end(rt))
+			return -EPROTO;
+	}
+	return 0;
+}
+
+static void test_pools(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct pto_stats st;
+	uint64_t *acc, ref[2] = { 1, 2 }, t0[2], t1[2], it;
+	int ring;
+
+	tl_config(&cfg, 64, 1 << 20);
+	cfg.dep_pool_size = 16;
+	cfg.tensormap_pool_size = 16;
+	rt = make_rt(&cfg);
+	acc = pto_malloc(rt, 16);
+	if (!acc)
+		bail_out("pto_malloc");
+	acc[0] = ref[0];
+	acc[1] = ref[1];
+	ok_eq(pto_run(rt, orch_pools, acc), 0,
+	      "pools of 16: %d scopes of 5 tasks: pto_run", POOL_ITERS);
+	for (it = 0; it < POOL_ITERS; it++) {
+		/* K_MIX2 reads only its first two inputs */
+		k_fill((uint64_t[]){ (uintptr_t)t0, 2, 4 * it }, 3);
+		k_fill((uint64_t[]){ (uintptr_t)t1, 2, 4 * it + 1 }, 3);
+		k_mix2((uint64_t[]){ (uintptr_t)ref, (uintptr_t)t0,
+				     (uintptr_t)t1, 2, it }, 5);
+	}
+	ok(acc[0] == ref[0] && acc[1] == ref[1],
+	   "pools of 16: result equals the sequential loop");
+	pto_get_stats(rt, &st);
+	for (ring = PTO_RING_DEP; ring <= PTO_RING_TENSORMAP; ring++) {
+		ok(st.ring[ring].size == 16 && st.ring[ring].high_water <= 16,
+		   "pools of 16: %s size %llu, high water %llu",
+		   pto_ring_name(ring),
+		   (unsigned long long)st.ring[ring].size,
+		   (unsigned long long)st.ring[ring].high_water);
+		diag("pools of 16: %s: %llu stalls, %.1f ms stalled",
+		     pto_ring_name(ring),
+		     (unsigned long long)st.ring[ring].stalls,
+		     st.ring[ring].stall_ns / 1e6);
+	}
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	uint64_t ntasks = tl_env_u64("PTO_TEST_TASKS", 100000);
@@ -280,5 +367,6 @@ int main(void)
 	test_window(16, ntasks);
 	test_heap(0);
 	test_heap(1);
+	test_pools();
 	return tap_done();
 }
