@@ -169,6 +169,7 @@ int pto_orchestration_init(struct pto_runtime *rt, int argc, char **argv,
 		return -ENOMEM;
 	g->prog = "bgemm";
 	g->tasks_per_k = 2;
+	g->tensors_per_k = 5;
 	ret = bgemm_setup(rt, g, argc, argv);
 	if (!ret)
 		ret = pto_kernel_register(rt, K_GEMM, PTO_WORKER_CUBE,

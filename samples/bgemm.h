@@ -20,6 +20,7 @@ struct bgemm {
 	uint64_t kgroup_run;	/* what the runs use (bgemm_kgroup()) */
 	uint64_t seed;
 	uint64_t tasks_per_k;	/* tasks one k step submits */
+	uint64_t tensors_per_k;	/* and their tensor parameters */
 	uint64_t tasks;		/* tasks per run */
 	float *a, *b, *c;	/* device memory */
 	float *c0;		/* initial C (device memory), copied per run */

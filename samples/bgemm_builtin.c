@@ -150,6 +150,7 @@ int pto_orchestration_init(struct pto_runtime *rt, int argc, char **argv,
 		return -ENOMEM;
 	g->prog = "bgemm_builtin";
 	g->tasks_per_k = 3;
+	g->tensors_per_k = 8;
 	ret = bgemm_setup(rt, g, argc, argv);
 	if (!ret)
 		ret = bgemm_register(rt);

@@ -127,14 +127,15 @@ void bgemm_teardown(struct pto_runtime *rt, struct bgemm *g)
 
 uint64_t bgemm_kgroup(struct pto_runtime *rt, const struct bgemm *g)
 {
-	struct sample_budget b;
+	struct sample_cost step = {
+		.tasks = g->tasks_per_k,
+		.heap = sample_heap_bytes(bgemm_tile_bytes(g)),
+		.tensors = g->tensors_per_k,
+	}, none = { 0 };
 
 	if (g->kgroup)
 		return g->kgroup < g->kt ? g->kgroup : g->kt;
-	sample_get_budget(rt, &b);
-	return sample_units_per_scope(&b, g->tasks_per_k,
-				      sample_heap_bytes(bgemm_tile_bytes(g)),
-				      0, 0, g->kt);
+	return sample_units_per_scope(rt, &step, &none, g->kt);
 }
 
 /*

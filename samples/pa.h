@@ -41,7 +41,7 @@ struct pa_case {
 	/* result */
 	float *out;		/* [batch][heads][head_dim], device */
 	uint64_t tasks;		/* tasks of the last run */
-	uint64_t chunk;		/* sequences per scope (pa_chunk()) */
+	uint64_t chunk;		/* sequences per scope: chunk=, or fit */
 };
 
 struct pa {
@@ -99,15 +99,6 @@ int pa_orchestrate(struct pto_runtime *rt, void *arg);
 /* Parse arguments, build the cases' inputs.  1: help printed. */
 int pa_setup(struct pto_runtime *rt, struct pa *pa, int argc, char **argv);
 void pa_teardown(struct pto_runtime *rt, struct pa *pa);
-
-/*
- * Sequences per chunk: the chunk argument, or what fits half of the task
- * window and heap given the tasks and heap bytes one sequence needs
- * (per_seq_*) and one chunk needs besides (fixed_*).
- */
-uint64_t pa_chunk(struct pto_runtime *rt, const struct pa *pa,
-		  uint64_t per_seq_tasks, uint64_t per_seq_bytes,
-		  uint64_t fixed_tasks, uint64_t fixed_bytes);
 
 /*
  * Expected out of case c in double precision, plain softmax (not online):

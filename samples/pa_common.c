@@ -246,19 +246,6 @@ void pa_teardown(struct pto_runtime *rt, struct pa *pa)
 	pa->ncases = 0;
 }
 
-uint64_t pa_chunk(struct pto_runtime *rt, const struct pa *pa,
-		  uint64_t per_seq_tasks, uint64_t per_seq_bytes,
-		  uint64_t fixed_tasks, uint64_t fixed_bytes)
-{
-	struct sample_budget b;
-
-	if (pa->chunk)
-		return pa->chunk;
-	sample_get_budget(rt, &b);
-	return sample_units_per_scope(&b, per_seq_tasks, per_seq_bytes,
-				      fixed_tasks, fixed_bytes, PA_MAX_CHUNK);
-}
-
 /* One query row against the whole sequence, in double. */
 static void pa_ref_row(const struct pa_case *c, uint64_t b, uint64_t h,
 		       double *s, double *acc, float *out)
@@ -497,12 +484,24 @@ static uint64_t pa_case_chunk(struct pto_runtime *rt, const struct pa *pa,
 	uint64_t h = c->heads, bs = c->block_size, mb = c->max_blocks;
 	uint64_t tile = sample_heap_bytes(pa_tile_bytes(c));
 	uint64_t vec = 2 * sample_heap_bytes(h * 4);
-	uint64_t blk, seq;
+	struct sample_cost seq, fixed;
 
-	/* S, then P, m, l, then (C kernels) O_new or (built-in) a PV tile */
-	blk = 2 * sample_heap_bytes(h * bs * 4) + vec + tile;
-	seq = tile + vec + mb * blk;
-	return pa_chunk(rt, pa, 4 * mb, seq, pa->builtin ? 3 : 2, 64 * 4);
+	if (pa->chunk)
+		return pa->chunk;
+	/*
+	 * Per sequence: its rows of oi, li, mi, and per block S, then P,
+	 * m, l, then (C kernels) O_new or (built-in) a PV tile; QK, SF, PV
+	 * and UP take 3 + 4 + 3 + 6 tensors.  Per chunk: the hub (at most 3
+	 * tasks and tensors) and the final division (3 tensors).
+	 */
+	seq.tasks = 4 * mb;
+	seq.heap = tile + vec +
+		   mb * (2 * sample_heap_bytes(h * bs * 4) + vec + tile);
+	seq.tensors = 16 * mb;
+	fixed.tasks = 3;
+	fixed.heap = 4 * 64;
+	fixed.tensors = 6;
+	return sample_units_per_scope(rt, &seq, &fixed, PA_MAX_CHUNK);
 }
 
 int pa_orchestrate(struct pto_runtime *rt, void *arg)

@@ -148,17 +148,6 @@ int sample_verdict(const char *label, const struct sample_err *e,
 	return e->bad ? -1 : 0;
 }
 
-void sample_get_budget(struct pto_runtime *rt, struct sample_budget *b)
-{
-	struct pto_stats st;
-
-	memset(b, 0, sizeof(*b));
-	if (pto_get_stats(rt, &st))
-		return;
-	b->task_window = st.ring[PTO_RING_TASK].size;
-	b->heap = st.ring[PTO_RING_HEAP].size;
-}
-
 /* units of per_unit that fit in half of cap after fixed; ~0 if unknown */
 static uint64_t units_in(uint64_t cap, uint64_t per_unit, uint64_t fixed)
 {
@@ -171,19 +160,31 @@ static uint64_t units_in(uint64_t cap, uint64_t per_unit, uint64_t fixed)
 	return (half - fixed) / per_unit;
 }
 
-uint64_t sample_units_per_scope(const struct sample_budget *b,
-				uint64_t tasks_per_unit,
-				uint64_t bytes_per_unit, uint64_t fixed_tasks,
-				uint64_t fixed_bytes, uint64_t max_units)
+static uint64_t min_u64(uint64_t a, uint64_t b)
 {
-	uint64_t n = max_units, t;
+	return a < b ? a : b;
+}
 
-	t = units_in(b->task_window, tasks_per_unit, fixed_tasks);
-	if (t < n)
-		n = t;
-	t = units_in(b->heap, bytes_per_unit, fixed_bytes);
-	if (t < n)
-		n = t;
+uint64_t sample_units_per_scope(struct pto_runtime *rt,
+				const struct sample_cost *unit,
+				const struct sample_cost *fixed,
+				uint64_t max_units)
+{
+	const struct pto_ring_stats *r;
+	struct pto_stats st;
+	uint64_t n = max_units;
+
+	if (pto_get_stats(rt, &st))
+		return n ? n : 1;
+	r = st.ring;
+	n = min_u64(n, units_in(r[PTO_RING_TASK].size, unit->tasks,
+				fixed->tasks));
+	n = min_u64(n, units_in(r[PTO_RING_HEAP].size, unit->heap,
+				fixed->heap));
+	n = min_u64(n, units_in(r[PTO_RING_TENSORMAP].size, unit->tensors,
+				fixed->tensors));
+	n = min_u64(n, units_in(r[PTO_RING_DEP].size, 2 * unit->tensors,
+				2 * fixed->tensors));
 	return n ? n : 1;
 }
 

@@ -87,24 +87,28 @@ void sample_compare_f32(const float *got, const float *want, uint64_t n,
 int sample_verdict(const char *label, const struct sample_err *e,
 		   const char *how, uint64_t checksum);
 
-/* Ring capacities of rt (0 when the runtime does not say). */
-struct sample_budget {
-	uint64_t task_window;
+/*
+ * What a piece of work holds until its scope ends: task slots, heap ring
+ * bytes, and tensor parameters (each may take a TensorMap entry, and a
+ * dependency both a fanin and a fanout list entry).
+ */
+struct sample_cost {
+	uint64_t tasks;
 	uint64_t heap;
+	uint64_t tensors;
 };
 
-void sample_get_budget(struct pto_runtime *rt, struct sample_budget *b);
-
 /*
- * How many units of work (batches, k steps) one scope may hold so that it
- * uses at most half of each ring: units of tasks_per_unit tasks and
- * bytes_per_unit heap bytes, plus fixed_tasks and fixed_bytes per scope.
- * At least 1, at most max_units.
+ * How many units of work (sequences, k steps) one scope may hold so that
+ * it uses at most half of each of rt's rings: units costing *unit, plus
+ * *fixed once per scope.  Asks pto_get_stats() for the ring sizes; call it
+ * outside a run.  At least 1 (the runtime then reports what does not fit),
+ * at most max_units.
  */
-uint64_t sample_units_per_scope(const struct sample_budget *b,
-				uint64_t tasks_per_unit,
-				uint64_t bytes_per_unit, uint64_t fixed_tasks,
-				uint64_t fixed_bytes, uint64_t max_units);
+uint64_t sample_units_per_scope(struct pto_runtime *rt,
+				const struct sample_cost *unit,
+				const struct sample_cost *fixed,
+				uint64_t max_units);
 
 /* Heap ring bytes one OUTPUT of size bytes takes (64-byte aligned). */
 static inline uint64_t sample_heap_bytes(uint64_t size)

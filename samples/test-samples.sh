@@ -6,8 +6,8 @@
 # script serves build/, build/asan and build/tsan.
 #
 # Every sample runs through ptorun in several configurations (defaults,
-# task windows of 8 and 16, a small heap, one core per type, many cores, all
-# tiny at once, repeated runs) and must print PASS with exit status 0; the
+# task windows of 8 and 16, a small heap, small dependency and TensorMap
+# pools, one core per type, many cores, all tiny at once, repeated runs) and must print PASS with exit status 0; the
 # checksum a sample prints must be the same in every configuration.  Then
 # ptorun's own behaviour: --help, --version, usage errors, a missing
 # object, a run that cannot fit its window, --trace and --stats.
@@ -48,6 +48,7 @@ CONFIGS='default|
 window8|--task-window 8
 window16|--task-window 16
 smallheap|--heap-size 64K
+smallpools|--dep-pool 64 --tensormap-pool 64
 cores1|--cores cube=1,vector=1,aicpu=1,accel=1
 manycores|--cores cube=8,vector=8,aicpu=4,accel=4
 tiny|--task-window 8 --heap-size 64K --cores cube=1,vector=1,aicpu=1,accel=1
