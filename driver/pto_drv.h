@@ -127,6 +127,7 @@ extern unsigned int pto_task_timeout_ms;
 extern unsigned int pto_max_task_window;
 extern unsigned int pto_max_dep_pool;
 extern unsigned long pto_max_heap_size;
+extern unsigned long pto_max_task_macs;
 extern const struct pto_dev_ops pto_vdev_ops;
 extern const struct file_operations pto_fops;
 

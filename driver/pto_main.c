@@ -53,6 +53,11 @@ module_param(unbound_workers, bool, 0444);
 MODULE_PARM_DESC(unbound_workers,
 		 "Run cores on any CPU (default: on the CPU that kicked them)");
 
+unsigned long pto_max_task_macs = 1UL << 28;
+module_param_named(max_task_macs, pto_max_task_macs, ulong, 0644);
+MODULE_PARM_DESC(max_task_macs,
+		 "Largest M*N*K of one matrix task (runs with preemption off)");
+
 struct workqueue_struct *pto_wq;
 static struct class *pto_class;
 static dev_t pto_devt;

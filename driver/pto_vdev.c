@@ -9,6 +9,7 @@
  */
 #include <linux/delay.h>
 #include <linux/ktime.h>
+#include <linux/overflow.h>
 #include <linux/sched.h>
 #include <asm/fpu/api.h>
 
@@ -64,6 +65,26 @@ static int pto_copy_task(struct pto_ctx *ctx, u64 task_id,
 	return 0;
 }
 
+/*
+ * Ops run with preemption off (kernel_fpu_begin), so a matrix op's work is
+ * bounded up front: multiply-adds beyond max_task_macs fail with -E2BIG
+ * instead of stalling a CPU.  Other ops are linear in the heap size.
+ */
+static int pto_check_cost(u32 op, const struct pto_task_copy *t)
+{
+	u64 mn, mnk;
+
+	if (op != PTO_OP_GEMM_F32 && op != PTO_OP_MATMUL_BT_F32)
+		return 0;
+	if (t->nargs < 6)
+		return -EINVAL;
+	if (check_mul_overflow(t->args[3], t->args[4], &mn) ||
+	    check_mul_overflow(mn, t->args[5], &mnk) ||
+	    mnk > READ_ONCE(pto_max_task_macs))
+		return -E2BIG;
+	return 0;
+}
+
 static int pto_run_task(struct pto_core *core, u64 task_id, u64 start)
 {
 	struct pto_ctx *ctx = core->ctx;
@@ -90,6 +111,9 @@ static int pto_run_task(struct pto_core *core, u64 task_id, u64 start)
 		return t.nargs < 1 ? -EINVAL :
 			pto_spin(ctx, t.args[0], start, timeout_ns);
 
+	ret = pto_check_cost(op, &t);
+	if (ret)
+		return ret;
 	kernel_fpu_begin();
 	ret = pto_op_exec(op, t.args, t.nargs, &mem);
 	kernel_fpu_end();

@@ -547,7 +547,7 @@ TEST(gemm_bit_exact)
 TEST(bad_addresses_and_descriptors)
 {
 	uint32_t vcore;
-	uint64_t args[4], id;
+	uint64_t args[6], id;
 	struct pto_completion c = { 0 };
 	struct pto_t p;
 	uint32_t *dst;
@@ -586,6 +586,16 @@ TEST(bad_addresses_and_descriptors)
 	ASSERT_EQ(0, pto_t_kick(&p, vcore));
 	ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
 	EXPECT_EQ(-EINVAL, c.status);
+	/* a matrix task too big to run with preemption off */
+	ASSERT_EQ(0, pto_t_bind(&p, 3, PTO_UAPI_WORKER_CUBE,
+				PTO_OP_GEMM_F32));
+	args[0] = 0;
+	args[1] = 0;
+	args[2] = 0;
+	args[3] = 1024;
+	args[4] = 1024;
+	args[5] = 1024;
+	EXPECT_EQ(-E2BIG, pto_t_run(&p, core_of_type(&p, 0), 3, args, 6));
 	/* failed tasks do not fail the context */
 	EXPECT_EQ(0, pto_t_run(&p, core_of_type(&p, 0), 2, args, 0));
 	pto_t_close(&p);
