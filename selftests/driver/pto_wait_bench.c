@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Round-trip latency and throughput of NOP tasks through /dev/ptoN with
- * three ways of waiting for completions: io_uring WAIT commands, the
- * blocking WAIT ioctl and poll().  The modes run interleaved in rounds so
- * a busy host slows all of them alike; medians are printed as TAP comments
- * and a final "ok" line per mode.
+ * three ways of waiting for completions: io_uring WAIT commands (the KICK
+ * goes in the same submission, so one system call per round trip), the
+ * blocking WAIT ioctl and poll() (KICK ioctl plus the wait: two).  The
+ * modes run interleaved in rounds so a busy host slows all of them alike;
+ * medians are printed as TAP comments and a final "ok" line per mode.
  *
  *   pto_wait_bench [rounds] [tasks-per-round]
  */
 #include <liburing.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "pto_test_util.h"
@@ -24,6 +26,7 @@ static const char * const mode_name[NUM_MODES] = {
 struct bench {
 	struct pto_t p;
 	struct io_uring ring;
+	bool kick_pending;	/* a KICK SQE waits for the next submit */
 };
 
 static int sleep_for_completion(struct bench *b, int mode)
@@ -47,33 +50,47 @@ static int sleep_for_completion(struct bench *b, int mode)
 		io_uring_prep_rw(IORING_OP_URING_CMD, sqe, p->fd, NULL, 0, 0);
 		sqe->cmd_op = PTO_URING_CMD_WAIT;
 		memcpy(sqe->cmd, &w, sizeof(w));
-		if (io_uring_submit(&b->ring) != 1 ||
+		/* one system call submits a pending KICK and this WAIT */
+		b->kick_pending = false;
+		if (io_uring_submit_and_wait(&b->ring, 1) < 1 ||
 		    io_uring_wait_cqe(&b->ring, &cqe))
 			return -1;
-		res = cqe->res;
+		res = cqe->res;	/* a failed KICK's CQE shows up here too */
 		io_uring_cqe_seen(&b->ring, cqe);
 		return res < 0 ? -1 : 0;
 	}
 }
 
+/*
+ * io_uring: the KICK is only queued (its CQE skipped on success) and goes
+ * to the kernel with the next WAIT, or by flush() if none follows.
+ */
 static int kick(struct bench *b, int mode, uint32_t core)
 {
 	struct pto_kick k = { .core = core };
 	struct io_uring_sqe *sqe;
-	struct io_uring_cqe *cqe;
-	int res;
 
 	if (mode != MODE_URING)
 		return pto_t_kick(&b->p, core);
+	if (b->kick_pending)
+		return 0;
 	sqe = io_uring_get_sqe(&b->ring);
+	if (!sqe)
+		return -1;
 	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, b->p.fd, NULL, 0, 0);
 	sqe->cmd_op = PTO_URING_CMD_KICK;
+	sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
 	memcpy(sqe->cmd, &k, sizeof(k));
-	if (io_uring_submit(&b->ring) != 1 || io_uring_wait_cqe(&b->ring, &cqe))
-		return -1;
-	res = cqe->res;
-	io_uring_cqe_seen(&b->ring, cqe);
-	return res;
+	b->kick_pending = true;
+	return 0;
+}
+
+static void flush(struct bench *b)
+{
+	if (b->kick_pending) {
+		io_uring_submit(&b->ring);
+		b->kick_pending = false;
+	}
 }
 
 static double fail(struct bench *b, const char *what, int v)
@@ -98,6 +115,7 @@ static double latency(struct bench *b, int mode, int n)
 		while (!pto_t_reap(&b->p, &c))
 			if (sleep_for_completion(b, mode))
 				return fail(b, "latency: sleep", mode);
+		flush(b);
 		if (c.status)
 			return fail(b, "latency: task status", c.status);
 	}
@@ -145,6 +163,7 @@ static double throughput(struct bench *b, int mode, int n)
 			}
 			continue;
 		}
+		flush(b);
 		do {
 			if (c.status) {
 				free(fin);
@@ -176,7 +195,7 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 5;
 	int n = argc > 2 ? atoi(argv[2]) : 2000;
 	static double lat[NUM_MODES][MAX_ROUNDS], tput[NUM_MODES][MAX_ROUNDS];
-	struct bench b;
+	struct bench b = { 0 };
 	int r, m, fails = 0;
 
 	if (rounds < 1 || rounds > MAX_ROUNDS || n < 1)
