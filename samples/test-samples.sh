@@ -181,6 +181,14 @@ else
 	not_ok "a missing ORCH.so (exit $rc)" "$TMP/out"
 fi
 
+run "$TMP/out" --device "$TMP/no-such-pto" "$SO/bgemm_builtin.so"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'cannot create the runtime' "$TMP/out"; then
+	ok "a missing device exits 1 with a message"
+else
+	not_ok "a missing device (exit $rc)" "$TMP/out"
+fi
+
 run "$TMP/out" "$SO/bgemm.so" nonsense=1
 rc=$?
 if [ "$rc" -eq 1 ] && grep -q 'init failed: Invalid argument' "$TMP/out"; then
