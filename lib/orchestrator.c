@@ -870,3 +870,10 @@ int pto_orch_run_end(struct pto_runtime *rt)
 	wake_scheduler(rt);
 	return ret;
 }
+
+/* After the scheduler has retired everything: free the TensorMap too. */
+void pto_orch_run_cleanup(struct pto_runtime *rt)
+{
+	refresh_tails(rt);
+	tm_sync(rt);
+}

@@ -269,6 +269,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	ret = fn(rt, arg);
 	end = pto_orch_run_end(rt);
 	pto_sched_join(rt);
+	pto_orch_run_cleanup(rt);
 	STAT_ADD(rt->st.run_ns, pto_now_ns() - t0);
 	pto_sched_publish_stats(rt);
 

@@ -89,7 +89,7 @@ static float pow2i(int n)
 float pto_op_expf(float x)
 {
 	const float ln2_hi = 0.693145751953125f;
-	const float ln2_lo = 1.428606765330187e-06f;
+	const float ln2_lo = 0.000001428606765330187f;
 	const float log2e = 1.44269504088896341f;
 	float r, p, fn;
 	int n;
@@ -306,8 +306,10 @@ static int op_online_update(const u64 *a, const struct pto_op_mem *mem)
 		alpha = pto_op_expf(m[r] - mx);
 		beta = pto_op_expf(mn[r] - mx);
 		/* both -inf: nothing seen yet on either side */
-		if (mx == f32_from_bits(0xff800000u))
-			alpha = beta = 0.0f;
+		if (mx == f32_from_bits(0xff800000u)) {
+			alpha = 0.0f;
+			beta = 0.0f;
+		}
 		l[r] = alpha * l[r] + beta * ln[r];
 		for (c = 0; c < cols; c++)
 			o[r * cols + c] = alpha * o[r * cols + c] +

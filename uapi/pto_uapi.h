@@ -20,8 +20,9 @@
 #ifndef _UAPI_PTO_H
 #define _UAPI_PTO_H
 
-#include <linux/types.h>
+#include <linux/const.h>
 #include <linux/ioctl.h>
+#include <linux/types.h>
 
 #define PTO_ABI_VERSION		1
 #define PTO_WINDOW_MAGIC	0x50544f57	/* "PTOW" */
@@ -176,7 +177,7 @@ struct pto_task_desc {
 };
 
 /* The task owns heap ring space up to packed_end. */
-#define PTO_TASK_F_HEAP		(1u << 0)
+#define PTO_TASK_F_HEAP		_BITUL(0)
 
 enum pto_task_state {
 	PTO_TASK_PENDING = 0,
