@@ -42,7 +42,8 @@ static unsigned int range_level(uint64_t begin, uint64_t end)
 int pto_tm_init(struct pto_tensormap *tm, uint32_t pool_size,
 		uint32_t task_window)
 {
-	uint64_t nbuckets = pto_next_pow2(pool_size < 64 ? 64 : pool_size);
+	/* twice the entries: chains stay short even with the pool full */
+	uint64_t nbuckets = 2 * pto_next_pow2(pool_size < 64 ? 64 : pool_size);
 
 	memset(tm, 0, sizeof(*tm));
 	tm->pool = calloc(pool_size, sizeof(*tm->pool));
