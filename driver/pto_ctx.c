@@ -106,8 +106,11 @@ static s64 pto_uwait_ready(struct pto_ctx *ctx, struct pto_uwait *w, s64 tail)
 {
 	if ((u64)tail > w->head)
 		return tail - w->head;
-	if (READ_ONCE(ctx->failed))
-		return -EIO;
+	if (pto_ctx_failed(ctx)) {
+		/* the failed task's completion may be newer than tail */
+		tail = pto_ctx_tail(ctx);
+		return (u64)tail > w->head ? tail - w->head : -EIO;
+	}
 	if (pto_ctx_gone(ctx))
 		return READ_ONCE(ctx->pdev->dead) ? -ENODEV : -ECANCELED;
 	if (time_after_eq(jiffies, w->deadline))
@@ -478,6 +481,7 @@ static int pto_ioctl_wait(struct pto_ctx *ctx, void __user *u, size_t us)
 {
 	struct pto_wait k;
 	ktime_t timeout;
+	int failed;
 	long ret;
 
 	ret = pto_copy_in(&k, sizeof(k), u, us);
@@ -496,8 +500,9 @@ static int pto_ioctl_wait(struct pto_ctx *ctx, void __user *u, size_t us)
 		return -EINTR;
 	if (READ_ONCE(ctx->pdev->dead))
 		return -ENODEV;
+	failed = pto_ctx_failed(ctx);
 	k.cring_tail = pto_ctx_tail(ctx);
-	if (k.cring_tail <= k.cring_head && READ_ONCE(ctx->failed))
+	if (k.cring_tail <= k.cring_head && failed)
 		return -EIO;
 	return pto_copy_out(u, us, &k, sizeof(k));
 }
@@ -580,16 +585,18 @@ static int pto_uring_wait(struct pto_ctx *ctx, struct io_uring_cmd *cmd)
 	struct pto_uwait *w;
 	u32 timeout_ms, flags;
 	u64 head, tail;
+	int failed;
 
 	head = READ_ONCE(uw->cring_head);
 	timeout_ms = READ_ONCE(uw->timeout_ms);
 	flags = READ_ONCE(uw->flags);
 	if (flags || !pto_ctx_ready(ctx))
 		return -EINVAL;
+	failed = pto_ctx_failed(ctx);
 	tail = pto_ctx_tail(ctx);
 	if (tail > head)
 		return tail - head;
-	if (READ_ONCE(ctx->failed))
+	if (failed)
 		return -EIO;
 	if (!timeout_ms)
 		return 0;

@@ -143,13 +143,24 @@ void pto_ctx_shutdown(struct pto_ctx *ctx, int res);
 
 /* pto_vdev.c */
 int pto_post_completion(struct pto_ctx *ctx, struct pto_core *core,
-			u64 task_id, int status, u64 start_ns, u64 end_ns);
+			u64 task_id, int status, u64 start_ns, u64 end_ns,
+			int fail);
 
 /* SETUP finished: regions, cores and sizes may be used without the lock. */
 static inline bool pto_ctx_ready(struct pto_ctx *ctx)
 {
 	/* pairs with the release in pto_do_setup() */
 	return smp_load_acquire(&ctx->setup_done);
+}
+
+/*
+ * Read the failure before the completion tail (pto_ctx_tail() takes
+ * cring_lock): a failure seen implies its completion is seen too.
+ */
+static inline int pto_ctx_failed(struct pto_ctx *ctx)
+{
+	/* orders this load before the cring_lock taken by pto_ctx_tail() */
+	return smp_load_acquire(&ctx->failed);
 }
 
 static inline bool pto_ctx_gone(struct pto_ctx *ctx)

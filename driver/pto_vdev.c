@@ -145,11 +145,10 @@ static bool pto_core_step(struct pto_core *core)
 	WRITE_ONCE(r->busy_ns, READ_ONCE(r->busy_ns) + (end - start));
 	atomic64_add(end - start, &ctx->busy_ns[core->type]);
 	atomic64_add(end - start, &ctx->pdev->busy_ns[core->type]);
-	if (pto_post_completion(ctx, core, task_id, status, start, end))
+	/* a timed-out task fails its context (drm_sched style) */
+	if (pto_post_completion(ctx, core, task_id, status, start, end,
+				status == -ETIMEDOUT ? -ETIMEDOUT : 0))
 		return false;
-	/* after the completion, so waiters find it rather than -EIO */
-	if (status == -ETIMEDOUT)
-		pto_ctx_fail(ctx, -ETIMEDOUT);
 	core->done++;
 	/* busy_ns and the completion are visible before FIN */
 	smp_store_release(&r->status, PTO_CORE_FIN);
@@ -196,12 +195,14 @@ static void pto_core_work(struct work_struct *work)
 }
 
 /*
- * Post a completion: reserve tail, fill the entry, publish seq last.  A
+ * Post a completion: reserve tail, fill the entry, publish seq last; fail
+ * the context with fail (if not 0) at the same time.  A
  * host that does not consume its ring fails the context instead of having
  * its unread completions overwritten.
  */
 int pto_post_completion(struct pto_ctx *ctx, struct pto_core *core,
-			u64 task_id, int status, u64 start_ns, u64 end_ns)
+			u64 task_id, int status, u64 start_ns, u64 end_ns,
+			int fail)
 {
 	struct pto_completion *e;
 	u64 pos;
@@ -213,6 +214,13 @@ int pto_post_completion(struct pto_ctx *ctx, struct pto_core *core,
 		pto_ctx_fail(ctx, -EOVERFLOW);
 		return -EOVERFLOW;
 	}
+	/*
+	 * Fail together with publishing the completion: whoever sees the
+	 * failure and then takes cring_lock also sees the completion, so a
+	 * waiter never reports -EIO while the failed task's entry is due.
+	 */
+	if (fail)
+		cmpxchg(&ctx->failed, 0, fail);
 	ctx->cring_tail = pos + 1;
 	WRITE_ONCE(ctx->cring->tail, pos + 1);
 	e = &ctx->centries[pos & (ctx->cring_size - 1)];

@@ -895,9 +895,14 @@ TEST(sigkill_with_pending_uring_wait)
 TEST(device_add_remove_with_open_context)
 {
 	struct pto_info info = { 0 };
+	struct pto_uring_wait w = { .timeout_ms = 30000 };
 	struct pto_kick k = { .core = 0 };
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
 	struct pto_t p;
 	char buf[64];
+	uint64_t t0;
 	int ret;
 
 	sysfs_write("/sys/class/pto/del_device", "7");	/* leftovers */
@@ -916,8 +921,24 @@ TEST(device_add_remove_with_open_context)
 	ASSERT_EQ(0, pto_t_bind(&p, 1, PTO_UAPI_WORKER_VECTOR, PTO_OP_NOP));
 	EXPECT_EQ(0, pto_t_run(&p, 1, 1, NULL, 0));
 
+	/* a parked io_uring WAIT completes with -ENODEV on removal */
+	w.cring_head = p.head;
+	ASSERT_EQ(0, io_uring_queue_init(4, &ring, 0));
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, p.fd, NULL, 0, 0);
+	sqe->cmd_op = PTO_URING_CMD_WAIT;
+	memcpy(sqe->cmd, &w, sizeof(w));
+	ASSERT_EQ(1, io_uring_submit(&ring));
+	EXPECT_EQ(-EAGAIN, io_uring_peek_cqe(&ring, &cqe));
+
+	t0 = pto_t_now_ns();
 	ASSERT_EQ(0, sysfs_write("/sys/class/pto/del_device", "7"));
 	EXPECT_EQ(-ENOENT, sysfs_write("/sys/class/pto/del_device", "7"));
+	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+	EXPECT_EQ(-ENODEV, cqe->res);
+	EXPECT_GT(5 * SEC, pto_t_now_ns() - t0);
+	io_uring_cqe_seen(&ring, cqe);
+	io_uring_queue_exit(&ring);
 	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_GET_INFO, &info));
 	EXPECT_EQ(ENODEV, errno);
 	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_KICK, &k));

@@ -23,7 +23,8 @@ run_tap() {	# name command...
 	name=$1
 	shift
 	echo "# === $name"
-	"$@" >/tmp/out 2>&1
+	# a hung test costs its own 300 s, not the whole VM's time
+	timeout 300 "$@" >/tmp/out 2>&1
 	rc=$?
 	cat /tmp/out
 	if [ $rc -ne 0 ] && ! grep -qE '^not ok [0-9]+' /tmp/out; then
