@@ -75,7 +75,7 @@ for s in bgemm_builtin paged_attention_builtin; do
 	so="$O/samples/$s.so"
 	[ -f "$so" ] && [ -x "$O/tools/ptorun" ] || continue
 	sum=$(PTO_DEVICE=sim timeout 120 "$O/tools/ptorun" "$so" 2>&1 </dev/null |
-	      sed -n 's/.*checksum: *//p' | head -n1)
+	      sed -n 's/.*checksum: *//p' | tr '\n' ',')
 	echo "$s ${sum:-none}" >>"$R/pto/checksums"
 done
 
