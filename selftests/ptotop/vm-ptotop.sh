@@ -55,14 +55,23 @@ for a in cores contexts tasks_done tasks_failed busy_ns; do
 	echo "# sysfs $a: $(cat /sys/class/pto/pto0/$a 2>&1)"
 done
 
-PTO_DEVICE=/dev/pto0 "$LOADGEN" -t 120 -n 64 -s 20000 -p 5 \
+# small rings and heap: zeroing the default 256 MiB is slow under TCG
+PTO_DEVICE=/dev/pto0 PTO_HEAP_SIZE=4194304 PTO_ARENA_SIZE=1048576 \
+	PTO_TASK_WINDOW=1024 "$LOADGEN" -t 120 -n 64 -s 20000 -p 5 \
 	>"$tmp/loadgen.out" 2>&1 &
 lg=$!
 listed() {
 	"$PTOTOP" -j -n 1 -p "$lg" 2>/dev/null | grep -q '"device":"pto0"'
 }
+# the client exists from open(); tasks complete once SETUP is done
+working() {
+	"$PTOTOP" -j -n 1 -p "$lg" 2>/dev/null |
+		grep -q '"device":"pto0".*"tasks_completed":[1-9]'
+}
 wait_for 300 listed
 ok $? "pid $lg running on /dev/pto0 is listed by ptotop"
+wait_for 300 working
+ok $? "its tasks complete on the device"
 
 "$PTOTOP" -b -n 2 -d 0.5 --json -p "$lg" >"$tmp/run.json" 2>"$tmp/run.err"
 ok $? "ptotop -b -n 2 -d 0.5 --json -p $lg exits 0"
