@@ -276,12 +276,22 @@ pids=""
 stale=$(page_of "$tmp/shm" "$crash")
 [ -n "$stale" ] && [ -e "$stale" ]
 ok $? "SIGKILL leaves a stale page behind"
+# pid reuse: a live process (this shell) that does not map the page
+reused="$tmp/shm/pto-stats.$$.9"
+python3 - "$stale" "$reused" $$ <<'PY'
+import struct, sys
+page = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<i", page, 24, int(sys.argv[3]))	# pid, after magic/version/size/seq
+open(sys.argv[2], "wb").write(page)
+PY
 PTO_STATS_DIR="$tmp/shm" "$PTOTOP" -j -n 1 >"$tmp/stale.json" &&
 	check "$tmp/stale.json" "procs(docs[0], $crash) == []" \
 		"dev(docs[0], 'sim') == []"
 ok $? "a page whose process is gone is not listed"
 [ ! -e "$stale" ]
 ok $? "ptotop removes the stale page (same owner)"
+[ ! -e "$reused" ] && check "$tmp/stale.json" "procs(docs[0], $$) == []"
+ok $? "a page whose pid was reused by a process not mapping it is stale too"
 PTO_STATS_DIR="$tmp/shm" PTOTOP_PROC_ROOT="$tmp/none" PTOTOP_SYSFS_ROOT="$tmp/none" \
 	"$PTOTOP" -b -n 1 | grep -q 'No PTO devices or runtimes found'
 ok $? "says so when there is nothing to show"

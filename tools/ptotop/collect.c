@@ -26,7 +26,9 @@
 const char *const pt_type_names[PT_NTYPES] = {
 	"cube", "vector", "aicpu", "accel"
 };
-const char *const pt_type_short[PT_NTYPES] = { "CUBE", "VEC", "AICPU", "ACCEL" };
+const char *const pt_type_short[PT_NTYPES] = {
+	"CUBE", "VEC", "AICPU", "ACCEL"
+};
 const char *const pt_ring_names[PT_NRINGS] = {
 	"task", "heap", "dep", "tensormap"
 };
@@ -201,52 +203,46 @@ static void proc_meta(const struct pt_state *st, struct pt_proc *p)
 /* ---- stats pages (sim and dev runtimes of libpto) ----------------------- */
 
 /*
- * CLOCK_REALTIME seconds at which a process started, or -1.  Used to tell
- * a live process from an unrelated one that reused a dead runtime's pid.
+ * Does process pid map the file called name?  1 yes, 0 no, -1 cannot
+ * tell (another user's process, or no /proc).  A live runtime keeps its
+ * page mapped until it unlinks it, so "no" means the pid was reused.
  */
-static double proc_start_realtime(const struct pt_state *st, int pid)
+static int proc_maps_file(const struct pt_state *st, int pid,
+			  const char *name)
 {
-	char path[PATH_MAX], buf[1024], *p;
-	unsigned long long start = 0, btime = 0;
-	int field;
+	char path[PATH_MAX], line[PATH_MAX + 128];
+	size_t len = strlen(name);
+	int found = 0;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%d/stat", st->proc_root, pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	snprintf(path, sizeof(path), "%s/%d/maps", st->proc_root, pid);
+	f = fopen(path, "re");
+	if (!f)
 		return -1;
-	/* comm may hold spaces and parentheses: fields restart after ')' */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	for (field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", &start) != 1)
-		return -1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, name);
 
-	snprintf(path, sizeof(path), "%s/stat", st->proc_root);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	p = strstr(buf, "\nbtime ");
-	if (!p || sscanf(p + 7, "%llu", &btime) != 1)
-		return -1;
-	return (double)btime + (double)start / sysconf(_SC_CLK_TCK);
+		/* "/name", then end of line or " (deleted)" */
+		found = p && p > line && p[-1] == '/' &&
+			(p[len] == '\n' || p[len] == ' ' || p[len] == '\0');
+	}
+	fclose(f);
+	return found;
 }
 
 /*
- * A page is stale when its process is gone, or when the pid now belongs to
- * a process started after the page was created (pid reuse; btime has
- * one-second granularity, hence the margin).
+ * A page is stale when its process is gone, or when its pid now belongs to
+ * a process that does not map it (pid reuse).  Time stamps are not used:
+ * a clock step would make a live page look stale.
  */
 static bool page_stale(const struct pt_state *st,
-		       const struct pto_statspage *pg)
+		       const struct pto_statspage *pg, const char *name)
 {
-	double started;
-
 	if (pg->pid <= 0)
 		return true;
 	if (kill(pg->pid, 0) < 0 && errno == ESRCH)
 		return true;
-	started = proc_start_realtime(st, pg->pid);
-	return started > 0 && started > pg->start_ns / 1e9 + 5.0;
+	return proc_maps_file(st, pg->pid, name) == 0;
 }
 
 /*
@@ -280,7 +276,7 @@ static int page_load(const struct pt_state *st, int dirfd, const char *name,
 	    map->version != PTO_STATSPAGE_VERSION ||
 	    map->size < sizeof(*out))
 		ret = -EINVAL;
-	else if (page_stale(st, map))
+	else if (page_stale(st, map, name))
 		ret = -ESRCH;
 	else
 		ret = pto_statspage_read(map, out);
@@ -802,7 +798,7 @@ static void device_history(struct pt_state *st, struct pt_device *d)
 	memcpy(d->hist, h->v, sizeof(d->hist));
 }
 
-/* ---- the sample ------------------------------------------------------------ */
+/* ---- the sample ---------------------------------------------------------- */
 
 int pt_collect(struct pt_state *st)
 {
@@ -840,7 +836,7 @@ int pt_collect(struct pt_state *st)
 	return 0;
 }
 
-/* ---- views ---------------------------------------------------------------- */
+/* ---- views --------------------------------------------------------------- */
 
 bool pt_proc_visible(const struct pt_state *st, const struct pt_proc *p)
 {
