@@ -249,9 +249,20 @@ if command -v tmux >/dev/null; then
 	tmux -L "$tmux_sock" send-keys -t ptotop q
 	wait_for 100 dead
 	ok $? "q quits"
+
+	mkdir -p "$tmp/empty"
+	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
+		"env TERM=screen PTO_STATS_DIR=$tmp/empty PTOTOP_PROC_ROOT=$tmp/empty PTOTOP_SYSFS_ROOT=$tmp/empty $PTOTOP"
+	wait_for 100 screen_has "No PTO devices or runtimes found"
+	ok $? "UI says so when there is nothing to show"
+	tmux -L "$tmux_sock" send-keys -t ptotop h
+	wait_for 100 screen_has "ptotop help"
+	tmux -L "$tmux_sock" send-keys -t ptotop q
+	wait_for 100 dead
+	ok $? "q quits from the help screen too"
 	tmux -L "$tmux_sock" kill-server 2>/dev/null
 else
-	for t in 1 2 3 4 5 6 7 8 9 10 11 12; do skip "tmux not installed"; done
+	for t in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do skip "tmux not installed"; done
 fi
 
 # ---- 3. clean exit and stale pages ------------------------------------------------
