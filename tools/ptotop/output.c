@@ -52,7 +52,7 @@ static int visible_procs(const struct pt_state *st)
 	return n;
 }
 
-/* ---- text ----------------------------------------------------------------- */
+/* ---- text ---------------------------------------------------------------- */
 
 static void text_devices(struct pt_state *st, FILE *out)
 {
@@ -134,7 +134,7 @@ void pt_print_text(struct pt_state *st, FILE *out)
 	fflush(out);
 }
 
-/* ---- JSON ----------------------------------------------------------------- */
+/* ---- JSON ---------------------------------------------------------------- */
 
 static void json_str(FILE *out, const char *s)
 {
