@@ -303,6 +303,14 @@ ok $? "a page whose process is gone is not listed"
 ok $? "ptotop removes the stale page (same owner)"
 [ ! -e "$reused" ] && check "$tmp/stale.json" "procs(docs[0], $$) == []"
 ok $? "a page whose pid was reused by a process not mapping it is stale too"
+# a writer killed between creating its page and renaming it into place
+: >"$tmp/shm/.pto-stats.new.$crash.0"
+: >"$tmp/shm/.pto-stats.new.$$.0"
+PTO_STATS_DIR="$tmp/shm" "$PTOTOP" -j -n 1 >/dev/null &&
+	[ ! -e "$tmp/shm/.pto-stats.new.$crash.0" ] &&
+	[ -e "$tmp/shm/.pto-stats.new.$$.0" ]
+ok $? "a dead writer's half-made page is removed, a live one's kept"
+rm -f "$tmp/shm/.pto-stats.new.$$.0"
 PTO_STATS_DIR="$tmp/shm" PTOTOP_PROC_ROOT="$tmp/none" PTOTOP_SYSFS_ROOT="$tmp/none" \
 	"$PTOTOP" -b -n 1 | grep -q 'No PTO devices or runtimes found'
 ok $? "says so when there is nothing to show"

@@ -347,6 +347,26 @@ static struct pt_proc *page_merge_target(struct pt_sample *s,
 	return NULL;
 }
 
+/*
+ * lib/statspage.c builds a page as ".pto-stats.new.<pid>.<n>" and renames
+ * it; a writer killed in between leaves that behind.  Remove our own.
+ */
+static void tidy_temp(int dirfd, const char *name)
+{
+	static const char tmp[] = "." PTO_STATSPAGE_PREFIX "new.";
+	struct stat sb;
+	int pid;
+
+	if (strncmp(name, tmp, sizeof(tmp) - 1))
+		return;
+	pid = atoi(name + sizeof(tmp) - 1);
+	if (pid <= 0 || !(kill(pid, 0) < 0 && errno == ESRCH))
+		return;
+	if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(sb.st_mode) && sb.st_uid == geteuid())
+		unlinkat(dirfd, name, 0);
+}
+
 static void scan_pages(struct pt_state *st, struct pt_sample *s)
 {
 	size_t plen = strlen(PTO_STATSPAGE_PREFIX);
@@ -361,6 +381,8 @@ static void scan_pages(struct pt_state *st, struct pt_sample *s)
 	if (!dir)
 		return;
 	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			tidy_temp(dirfd(dir), de->d_name);
 		if (strncmp(de->d_name, PTO_STATSPAGE_PREFIX, plen))
 			continue;
 		ret = page_load(st, dirfd(dir), de->d_name, &pg, &owner);
