@@ -109,10 +109,13 @@ check-tsan:
 
 # ---- kernel module -------------------------------------------------------------
 .PHONY: modules modules_clean
+# Kbuild gets a clean MAKEFLAGS: our O= (object directory) means an output
+# tree to the kernel's make.
+KBUILD_MAKE = env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS $(MAKE)
 modules:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	$(KBUILD_MAKE) -C $(KDIR) M=$(CURDIR) modules
 modules_clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(KBUILD_MAKE) -C $(KDIR) M=$(CURDIR) clean
 
 # ---- install -------------------------------------------------------------------
 .PHONY: install uninstall

@@ -11,7 +11,7 @@ pkgs_build="gcc make libc6-dev linux-libc-dev pkg-config liburing-dev"
 pkgs_check="tmux libncurses-dev libasan8 libubsan1 libtsan2 python3"
 pkgs_bench="clang libomp-dev libstarpu-dev"
 pkgs_vm="qemu-system-x86 busybox-static linux-image-amd64 linux-headers-amd64 \
-linux-source-6.1 cpio kmod xz-utils liburing-dev perl"
+linux-source-6.1 cpio kmod xz-utils liburing-dev perl sparse"
 
 want=""
 for group in "$@"; do

@@ -59,7 +59,10 @@ cp sim/pto_ops.c sim/pto_ops.h "$VM/kmod/sim/"
 # sparse too when it is installed (make C=2); its warnings fail the stage
 sparse=""
 command -v sparse >/dev/null 2>&1 && sparse="C=2"
-if ! $MAKE -s -C "$KHDR" M="$VM/kmod" $sparse modules -j2 \
+# The kernel's make must not inherit our command line (O= means something
+# else to Kbuild), so it runs with a clean MAKEFLAGS.
+if ! env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS \
+	$MAKE -s -C "$KHDR" M="$VM/kmod" $sparse modules -j2 \
 	>"$VM/kmod.log" 2>&1; then
 	cat "$VM/kmod.log"
 	log "module build failed"
