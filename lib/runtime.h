@@ -90,6 +90,8 @@ struct pto_sched {
 	uint32_t cring_size;
 	uint32_t idle_sleeps;		/* sleeps since work was last found */
 	uint32_t spin_budget;		/* idle iterations before sleeping */
+	uint32_t wake_batch;		/* retirements per orchestrator wake */
+	uint32_t retired_unwoken;	/* retired since it was last woken */
 	uint64_t last_stats_ns;
 	bool failed;			/* a task failed: cancel the rest */
 };

@@ -272,6 +272,31 @@ static int dispatch(struct pto_runtime *rt)
 	return n;
 }
 
+/*
+ * A blocked orchestrator is woken in batches: after wake_batch retirements,
+ * or as soon as the device is about to run dry (few tasks left active), or
+ * when the scheduler itself goes idle (force).  One futex wake per slot
+ * freed would make a full window cost a system call per task.
+ */
+static void wake_orchestrator(struct pto_runtime *rt, uint32_t retired,
+			      bool force)
+{
+	struct pto_window_header *w = rt->win;
+	struct pto_sched *s = &rt->sched;
+
+	s->retired_unwoken += retired;
+	smp_mb();	/* progress store before the sleeping load */
+	if (!READ_ONCE(w->orch_flags.sleeping)) {
+		s->retired_unwoken = 0;
+		return;
+	}
+	if (!force && s->retired_unwoken < s->wake_batch &&
+	    READ_ONCE(w->sched.active) > 2 * rt->be.num_cores)
+		return;
+	s->retired_unwoken = 0;
+	futex_wake(&w->sched.progress, 1);
+}
+
 static int retire(struct pto_runtime *rt)
 {
 	struct pto_window_header *w = rt->win;
@@ -298,9 +323,7 @@ static int retire(struct pto_runtime *rt)
 	store_release(&w->sched.dep_tail, dep_tail);
 	store_release(&w->sched.last_task_alive, id);
 	__atomic_fetch_add(&w->sched.progress, 1, __ATOMIC_RELEASE);
-	smp_mb();
-	if (READ_ONCE(w->orch_flags.sleeping))
-		futex_wake(&w->sched.progress, 1);
+	wake_orchestrator(rt, n, false);
 	return n;
 }
 
@@ -343,6 +366,7 @@ static void sleep_until_work(struct pto_runtime *rt)
 	struct pto_sched *s = &rt->sched;
 	uint64_t t0 = pto_now_ns();
 
+	wake_orchestrator(rt, 0, true);
 	WRITE_ONCE(w->sched_flags.sleeping, 1);
 	smp_mb();
 	if (!work_pending(rt))
@@ -472,6 +496,7 @@ void pto_sched_fini(struct pto_runtime *rt)
 int pto_sched_start(struct pto_runtime *rt)
 {
 	rt->sched.failed = false;
+	rt->sched.wake_batch = rt->cfg.task_window / 8;
 	if (!rt->sched.spin_budget)
 		rt->sched.spin_budget = SCHED_SPINS_MIN;
 	WRITE_ONCE(rt->win->sched_flags.error, 0);

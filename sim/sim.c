@@ -353,8 +353,13 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 	__atomic_store_n(&k->avg_ns, avg, __ATOMIC_RELAXED);
 }
 
+/*
+ * Run one task.  *clock is the end time of the task run just before on this
+ * thread (0: none), which then doubles as this one's start: back-to-back
+ * tasks read the clock once each, not twice.
+ */
 static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
-		    uint64_t id)
+		    uint64_t id, uint64_t *clock)
 {
 	const struct pto_task_desc *d = task_desc(sim, id);
 	uint64_t start, end;
@@ -362,9 +367,10 @@ static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
 
 	WRITE_ONCE(r->status_task, id);
 	WRITE_ONCE(r->status, PTO_CORE_ACK);
-	start = pto_now_ns();
+	start = *clock ? *clock : pto_now_ns();
 	status = d->task_id == id ? run_task(sim, d) : -EINVAL;
 	end = pto_now_ns();
+	*clock = end;
 	__atomic_fetch_add(&r->busy_ns, end - start, __ATOMIC_RELAXED);
 	WRITE_ONCE(r->status, PTO_CORE_FIN);
 	if (d->task_id == id)
@@ -415,13 +421,13 @@ static void sim_kick(struct pto_backend *be, uint32_t core)
 	smp_mb();	/* doorbell store before the core_waiting load */
 	for (c = 0; c < be->num_cores; c++) {
 		struct pto_core_regs *r = &be->regs[c];
-		uint64_t id;
+		uint64_t id, clock = 0;
 
 		if ((core != PTO_KICK_ALL && c != core) ||
 		    !READ_ONCE(r->core_waiting))
 			continue;
 		while (next_is_short(sim, r) && claim(r, &id))
-			execute(sim, r, c, id);
+			execute(sim, r, c, id, &clock);
 		if (load_acquire(&r->consumed) != load_acquire(&r->doorbell))
 			futex_wake(&r->doorbell, 1);
 	}
@@ -442,6 +448,7 @@ static void *core_main(void *arg)
 	struct sim *sim = sc->sim;
 	struct pto_core_regs *r = &sim->be->regs[sc->index];
 	unsigned int idle = 0;
+	uint64_t clock = 0;
 	char name[16];
 
 	snprintf(name, sizeof(name), "pto-core%u", sc->index);
@@ -452,6 +459,7 @@ static void *core_main(void *arg)
 		uint64_t id;
 
 		if (taken == db) {
+			clock = 0;	/* idle time is not busy time */
 			if (load_acquire(&sim->stop))
 				break;
 			if (++idle < CORE_SPINS) {
@@ -464,7 +472,7 @@ static void *core_main(void *arg)
 		}
 		idle = 0;
 		if (claim(r, &id))
-			execute(sim, r, sc->index, id);
+			execute(sim, r, sc->index, id, &clock);
 	}
 	return NULL;
 }
