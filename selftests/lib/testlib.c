@@ -96,6 +96,13 @@ void tl_gate_open(struct tl_gate *g)
 	pthread_mutex_unlock(&g->lock);
 }
 
+void tl_gate_close(struct tl_gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->open = 0;
+	pthread_mutex_unlock(&g->lock);
+}
+
 int tl_gate_wait(struct tl_gate *g, unsigned int timeout_ms)
 {
 	struct timespec until;

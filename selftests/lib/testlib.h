@@ -88,6 +88,8 @@ struct tl_gate {
 void tl_gate_init(struct tl_gate *g);
 void tl_gate_destroy(struct tl_gate *g);
 void tl_gate_open(struct tl_gate *g);
+/* Close it again (nobody may be waiting). */
+void tl_gate_close(struct tl_gate *g);
 /*
  * Wait until g is open; 0, or -ETIMEDOUT after timeout_ms.  The timeout
  * only bounds a failing test (a wrongly inferred dependency would
