@@ -52,7 +52,7 @@ static void check_bufs(const char *name, uint64_t **bufs, int n)
 	}
 }
 
-/* ---- linear chain ---------------------------------------------------------- */
+/* ---- linear chain -------------------------------------------------------- */
 
 /* the outer scope holds every task, so stay below the window (1024) */
 #define CHAIN_LEN 1000
@@ -87,7 +87,7 @@ static void test_chain(void)
 	   "chain: stats count the completed tasks");
 }
 
-/* ---- diamonds ----------------------------------------------------------------- */
+/* ---- diamonds ------------------------------------------------------------ */
 
 struct diamond {
 	uint64_t *x, *y, *z, *w, *out;
@@ -156,7 +156,7 @@ static void test_diamond(void)
 	check_bufs("diamond", (uint64_t *[]){ d.x, d.y, d.z, d.w, d.out }, 5);
 }
 
-/* ---- nested scopes ------------------------------------------------------------- */
+/* ---- nested scopes ------------------------------------------------------- */
 
 /*
  * Each level allocates an OUTPUT, opens a scope, recurses, and afterwards
@@ -214,7 +214,7 @@ static void test_nested(void)
 	check_bufs("nested scopes", &res, 1);
 }
 
-/* ---- recursion: a tree reduction with a scope per level ------------------------- */
+/* ---- recursion: a tree reduction with a scope per level ------------------ */
 
 #define TREE_DEPTH 7
 
@@ -273,7 +273,7 @@ static void test_recursion(void)
 	check_bufs("recursion", &res, 1);
 }
 
-/* ---- scalars ------------------------------------------------------------------------ */
+/* ---- scalars ------------------------------------------------------------- */
 
 static const uint64_t scalar_vals[] = {
 	0, 1, UINT64_MAX, 1ull << 63, (uint64_t)-12345, 0x0123456789abcdefull,
@@ -314,7 +314,7 @@ static void test_scalars(void)
 	check_bufs("scalars", &out, 1);
 }
 
-/* ---- OUTPUT allocation ------------------------------------------------------------ */
+/* ---- OUTPUT allocation --------------------------------------------------- */
 
 #define NOUT 60
 
@@ -396,7 +396,7 @@ static void test_outputs(void)
 	check_bufs("outputs", &o.res, 1);
 }
 
-/* ---- many parameters ------------------------------------------------------------- */
+/* ---- many parameters ----------------------------------------------------- */
 
 static int orch_many(struct pto_runtime *rt_, void *arg)
 {
@@ -440,7 +440,7 @@ static void test_many_params(void)
 	check_bufs("many params", &b, 1);
 }
 
-/* ---- many runs on one runtime ------------------------------------------------------ */
+/* ---- many runs on one runtime -------------------------------------------- */
 
 #define NRUNS 300
 
@@ -480,7 +480,7 @@ static void test_many_runs(void)
 	check_bufs("many runs", &x, 1);
 }
 
-/* ---- built-in ops -------------------------------------------------------------------- */
+/* ---- built-in ops -------------------------------------------------------- */
 
 enum { B_NOP = 50, B_COPY, B_FILL, B_ADD, B_MUL, B_GEMM, B_ADDU };
 

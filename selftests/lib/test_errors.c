@@ -41,7 +41,7 @@ static struct pto_runtime *make_rt(struct pto_config *cfg, struct tl_rec *r)
 	return rt;
 }
 
-/* ---- configuration ---------------------------------------------------------- */
+/* ---- configuration ------------------------------------------------------- */
 
 /* In a child: a crash must fail this check, not end the whole test. */
 static void test_bad_device(void)
@@ -120,7 +120,7 @@ static void test_register(struct pto_runtime *rt)
 	      -EINVAL, "register_builtin: bad worker type is -EINVAL");
 }
 
-/* ---- bad submits ------------------------------------------------------------- */
+/* ---- bad submits --------------------------------------------------------- */
 
 struct bad {
 	const char *name;
@@ -250,7 +250,7 @@ static void test_bad_submits(void)
 	pto_runtime_destroy(rt);
 }
 
-/* ---- unbalanced scopes ------------------------------------------------------------ */
+/* ---- unbalanced scopes --------------------------------------------------- */
 
 static int scope_rc[2];
 
@@ -294,7 +294,7 @@ static void test_scopes(void)
 	pto_runtime_destroy(rt);
 }
 
-/* ---- deadlocks ---------------------------------------------------------------------- */
+/* ---- deadlocks ----------------------------------------------------------- */
 
 struct dl {
 	struct tl_rec *r;
@@ -378,7 +378,8 @@ static uint64_t suggestion(const char *text, const struct dl_case *c)
 		while (*end == ' ')
 			end++;
 		if (!strncmp(end, "ms", 2) || !strncmp(end, "ns", 2) ||
-		    !strncmp(end, "us", 2) || (end[0] == 's' && !isalpha((unsigned char)end[1])))
+		    !strncmp(end, "us", 2) ||
+		    (end[0] == 's' && !isalpha((unsigned char)end[1])))
 			continue;
 		if (v > c->size && v <= (1ull << 30) && v > best &&
 		    (c->ring != PTO_RING_TASK || !(v & (v - 1))))
@@ -484,7 +485,7 @@ static const struct dl_case dl_cases[] = {
 	{ "TensorMap pool deadlock", "tensormap", PTO_RING_TENSORMAP, 16, 64 },
 };
 
-/* ---- a failing kernel ---------------------------------------------------------------- */
+/* ---- a failing kernel ---------------------------------------------------- */
 
 struct fail_ctx {
 	struct tl_rec *r;

@@ -119,7 +119,7 @@ static void test_heap_random(uint64_t seed)
 	ok(wraps > 100, "heap model: the test wrapped the ring (%d)", wraps);
 }
 
-/* ---- ready queue ---------------------------------------------------------- */
+/* ---- ready queue --------------------------------------------------------- */
 
 static void test_ready_queue(void)
 {
@@ -140,7 +140,7 @@ static void test_ready_queue(void)
 	ok_eq(bad, 0, "ready queue: FIFO order and length across wrap-around");
 }
 
-/* ---- TensorMap ------------------------------------------------------------ */
+/* ---- TensorMap ----------------------------------------------------------- */
 
 #define MAXTASK 4096
 

@@ -254,7 +254,7 @@ static void run_case(const struct pcase *c)
 	tl_gate_destroy(&gates[1]);
 }
 
-/* ---- many readers, then a writer ------------------------------------------ */
+/* ---- many readers, then a writer ----------------------------------------- */
 
 #define NREADERS 500
 
@@ -327,7 +327,8 @@ static void test_readers(void)
 	}
 	for (t = NREADERS + 2; t < NREADERS + 22; t++)
 		order &= end_seq[NREADERS + 1] < start_seq[t];
-	ok(order, "many readers: readers after the producer, the writer after every reader");
+	ok(order, "many readers: readers follow the producer, the writer "
+	   "follows every reader");
 	if (ok(tl_replay(&r) == 0, "many readers: replay")) {
 		tl_check(&r, c.x, "many readers: x");
 		tl_check(&r, c.y, "many readers: y");

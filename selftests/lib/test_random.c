@@ -71,7 +71,7 @@ struct rcfg {
 	uint32_t cores[PTO_NUM_WORKER_TYPES];
 };
 
-/* ---- the kernel -------------------------------------------------------------- */
+/* ---- the kernel ---------------------------------------------------------- */
 
 #define DESC(kind, nb) (((uint64_t)(kind) << 32) | (nb))
 
@@ -114,7 +114,7 @@ static void k_rand(const uint64_t *a, uint32_t n)
 	}
 }
 
-/* ---- the generator ---------------------------------------------------------- */
+/* ---- the generator ------------------------------------------------------- */
 
 struct gen {
 	struct tl_rng *rng;
@@ -301,7 +301,7 @@ static void generate(struct rprog *pg, struct tl_rng *rng, uint32_t window)
 			pg->out_dies[i] = pg->nops;
 }
 
-/* ---- running ------------------------------------------------------------------ */
+/* ---- running ------------------------------------------------------------- */
 
 struct rctx {
 	struct tl_rec *rec;

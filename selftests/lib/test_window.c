@@ -144,7 +144,7 @@ static void test_window(uint32_t window, uint64_t ntasks)
 	pto_runtime_destroy(rt);
 }
 
-/* ---- heap back-pressure ------------------------------------------------------- */
+/* ---- heap back-pressure -------------------------------------------------- */
 
 #define HEAP 4096
 #define HEAP_ITERS 20000
@@ -272,7 +272,7 @@ static void test_heap(int two)
 	pto_runtime_destroy(rt);
 }
 
-/* ---- dependency pool and TensorMap pool back-pressure --------------------- */
+/* ---- dependency pool and TensorMap pool back-pressure -------------------- */
 
 #define POOL_ITERS 5000
 
