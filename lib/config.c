@@ -10,7 +10,12 @@
 
 #include "runtime.h"
 
-#define DEFAULT_TASK_WINDOW	16384
+/*
+ * Small enough that the descriptors and TensorMap entries in flight stay in
+ * the CPU caches (a 16384-slot window measured 30-40% slower per task on
+ * BGEMM-like graphs), large enough to keep many cores fed.
+ */
+#define DEFAULT_TASK_WINDOW	4096
 #define DEFAULT_HEAP_SIZE	(64ull << 20)
 #define DEFAULT_ARENA_SIZE	(1ull << 30)
 #define DEFAULT_STALL_MS	3000
@@ -124,8 +129,9 @@ void pto_config_init(struct pto_config *cfg)
 	cfg->device = "sim";
 	cfg->task_window = DEFAULT_TASK_WINDOW;
 	cfg->heap_size = DEFAULT_HEAP_SIZE;
-	cfg->dep_pool_size = 4 * DEFAULT_TASK_WINDOW;
-	cfg->tensormap_pool_size = 4 * DEFAULT_TASK_WINDOW;
+	/* room for ~8 dependencies and ~8 tracked tensors per task in flight */
+	cfg->dep_pool_size = 8 * DEFAULT_TASK_WINDOW;
+	cfg->tensormap_pool_size = 8 * DEFAULT_TASK_WINDOW;
 	/* as many matrix and vector cores as the host has CPUs to run them */
 	cfg->cores[PTO_WORKER_CUBE] = half;
 	cfg->cores[PTO_WORKER_VECTOR] = half;
