@@ -36,17 +36,15 @@ static inline void cpu_relax(void)
 }
 
 /*
- * One step of an idle poll: pause for the first few, then yield, so a
- * poller sharing a CPU with a thread that has work gives the CPU away
- * (the machines PTO runs its simulator on may have fewer CPUs than
- * threads).
+ * One step of an idle poll.  Never sched_yield() here: with another process
+ * competing for the CPUs, yielding pollers handed it whole time slices and
+ * made runs up to 100x slower (measured with ptobench --load 1); pollers
+ * sleep on a futex instead once their spin budget is spent.
  */
 static inline void idle_poll(unsigned int iteration)
 {
-	if (iteration < 100000)
-		cpu_relax();
-	else
-		sched_yield();
+	(void)iteration;
+	cpu_relax();
 }
 
 static inline uint64_t pto_now_ns(void)
