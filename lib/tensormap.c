@@ -46,7 +46,13 @@ int pto_tm_init(struct pto_tensormap *tm, uint32_t pool_size,
 	uint64_t nbuckets = 2 * pto_next_pow2(pool_size < 64 ? 64 : pool_size);
 
 	memset(tm, 0, sizeof(*tm));
-	tm->pool = calloc(pool_size, sizeof(*tm->pool));
+	/*
+	 * Touched now rather than as the high-water mark grows: a runtime's
+	 * memory then stays the same however many tasks a run submits.
+	 */
+	tm->pool = malloc((size_t)pool_size * sizeof(*tm->pool));
+	if (tm->pool)
+		memset(tm->pool, 0, (size_t)pool_size * sizeof(*tm->pool));
 	tm->blk_buckets = calloc(nbuckets, sizeof(*tm->blk_buckets));
 	tm->lvl_buckets = calloc(nbuckets, sizeof(*tm->lvl_buckets));
 	tm->task_head = calloc(task_window, sizeof(*tm->task_head));

@@ -114,6 +114,8 @@ static int map_window(struct sim *sim, const struct pto_backend_setup *s)
 
 	if (!w)
 		return -ENOMEM;
+	/* fault the window in now, so memory use does not grow with a run */
+	memset(w, 0, size);
 	sim->window = w;
 	sim->window_size = size;
 	sim->window_mask = s->task_window - 1;
