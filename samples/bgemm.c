@@ -180,15 +180,7 @@ int pto_orchestration_init(struct pto_runtime *rt, int argc, char **argv,
 	if (!ret)
 		ret = pto_kernel_register(rt, K_COPY, PTO_WORKER_ACCEL,
 					  copy_kernel, "copy");
-	if (ret) {
-		if (ret < 0)
-			sample_error(g->prog, "setup", ret);
-		bgemm_teardown(rt, g);
-		free(g);
-		return ret;
-	}
-	*arg = g;
-	return 0;
+	return bgemm_init_done(rt, g, ret, arg);
 }
 
 int pto_orchestration_entry(struct pto_runtime *rt, void *arg)

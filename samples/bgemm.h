@@ -89,6 +89,13 @@ struct bgemm_ops {
 int bgemm_orchestrate(struct pto_runtime *rt, const struct bgemm *g,
 		      const struct bgemm_ops *ops);
 
+/*
+ * End of pto_orchestration_init: on success hand g to ptorun; on failure
+ * report it (negative ret), tear g down and pass ret on.
+ */
+int bgemm_init_done(struct pto_runtime *rt, struct bgemm *g, int ret,
+		    void **arg);
+
 /* FNV-1a 64 over C. */
 uint64_t bgemm_checksum(const struct bgemm *g);
 

@@ -154,15 +154,7 @@ int pto_orchestration_init(struct pto_runtime *rt, int argc, char **argv,
 	ret = bgemm_setup(rt, g, argc, argv);
 	if (!ret)
 		ret = bgemm_register(rt);
-	if (ret) {
-		if (ret < 0)
-			sample_error(g->prog, "setup", ret);
-		bgemm_teardown(rt, g);
-		free(g);
-		return ret;
-	}
-	*arg = g;
-	return 0;
+	return bgemm_init_done(rt, g, ret, arg);
 }
 
 int pto_orchestration_entry(struct pto_runtime *rt, void *arg)

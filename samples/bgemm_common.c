@@ -198,3 +198,17 @@ uint64_t bgemm_checksum(const struct bgemm *g)
 	return sample_fnv1a(SAMPLE_FNV_INIT, g->c,
 			    bgemm_c_elems(g) * sizeof(float));
 }
+
+int bgemm_init_done(struct pto_runtime *rt, struct bgemm *g, int ret,
+		    void **arg)
+{
+	if (ret) {
+		if (ret < 0)
+			sample_error(g->prog, "setup", ret);
+		bgemm_teardown(rt, g);
+		free(g);
+		return ret;
+	}
+	*arg = g;
+	return 0;
+}

@@ -101,6 +101,13 @@ int pa_setup(struct pto_runtime *rt, struct pa *pa, int argc, char **argv);
 void pa_teardown(struct pto_runtime *rt, struct pa *pa);
 
 /*
+ * pto_orchestration_fini of both variants: verify every case with verify
+ * (when the run succeeded), then tear down.  0 when all cases passed.
+ */
+int pa_fini(struct pto_runtime *rt, struct pa *pa, int run_status,
+	    int (*verify)(const struct pa *pa, const struct pa_case *c));
+
+/*
  * Expected out of case c in double precision, plain softmax (not online):
  * an independent check of both variants.
  */

@@ -540,3 +540,17 @@ void pa_describe(const struct pa_case *c, const char *label)
 	       c->var_len ? " (ragged)" : "", c->block_size, c->tasks,
 	       c->chunk < c->batch ? c->chunk : c->batch);
 }
+
+int pa_fini(struct pto_runtime *rt, struct pa *pa, int run_status,
+	    int (*verify)(const struct pa *pa, const struct pa_case *c))
+{
+	unsigned int i;
+	int ret = run_status ? -1 : 0;
+
+	for (i = 0; i < pa->ncases && !run_status; i++)
+		if (verify(pa, &pa->cases[i]))
+			ret = -1;
+	pa_teardown(rt, pa);
+	free(pa);
+	return ret;
+}

@@ -193,14 +193,5 @@ static int pa_verify(const struct pa *pa, const struct pa_case *c)
 int pto_orchestration_fini(struct pto_runtime *rt, void *arg,
 			   int run_status)
 {
-	struct pa *pa = arg;
-	unsigned int i;
-	int ret = run_status ? -1 : 0;
-
-	for (i = 0; i < pa->ncases && !run_status; i++)
-		if (pa_verify(pa, &pa->cases[i]))
-			ret = -1;
-	pa_teardown(rt, pa);
-	free(pa);
-	return ret;
+	return pa_fini(rt, arg, run_status, pa_verify);
 }
