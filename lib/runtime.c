@@ -129,9 +129,12 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 	ret = pto_config_validate(cfg);
 	if (ret)
 		return ret;
-	rt = calloc(1, sizeof(*rt));
+	/* aligned: the runtime keeps each thread's hot state on its own lines */
+	rt = aligned_alloc(_Alignof(struct pto_runtime),
+			   pto_align_up(sizeof(*rt), _Alignof(struct pto_runtime)));
 	if (!rt)
 		return -ENOMEM;
+	memset(rt, 0, sizeof(*rt));
 	rt->cfg = *cfg;
 	snprintf(rt->device, sizeof(rt->device), "%s", cfg->device);
 	rt->cfg.device = rt->device;
@@ -312,6 +315,10 @@ int pto_get_stats(struct pto_runtime *rt, struct pto_stats *st)
 	/* the scheduler updates its counters while a run goes on */
 	for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
 		dst[i] = READ_ONCE(src[i]);
+	st->tasks_completed = READ_ONCE(rt->sst.tasks_completed);
+	st->tasks_failed = READ_ONCE(rt->sst.tasks_failed);
+	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++)
+		st->busy_ns[i] = READ_ONCE(rt->sst.busy_ns[i]);
 	fill_live_stats(rt, st);
 	return 0;
 }

@@ -29,6 +29,13 @@
 
 #define PTO_KERNEL_NAME_MAX 32
 
+/*
+ * State one thread writes all the time starts on a line pair of its own
+ * (the adjacent-line prefetcher moves lines in pairs), so the orchestrator
+ * and the scheduler never slow each other down through false sharing.
+ */
+#define PTO_OWN_LINES __attribute__((aligned(128)))
+
 struct pto_kernel {
 	bool registered;
 	bool builtin;
@@ -96,6 +103,13 @@ struct pto_sched {
 	bool failed;			/* a task failed: cancel the rest */
 };
 
+/* Counters only the scheduler writes; pto_get_stats() merges them in. */
+struct pto_sched_stats {
+	uint64_t tasks_completed;
+	uint64_t tasks_failed;
+	uint64_t busy_ns[PTO_NUM_WORKER_TYPES];
+};
+
 struct pto_trace;
 
 struct pto_runtime {
@@ -111,16 +125,17 @@ struct pto_runtime {
 
 	struct pto_kernel kernels[PTO_MAX_KERNELS];
 
-	struct pto_orchestrator orch;
-	struct pto_sched sched;
+	struct pto_orchestrator orch PTO_OWN_LINES;
+	struct pto_sched sched PTO_OWN_LINES;
 
 	/* pto_malloc arena: heap offsets [heap_ring_size, heap_size) */
 	pthread_mutex_t arena_lock;
 	struct pto_arena *arena;
 
-	/* statistics (orchestrator-written except busy/completed) */
-	struct pto_stats st;
-	struct pto_statspage *page;
+	/* statistics: st is orchestrator-written except the fields in sst */
+	struct pto_stats st PTO_OWN_LINES;
+	struct pto_sched_stats sst PTO_OWN_LINES;
+	struct pto_statspage *page PTO_OWN_LINES;
 	struct pto_trace *trace;
 };
 

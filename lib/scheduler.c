@@ -72,7 +72,7 @@ static void release(struct pto_runtime *rt, uint64_t id)
 
 static void note_failure(struct pto_runtime *rt, int status)
 {
-	STAT_ADD(rt->st.tasks_failed, 1);
+	STAT_ADD(rt->sst.tasks_failed, 1);
 	rt->sched.failed = true;
 	if (!READ_ONCE(rt->win->sched_flags.error))
 		WRITE_ONCE(rt->win->sched_flags.error, status);
@@ -108,7 +108,7 @@ static void complete_task(struct pto_runtime *rt, uint64_t id, int status)
 
 	WRITE_ONCE(ws->active, ws->active - 1);
 	WRITE_ONCE(ws->tasks_completed, ws->tasks_completed + 1);
-	STAT_ADD(rt->st.tasks_completed, 1);
+	STAT_ADD(rt->sst.tasks_completed, 1);
 }
 
 static int reap(struct pto_runtime *rt)
@@ -132,7 +132,7 @@ static int reap(struct pto_runtime *rt)
 
 			s->core_outstanding[cp.core]--;
 			if (type < PTO_NUM_WORKER_TYPES && cp.end_ns > cp.start_ns)
-				STAT_ADD(rt->st.busy_ns[type],
+				STAT_ADD(rt->sst.busy_ns[type],
 					 cp.end_ns - cp.start_ns);
 			if (rt->trace)
 				pto_trace_task(rt->trace, &cp, d->kernel_id,
@@ -384,6 +384,7 @@ void pto_sched_publish_stats(struct pto_runtime *rt)
 {
 	struct pto_statspage *pg = rt->page;
 	const struct pto_stats *st = &rt->st;
+	const struct pto_sched_stats *sst = &rt->sst;
 	uint32_t i;
 
 	if (!pg)
@@ -391,11 +392,11 @@ void pto_sched_publish_stats(struct pto_runtime *rt)
 	pto_statspage_begin(pg);
 	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++) {
 		pg->cores[i] = rt->be.cores[i];
-		pg->busy_ns[i] = st->busy_ns[i];
+		pg->busy_ns[i] = sst->busy_ns[i];
 	}
 	pg->tasks_submitted = READ_ONCE(st->tasks_submitted);
-	pg->tasks_completed = st->tasks_completed;
-	pg->tasks_failed = st->tasks_failed;
+	pg->tasks_completed = sst->tasks_completed;
+	pg->tasks_failed = sst->tasks_failed;
 	pg->tasks_in_flight = load_acquire(&rt->win->orch.task_head) -
 			      rt->win->sched.last_task_alive;
 	pg->runs = READ_ONCE(st->runs);
@@ -442,7 +443,7 @@ static void *sched_main(void *arg)
 		if (n) {
 			idle = 0;
 			rt->sched.idle_sleeps = 0;
-			if ((rt->st.tasks_completed & 1023) == 0)
+			if ((rt->sst.tasks_completed & 1023) == 0)
 				maybe_publish_stats(rt);
 			continue;
 		}

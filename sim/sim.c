@@ -33,6 +33,8 @@
 #define PAGE 4096u
 /* Tasks shorter than this run on the kicking thread when the core sleeps. */
 #define INLINE_MAX_NS 2000
+/* One run in this many updates a kernel's average duration. */
+#define AVG_SAMPLE 16
 
 struct sim_kernel {
 	pto_kernel_fn fn;
@@ -341,15 +343,25 @@ static const struct pto_task_desc *task_desc(struct sim *sim, uint64_t id)
 	return &sim->be->desc[id & sim->window_mask];
 }
 
+/*
+ * Keep a running average of each kernel's duration, for the inline-run
+ * decision.  Every thread samples one run in AVG_SAMPLE: the table is read
+ * by every core and the scheduler, and a store per task would bounce its
+ * lines between them.
+ */
 static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 			  uint64_t ns)
 {
+	static __thread uint32_t runs;
 	struct sim_kernel *k;
 	uint64_t avg;
 
 	if (d->kernel_id >= PTO_MAX_KERNELS)
 		return;
 	k = &sim->kernels[d->kernel_id];
+	if ((runs++ % AVG_SAMPLE) &&
+	    __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED))
+		return;
 	avg = __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED);
 	avg = avg ? avg - avg / 8 + ns / 8 : ns + 1;
 	__atomic_store_n(&k->avg_ns, avg, __ATOMIC_RELAXED);
