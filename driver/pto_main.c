@@ -332,7 +332,7 @@ static int __init pto_init(void)
 	BUILD_BUG_ON(sizeof(struct pto_release_entry) != 16);
 	BUILD_BUG_ON(sizeof(struct pto_core_regs) != 128);
 	BUILD_BUG_ON(sizeof(struct pto_completion) != 64);
-	BUILD_BUG_ON(sizeof(struct pto_window_header) > 4096);
+	BUILD_BUG_ON(sizeof(struct pto_window_header) != 6 * 64);
 	BUILD_BUG_ON(sizeof(struct pto_cring_header) > PTO_CRING_ENTRIES_OFFSET);
 	BUILD_BUG_ON(sizeof(struct pto_info) != 88);
 	BUILD_BUG_ON(sizeof(struct pto_setup) != 120);

@@ -46,7 +46,7 @@ struct pto_backend_ops {
 	void (*kick)(struct pto_backend *be, uint32_t core);
 	/*
 	 * Sleep until the completion ring holds entries past cring_head, the
-	 * window's orch.sched_wake differs from sched_wake_seen, or
+	 * window's notify.sched_wake differs from sched_wake_seen, or
 	 * timeout_ms passes.  Returns 0 or a negative errno (-ENODEV when the
 	 * device went away).
 	 */

@@ -268,7 +268,7 @@ static int dev_wait(struct pto_backend *be, uint64_t cring_head,
 		return -ENODEV;
 	dev_arm(d, cring_head, timeout_ms);
 	if (!dev_cring_ready(be, cring_head) &&
-	    __atomic_load_n(&be->win->orch.sched_wake, __ATOMIC_ACQUIRE) ==
+	    __atomic_load_n(&be->win->notify.sched_wake, __ATOMIC_ACQUIRE) ==
 	    sched_wake_seen)
 		io_uring_wait_cqe_timeout(&d->ring, &cqe, &ts);
 	return dev_reap(d);

@@ -4,8 +4,8 @@
  *
  * A submission first finds everything it needs (task slot, producers,
  * dependency entries, TensorMap entries, heap space), waiting on the rings
- * as back-pressure, and only then changes shared state: links itself into
- * its producers' fanout lists, records its accesses and publishes the
+ * as back-pressure, and only then changes shared state: lists its producers
+ * in the dependency pool, records its accesses and publishes the
  * descriptor.  A failed wait (deadlock, cancellation) therefore leaves
  * nothing half-done.
  */
@@ -171,19 +171,6 @@ static uint64_t ring_in_use(struct pto_runtime *rt, enum pto_ring ring)
 	}
 }
 
-static void count_states(struct pto_runtime *rt, uint64_t count[5])
-{
-	uint64_t id, head = rt->win->orch.task_head;
-
-	memset(count, 0, 5 * sizeof(count[0]));
-	refresh_tails(rt);
-	for (id = rt->orch.last_alive; id < head; id++) {
-		uint32_t st = READ_ONCE(pto_desc(rt, id)->state);
-
-		count[st < 5 ? st : 0]++;
-	}
-}
-
 /*
  * Nothing ran or retired for the stall timeout while we waited: explain
  * which ring is exhausted, what holds it and what size would let the
@@ -192,12 +179,13 @@ static void count_states(struct pto_runtime *rt, uint64_t count[5])
 static void diagnose_deadlock(struct pto_runtime *rt, const struct need *n,
 			      uint64_t waited_ms)
 {
+	struct pto_window_sched *ws = &rt->win->sched;
 	uint64_t cap = ring_capacity(rt, n->ring);
 	uint64_t used = ring_in_use(rt, n->ring);
-	uint64_t st[5], inner = 0, want, active;
+	uint64_t inner = 0, want, active, waiting, scanned;
 	const struct pto_scope *sc = NULL;
 
-	count_states(rt, st);
+	refresh_tails(rt);
 	if (rt->orch.nscopes) {
 		sc = &rt->orch.scopes[rt->orch.nscopes - 1];
 		inner = rt->win->orch.task_head - sc->begin;
@@ -211,13 +199,16 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct need *n,
 		pto_ring_name(n->ring), waited_ms);
 	pto_log("  %s: size %" PRIu64 ", in use %" PRIu64 ", requested %"
 		PRIu64 "\n", pto_ring_name(n->ring), cap, used, n->amount);
-	active = READ_ONCE(rt->win->sched.active);
+	/* the scheduler's counters, read racily: good enough to explain */
+	active = READ_ONCE(ws->active);
+	waiting = READ_ONCE(ws->waiting);
+	scanned = READ_ONCE(ws->tasks_scanned);
 	pto_log("  tasks in flight: %" PRIu64 " (%" PRIu64 " ready or running, %"
 		PRIu64 " waiting for producers, %" PRIu64
 		" completed but held by their scope or consumers)\n",
-		tasks_in_flight(rt), active,
-		st[PTO_TASK_PENDING] > active ? st[PTO_TASK_PENDING] - active : 0,
-		st[PTO_TASK_COMPLETED]);
+		tasks_in_flight(rt), active > waiting ? active - waiting : 0,
+		waiting, scanned - rt->orch.last_alive > active ?
+		scanned - rt->orch.last_alive - active : 0);
 	pto_log("  open scopes: %u; the innermost has submitted %" PRIu64
 		" tasks, which it holds until it ends\n", rt->orch.nscopes,
 		inner);
@@ -308,7 +299,7 @@ static void wake_scheduler(struct pto_runtime *rt)
 {
 	struct pto_window_header *w = rt->win;
 
-	WRITE_ONCE(w->orch.sched_wake, w->orch.sched_wake + 1);
+	WRITE_ONCE(w->notify.sched_wake, w->notify.sched_wake + 1);
 	smp_mb();
 	if (READ_ONCE(w->sched_flags.sleeping))
 		rt->be.ops->notify(&rt->be);
@@ -318,7 +309,7 @@ static void wake_scheduler(struct pto_runtime *rt)
 static void release_segment(struct pto_runtime *rt, const struct pto_segment *s)
 {
 	struct pto_window_header *w = rt->win;
-	uint64_t head = w->orch.release_head;
+	uint64_t head = w->notify.release_head;
 
 	/*
 	 * Each queued segment holds at least one unreleased task of the
@@ -331,7 +322,7 @@ static void release_segment(struct pto_runtime *rt, const struct pto_segment *s)
 	}
 	rt->be.release[head & rt->release_mask] =
 		(struct pto_release_entry){ s->begin, s->end };
-	store_release(&w->orch.release_head, head + 1);
+	store_release(&w->notify.release_head, head + 1);
 }
 
 void pto_scope_begin(struct pto_runtime *rt)
@@ -557,36 +548,15 @@ static uint32_t dep_alloc(struct pto_runtime *rt, uint64_t task_id,
 }
 
 /*
- * Make consumer c (being submitted) depend on producer p.  Under p's lock:
- * a consumed producer is gone (its results are final); a completed one is
- * held until c completes but not waited for; otherwise c joins its fanout
- * list and waits.  The scheduler completes and consumes p under the same
- * lock, so each consumer is counted exactly once.
+ * List producer pid in the fanin of the task being submitted.  The
+ * scheduler links the task into the producer's fanout when it scans it;
+ * nothing of the producer's is written here (see scan_task()).
  */
-static bool link_producer(struct pto_runtime *rt, struct pto_task_desc *c,
-			  uint64_t cid, uint64_t pid)
+static void list_producer(struct pto_runtime *rt, struct pto_task_desc *c,
+			  uint64_t pid)
 {
-	struct pto_task_desc *p = pto_desc(rt, pid);
-	bool wait = false;
-	uint32_t st;
-
-	spin_lock(&p->fanout_lock);
-	st = p->state;
-	if (p->task_id != pid || st == PTO_TASK_CONSUMED) {
-		spin_unlock(&p->fanout_lock);
-		return false;
-	}
-	/* atomic: the scheduler peeks at it without the lock */
-	WRITE_ONCE(p->fanout_count, p->fanout_count + 1);
-	if (st < PTO_TASK_COMPLETED) {
-		p->fanout_head = dep_alloc(rt, cid, p->fanout_head);
-		wait = true;
-	}
-	spin_unlock(&p->fanout_lock);
 	c->fanin_head = dep_alloc(rt, pid, c->fanin_head);
-	if (wait)
-		c->fanin_count++;
-	return true;
+	c->fanin_count++;
 }
 
 /* Lay the task's outputs out in one heap block; fill refs and args. */
@@ -647,9 +617,6 @@ static void fill_desc(struct pto_runtime *rt, struct pto_task_desc *d,
 	d->nargs = n;
 	d->fanin_count = 0;
 	d->fanin_head = 0;
-	d->fanout_head = 0;
-	d->fanout_count = 1;	/* the owning scope */
-	d->state = PTO_TASK_PENDING;
 	d->flags = 0;
 	d->packed_end = 0;
 	for (i = 0; i < n; i++) {
@@ -754,7 +721,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	find_producers(rt, p, n, pr);
 	if (pr->error)
 		return submit_error(rt, pr->error);
-	ret = wait_all(rt, &plan, 2 * pr->n);
+	ret = wait_all(rt, &plan, pr->n);
 	if (ret)
 		return submit_error(rt, ret);
 
@@ -772,7 +739,8 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		place_outputs(rt, p, n, ha.start, d->args);
 	}
 	for (i = 0; i < pr->n; i++)
-		STAT_ADD(rt->st.edges, link_producer(rt, d, id, pr->ids[i]));
+		list_producer(rt, d, pr->ids[i]);
+	STAT_ADD(rt->st.edges, pr->n);
 	ret = record_accesses(rt, p, n, id);
 	if (ret)	/* cannot happen: entries were reserved above */
 		return submit_error(rt, ret);
@@ -840,7 +808,7 @@ void pto_orch_run_begin(struct pto_runtime *rt)
 	o->nscopes = 0;
 	o->nsegs = 0;
 	WRITE_ONCE(o->in_run, true);
-	WRITE_ONCE(rt->win->orch.orch_done, 0);
+	WRITE_ONCE(rt->win->notify.orch_done, 0);
 	pto_scope_begin(rt);
 }
 
@@ -866,7 +834,7 @@ int pto_orch_run_end(struct pto_runtime *rt)
 		release_segment(rt, &o->segs[--o->nsegs]);
 	o->nscopes = 0;
 	WRITE_ONCE(o->in_run, false);
-	store_release(&rt->win->orch.orch_done, 1);
+	store_release(&rt->win->notify.orch_done, 1);
 	wake_scheduler(rt);
 	return ret;
 }

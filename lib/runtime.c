@@ -39,6 +39,16 @@ static uint32_t cring_entries_for(uint32_t num_cores)
 	return n < 64 ? 64 : (uint32_t)n;
 }
 
+/* One cache line per writer and rate; see uapi/pto_uapi.h. */
+_Static_assert(sizeof(struct pto_window_geometry) == 64 &&
+	       sizeof(struct pto_window_orch) == 64 &&
+	       sizeof(struct pto_window_notify) == 64 &&
+	       sizeof(struct pto_window_sched) == 64 &&
+	       sizeof(struct pto_window_flags) == 64,
+	       "each window header part is one cache line");
+_Static_assert(sizeof(struct pto_task_desc) == 256,
+	       "descriptors are four cache lines");
+
 static int check_window(struct pto_runtime *rt)
 {
 	const struct pto_window_geometry *g = &rt->win->geo;
@@ -61,10 +71,8 @@ static void mark_slots_empty(struct pto_runtime *rt)
 {
 	uint32_t i;
 
-	for (i = 0; i < rt->cfg.task_window; i++) {
+	for (i = 0; i < rt->cfg.task_window; i++)
 		rt->desc[i].task_id = UINT64_MAX;
-		rt->desc[i].state = PTO_TASK_CONSUMED;
-	}
 }
 
 static int open_backend(struct pto_runtime *rt)
@@ -263,7 +271,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 		return -EBUSY;
 	t0 = pto_now_ns();
 	/* before the scheduler starts: it must not see the last run's end */
-	WRITE_ONCE(rt->win->orch.orch_done, 0);
+	WRITE_ONCE(rt->win->notify.orch_done, 0);
 	ret = pto_sched_start(rt);
 	if (ret)
 		return ret;

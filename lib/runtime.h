@@ -8,9 +8,10 @@
  *   scheduler     a libpto thread: task states, fanin/fanout counts,
  *                 ready queues, last_task_alive, heap_tail
  *   cores         the backend's workers (sim threads or the device)
- * The orchestrator and the scheduler meet only in the shared window; the
- * one field both write is a producer's fanout list/count/state, under the
- * producer's fanout_lock.
+ * The orchestrator and the scheduler meet only in the shared window, where
+ * every field has one writer: the orchestrator lists each task's producers
+ * (its fanin), and the scheduler keeps fanout lists, reference counts and
+ * states in memory of its own (see scan_task() in scheduler.c).
  */
 #ifndef PTO_LIB_RUNTIME_H
 #define PTO_LIB_RUNTIME_H
@@ -77,21 +78,39 @@ struct pto_orchestrator {
 	bool in_run;
 };
 
-/* Scheduler-private state per task slot. */
+/* A task's life as the scheduler tracks it. */
+enum pto_task_state {
+	PTO_TASK_PENDING = 0,	/* scanned, waiting for producers */
+	PTO_TASK_READY,		/* queued or on a core */
+	PTO_TASK_COMPLETED,	/* done, results still referenced */
+	PTO_TASK_CONSUMED,	/* done and unreferenced: retirable */
+};
+
+/* Scheduler-private state per task slot (zero: free). */
 struct pto_sched_slot {
-	uint32_t fanin_done;	/* producers completed */
-	uint32_t released;	/* fanout references dropped */
-	uint8_t scanned;	/* seen published */
-	uint8_t pad[3];
+	uint32_t state;		/* enum pto_task_state */
+	uint32_t waiting;	/* producers not yet completed */
+	uint32_t refs;		/* 1 (scope) + consumers holding the task */
+	uint32_t released;	/* references dropped */
+	uint32_t fanout_head;	/* consumers to notify: dep index + 1 */
+};
+
+/* Scheduler-private twin of a dependency-pool entry (one edge). */
+struct pto_sched_dep {
+	uint64_t consumer;	/* the task whose fanin lists this entry */
+	uint32_t next;		/* next consumer of the same producer */
+	uint32_t held;		/* the consumer holds the producer */
 };
 
 struct pto_sched {
 	pthread_t thread;
 	struct pto_sched_slot *slot;
+	struct pto_sched_dep *dep;	/* one per dependency-pool entry */
 	struct pto_ready_queue ready[PTO_NUM_WORKER_TYPES];
 	uint32_t *core_outstanding;	/* tasks queued on each core */
 	uint32_t *rr;			/* per type: next core to try */
 	uint64_t scanned;		/* tasks below were scanned */
+	uint64_t retired;		/* tasks below were retired */
 	uint64_t cring_head;
 	uint32_t outstanding;		/* dispatched, not completed */
 	uint32_t cring_size;

@@ -10,9 +10,9 @@
  *   dispatch  ready tasks onto the per-core queues, then kick the cores
  *   retire    advance last_task_alive over consumed tasks, and with it the
  *             heap and dependency-pool tails; wake a blocked orchestrator
- * All counters it keeps are private to this thread except a task's state,
- * fanout list and fanout count, which it reads and changes under the task's
- * fanout_lock (the orchestrator links new consumers under the same lock).
+ * Task states, fanout lists and reference counts are private to this
+ * thread: it builds them from the fanin lists the orchestrator publishes,
+ * so no lock is shared with the orchestrator.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,26 +42,17 @@ static struct pto_sched_slot *sslot(struct pto_runtime *rt, uint64_t id)
 
 static void make_ready(struct pto_runtime *rt, uint64_t id)
 {
+	sslot(rt, id)->state = PTO_TASK_READY;
 	pto_rq_push(&rt->sched.ready[pto_desc(rt, id)->worker_type], id);
 }
 
-/*
- * The last reference dropped after completion consumes a task.  fanout_count
- * only grows, so a count read without the lock that the releases have not
- * reached yet means "not yet" for certain; only a match takes the lock.
- */
+/* The last reference dropped after completion consumes a task. */
 static void try_consume(struct pto_runtime *rt, uint64_t id)
 {
-	struct pto_task_desc *d = pto_desc(rt, id);
+	struct pto_sched_slot *ss = sslot(rt, id);
 
-	if (d->state != PTO_TASK_COMPLETED ||
-	    sslot(rt, id)->released < READ_ONCE(d->fanout_count))
-		return;
-	spin_lock(&d->fanout_lock);
-	if (d->state == PTO_TASK_COMPLETED &&
-	    sslot(rt, id)->released == d->fanout_count)
-		WRITE_ONCE(d->state, PTO_TASK_CONSUMED);
-	spin_unlock(&d->fanout_lock);
+	if (ss->state == PTO_TASK_COMPLETED && ss->released == ss->refs)
+		ss->state = PTO_TASK_CONSUMED;
 }
 
 static void release(struct pto_runtime *rt, uint64_t id)
@@ -80,30 +71,28 @@ static void note_failure(struct pto_runtime *rt, int status)
 
 static void complete_task(struct pto_runtime *rt, uint64_t id, int status)
 {
-	struct pto_task_desc *d = pto_desc(rt, id);
 	struct pto_window_sched *ws = &rt->win->sched;
+	struct pto_sched_slot *ss = sslot(rt, id);
+	struct pto_sched_dep *dep = rt->sched.dep;
 	uint32_t e;
 
 	if (status && status != -ECANCELED)
 		note_failure(rt, status);
-
-	spin_lock(&d->fanout_lock);
-	WRITE_ONCE(d->state, PTO_TASK_COMPLETED);
-	e = d->fanout_head;
-	spin_unlock(&d->fanout_lock);
+	ss->state = PTO_TASK_COMPLETED;
 
 	/* consumers: one producer fewer to wait for */
-	for (; e; e = rt->be.dep[e - 1].next) {
-		uint64_t cid = rt->be.dep[e - 1].task_id;
-		struct pto_sched_slot *cs = sslot(rt, cid);
+	for (e = ss->fanout_head; e; e = dep[e - 1].next) {
+		uint64_t cid = dep[e - 1].consumer;
 
-		cs->fanin_done++;
-		if (cs->scanned && cs->fanin_done == pto_desc(rt, cid)->fanin_count)
+		if (--sslot(rt, cid)->waiting == 0) {
+			WRITE_ONCE(ws->waiting, ws->waiting - 1);
 			make_ready(rt, cid);
+		}
 	}
-	/* producers: this consumer no longer needs their buffers */
-	for (e = d->fanin_head; e; e = rt->be.dep[e - 1].next)
-		release(rt, rt->be.dep[e - 1].task_id);
+	/* producers: this consumer no longer needs their results */
+	for (e = pto_desc(rt, id)->fanin_head; e; e = rt->be.dep[e - 1].next)
+		if (dep[e - 1].held)
+			release(rt, rt->be.dep[e - 1].task_id);
 	try_consume(rt, id);
 
 	WRITE_ONCE(ws->active, ws->active - 1);
@@ -151,27 +140,75 @@ static bool published(struct pto_runtime *rt, uint64_t id)
 	return load_acquire(&pto_desc(rt, id)->task_id) == id;
 }
 
-static int scan(struct pto_runtime *rt)
+/*
+ * Take in one published task: walk the producers the orchestrator listed
+ * and link the task into the fanout of each one still unfinished.
+ *
+ * Only this thread changes a task's state and references, so no lock is
+ * needed; what must hold is that a listed producer is still in its slot and
+ * still has its results.  The orchestrator lists only producers it saw
+ * alive, and a producer stays alive while its scope holds it; scope ends
+ * are applied only after every task submitted before them was scanned
+ * (process_releases()), so each consumer the scope's producers had when it
+ * ended is counted here first.  A producer already retired (below
+ * sched->retired) or consumed has finished and its results are final: the
+ * task neither waits for it nor holds it.
+ */
+static void scan_task(struct pto_runtime *rt, uint64_t id)
 {
 	struct pto_sched *s = &rt->sched;
 	struct pto_window_sched *ws = &rt->win->sched;
+	struct pto_sched_slot *ss = sslot(rt, id);
+	uint32_t e;
+
+	ss->state = PTO_TASK_PENDING;
+	ss->refs = 1;	/* the owning scope */
+	for (e = pto_desc(rt, id)->fanin_head; e; e = rt->be.dep[e - 1].next) {
+		uint64_t pid = rt->be.dep[e - 1].task_id;
+		struct pto_sched_dep *sd = &s->dep[e - 1];
+		struct pto_sched_slot *ps = sslot(rt, pid);
+
+		sd->held = pid >= s->retired && pid < id &&
+			   ps->state != PTO_TASK_CONSUMED;
+		if (!sd->held)
+			continue;
+		ps->refs++;
+		if (ps->state >= PTO_TASK_COMPLETED)
+			continue;
+		sd->consumer = id;
+		sd->next = ps->fanout_head;
+		ps->fanout_head = e;
+		ss->waiting++;
+	}
+	WRITE_ONCE(ws->active, ws->active + 1);
+	if (ss->waiting)
+		WRITE_ONCE(ws->waiting, ws->waiting + 1);
+	else
+		make_ready(rt, id);
+}
+
+static int scan(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
 	int n = 0;
 
-	for (; published(rt, s->scanned); s->scanned++, n++) {
-		struct pto_sched_slot *ss = sslot(rt, s->scanned);
-
-		ss->scanned = 1;
-		WRITE_ONCE(ws->active, ws->active + 1);
-		if (ss->fanin_done == pto_desc(rt, s->scanned)->fanin_count)
-			make_ready(rt, s->scanned);
-	}
+	for (; published(rt, s->scanned); s->scanned++, n++)
+		scan_task(rt, s->scanned);
+	if (n)
+		WRITE_ONCE(rt->win->sched.tasks_scanned, s->scanned);
 	return n;
 }
 
+/*
+ * Apply scope ends.  The orchestrator publishes a scope's tasks before it
+ * reports the scope's end, so every task below r.end is published when r
+ * is seen; scanning them first is what keeps their producers alive for
+ * them (see scan_task()).
+ */
 static int process_releases(struct pto_runtime *rt)
 {
 	struct pto_window_header *w = rt->win;
-	uint64_t head = load_acquire(&w->orch.release_head);
+	uint64_t head = load_acquire(&w->notify.release_head);
 	uint64_t tail = w->sched.release_tail;
 	int n = 0;
 
@@ -179,6 +216,8 @@ static int process_releases(struct pto_runtime *rt)
 		struct pto_release_entry r = rt->be.release[tail & rt->release_mask];
 		uint64_t id;
 
+		if (rt->sched.scanned < r.end)
+			scan(rt);
 		for (id = r.begin; id < r.end; id++)
 			release(rt, id);
 	}
@@ -308,7 +347,7 @@ static int retire(struct pto_runtime *rt)
 		struct pto_task_desc *d = pto_desc(rt, id);
 		struct pto_sched_slot *ss = sslot(rt, id);
 
-		if (READ_ONCE(d->state) != PTO_TASK_CONSUMED)
+		if (ss->state != PTO_TASK_CONSUMED)
 			break;
 		if (d->flags & PTO_TASK_F_HEAP)
 			heap_tail = d->packed_end;
@@ -319,6 +358,7 @@ static int retire(struct pto_runtime *rt)
 	}
 	if (!n)
 		return 0;
+	rt->sched.retired = id;
 	store_release(&w->sched.heap_tail, heap_tail);
 	store_release(&w->sched.dep_tail, dep_tail);
 	store_release(&w->sched.last_task_alive, id);
@@ -331,10 +371,10 @@ static bool run_finished(struct pto_runtime *rt)
 {
 	struct pto_window_header *w = rt->win;
 
-	if (!load_acquire(&w->orch.orch_done))
+	if (!load_acquire(&w->notify.orch_done))
 		return false;
 	return w->sched.last_task_alive == load_acquire(&w->orch.task_head) &&
-	       w->sched.release_tail == load_acquire(&w->orch.release_head) &&
+	       w->sched.release_tail == load_acquire(&w->notify.release_head) &&
 	       rt->sched.outstanding == 0;
 }
 
@@ -348,8 +388,8 @@ static bool work_pending(struct pto_runtime *rt)
 
 	return load_acquire(&c->seq) == (uint32_t)(s->cring_head + 1) ||
 	       published(rt, s->scanned) ||
-	       load_acquire(&w->orch.release_head) != w->sched.release_tail ||
-	       load_acquire(&w->orch.orch_done);
+	       load_acquire(&w->notify.release_head) != w->sched.release_tail ||
+	       load_acquire(&w->notify.orch_done);
 }
 
 /*
@@ -361,7 +401,7 @@ static bool work_pending(struct pto_runtime *rt)
 static void sleep_until_work(struct pto_runtime *rt)
 {
 	struct pto_window_header *w = rt->win;
-	uint32_t seen = load_acquire(&w->orch.sched_wake);
+	uint32_t seen = load_acquire(&w->notify.sched_wake);
 	uint32_t ms = rt->sched.idle_sleeps++ ? SCHED_SLEEP_MS : 1;
 	struct pto_sched *s = &rt->sched;
 	uint64_t t0 = pto_now_ns();
@@ -467,9 +507,10 @@ int pto_sched_init(struct pto_runtime *rt)
 	uint32_t t;
 
 	s->slot = calloc(rt->cfg.task_window, sizeof(*s->slot));
+	s->dep = calloc(rt->dep_pool_size, sizeof(*s->dep));
 	s->core_outstanding = calloc(rt->be.num_cores + 1, sizeof(uint32_t));
 	s->rr = calloc(PTO_NUM_WORKER_TYPES, sizeof(uint32_t));
-	if (!s->slot || !s->core_outstanding || !s->rr)
+	if (!s->slot || !s->dep || !s->core_outstanding || !s->rr)
 		return -ENOMEM;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
 		s->ready[t].ids = calloc(rt->cfg.task_window, sizeof(uint64_t));
@@ -489,6 +530,7 @@ void pto_sched_fini(struct pto_runtime *rt)
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
 		free(s->ready[t].ids);
 	free(s->slot);
+	free(s->dep);
 	free(s->core_outstanding);
 	free(s->rr);
 	memset(s, 0, sizeof(*s));

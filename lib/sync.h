@@ -77,30 +77,4 @@ static inline void futex_wake(uint32_t *word, int n)
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
-/*
- * Critical sections are a few stores long; a holder that does not let go
- * quickly was preempted, so give it the CPU instead of spinning out the
- * time slice (this matters when other processes compete for the CPUs).
- */
-static inline void spin_lock(uint32_t *lock)
-{
-	unsigned int spins = 0;
-
-	for (;;) {
-		if (!__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE))
-			return;
-		while (READ_ONCE(*lock)) {
-			if (++spins < 128)
-				cpu_relax();
-			else
-				sched_yield();
-		}
-	}
-}
-
-static inline void spin_unlock(uint32_t *lock)
-{
-	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
-}
-
 #endif /* PTO_LIB_SYNC_H */

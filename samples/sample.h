@@ -89,8 +89,8 @@ int sample_verdict(const char *label, const struct sample_err *e,
 
 /*
  * What a piece of work holds until its scope ends: task slots, heap ring
- * bytes, and tensor parameters (each may take a TensorMap entry, and a
- * dependency both a fanin and a fanout list entry).
+ * bytes, and tensor parameters (each may take a TensorMap entry and a
+ * dependency-list entry).
  */
 struct sample_cost {
 	uint64_t tasks;

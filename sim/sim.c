@@ -252,7 +252,7 @@ static int sim_wait(struct pto_backend *be, uint64_t cring_head,
 	WRITE_ONCE(sim->sched_waiting, 1);
 	smp_mb();
 	if (!cring_ready(be, cring_head) &&
-	    load_acquire(&be->win->orch.sched_wake) == sched_wake_seen)
+	    load_acquire(&be->win->notify.sched_wake) == sched_wake_seen)
 		futex_wait(&sim->irq, irq, timeout_ms);
 	WRITE_ONCE(sim->sched_waiting, 0);
 	return 0;

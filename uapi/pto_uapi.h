@@ -24,7 +24,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define PTO_ABI_VERSION		1
+#define PTO_ABI_VERSION		2
 #define PTO_WINDOW_MAGIC	0x50544f57	/* "PTOW" */
 
 /* Parameters a task descriptor carries (tensor addresses and scalars). */
@@ -95,9 +95,11 @@ enum pto_op {
 /* ---- shared window ------------------------------------------------------ */
 
 /*
- * The header spans three cache lines: the read-only geometry, the fields
- * only the orchestrator writes, and the fields only the scheduler writes, so
- * the two sides never write to the same line.
+ * The header is six cache lines, one per writer and rate: the read-only
+ * geometry; what the orchestrator writes for every task; what it writes at
+ * scope and run boundaries, which the scheduler polls; what the scheduler
+ * writes; and each side's sleep flags.  The scheduler never polls a line
+ * the orchestrator writes for every task, and the reverse.
  */
 struct pto_window_geometry {
 	__u32 magic;		/* PTO_WINDOW_MAGIC */
@@ -113,27 +115,34 @@ struct pto_window_geometry {
 	__u64 release_offset;	/* byte offset of the scope-release ring */
 };
 
+/* Orchestrator-written, once per task. */
 struct pto_window_orch {
 	__u64 task_head;	/* next task id; tasks below it are published */
 	__u64 heap_top;		/* heap ring allocation offset */
 	__u64 dep_top;		/* dependency pool entries allocated (monotonic) */
+	__u64 __pad0[5];
+};
+
+/* Orchestrator-written at scope and run boundaries; the scheduler polls it. */
+struct pto_window_notify {
 	__u64 release_head;	/* scope-release entries written (monotonic) */
 	__u32 orch_done;	/* the orchestration function has returned */
 	__u32 sched_wake;	/* bumped after publishing work for the scheduler */
-	__u64 __pad1[3];
+	__u64 __pad0[6];
 };
 
+/* Scheduler-written. */
 struct pto_window_sched {
 	__u64 last_task_alive;	/* oldest task not yet retired */
 	__u64 heap_tail;	/* heap ring offset everything before is free */
 	__u64 dep_tail;		/* dependency entries below it are free */
 	__u64 release_tail;	/* scope-release entries consumed */
 	__u32 progress;		/* bumped whenever a ring tail advances */
+	__u32 active;		/* tasks scanned and not yet completed */
+	__u32 waiting;		/* of those, tasks waiting for producers */
 	__u32 __pad0;
-	__u32 __pad2;
-	__u32 active;		/* tasks ready or on cores, not yet completed */
+	__u64 tasks_scanned;	/* tasks the scheduler has taken in */
 	__u64 tasks_completed;
-	__u64 __pad1;
 };
 
 /*
@@ -149,45 +158,38 @@ struct pto_window_flags {
 struct pto_window_header {
 	struct pto_window_geometry geo;
 	struct pto_window_orch orch;
+	struct pto_window_notify notify;
 	struct pto_window_sched sched;
 	struct pto_window_flags orch_flags;	/* sleeping on sched.progress */
-	struct pto_window_flags sched_flags;	/* sleeping on orch.sched_wake */
+	struct pto_window_flags sched_flags;	/* sleeping on notify.sched_wake */
 };
 
 /*
- * Task descriptor, indexed by task_id & (task_window - 1).  The orchestrator
- * stores task_id last (release): a descriptor whose task_id matches the
- * id its slot is expected to hold is published.
+ * Task descriptor, indexed by task_id & (task_window - 1), written by the
+ * orchestrator only.  It stores task_id last (release): a descriptor whose
+ * task_id matches the id its slot is expected to hold is published.
+ * Consumers, reference counts and states are the scheduler's own and live
+ * outside the window, so a producer's line is never written after it is
+ * published.
  */
 struct pto_task_desc {
 	__u64 task_id;
 	__u32 kernel_id;
 	__u32 worker_type;
 	__u32 nargs;
-	__u32 fanin_count;	/* producers this task waits for */
+	__u32 fanin_count;	/* producers listed from fanin_head */
 	__u32 fanin_head;	/* dep-pool index + 1 of the producer list, 0 none */
-	__u32 fanout_lock;	/* protects fanout_head, fanout_count, state */
-	__u32 fanout_head;	/* dep-pool index + 1 of the consumer list */
-	__u32 fanout_count;	/* 1 (scope) + consumers holding this task */
-	__u32 state;		/* enum pto_task_state */
 	__u32 flags;		/* PTO_TASK_F_* */
 	__u64 packed_end;	/* heap ring offset just past this task's outputs */
 	__u64 dep_mark;		/* dep_top once this task was submitted */
 	__u64 args[PTO_MAX_ARGS];
+	__u64 __pad0[2];
 };
 
 /* The task owns heap ring space up to packed_end. */
 #define PTO_TASK_F_HEAP		_BITUL(0)
 
-enum pto_task_state {
-	PTO_TASK_PENDING = 0,
-	PTO_TASK_READY = 1,
-	PTO_TASK_RUNNING = 2,
-	PTO_TASK_COMPLETED = 3,
-	PTO_TASK_CONSUMED = 4,
-};
-
-/* A dependency-list node: one producer or consumer of a task. */
+/* A dependency-list node: one producer of a task. */
 struct pto_dep_entry {
 	__u64 task_id;
 	__u32 next;		/* pool index + 1 of the next node, 0 ends */
