@@ -3,7 +3,8 @@
  * Unit tests of libpto's internals through its internal headers (linked
  * statically): ring arithmetic, the heap ring (wrap-around, never split,
  * alignment, full), the ready queue, and the TensorMap (overlap, chain
- * truncation at the first retired entry, per-task cleanup, exhaustion),
+ * truncation at the first retired entry, per-task cleanup, reuse,
+ * exhaustion),
  * each also against a brute-force model on random operations.
  *
  * The dependency-list pool is private to the orchestrator; its
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testlib.h"
 #include "rings.h"
@@ -231,6 +233,33 @@ static void test_tm_fixed(void)
 	pto_tm_destroy(&tm);
 }
 
+/*
+ * Reuse: an entry freed by a retired task and taken by a newer entry of
+ * the same chain while an entry that was linked to it is still live.  A
+ * stale link would make the walk go round in a circle or find the retired
+ * task; SIGALRM ends the test if it loops.
+ */
+static void test_tm_reuse(void)
+{
+	struct pto_tensormap tm;
+	uint64_t A = 0x10000, B = 0x20000;
+
+	if (pto_tm_init(&tm, 4, 8))
+		bail_out("pto_tm_init");
+	alarm(20);
+	pto_tm_insert(&tm, A, 0, 64, false, 1);		/* slot 0 */
+	pto_tm_insert(&tm, A, 0, 64, false, 2);		/* slot 1 -> slot 0 */
+	pto_tm_insert(&tm, B, 0, 64, false, 3);		/* slots 2, 3 */
+	pto_tm_insert(&tm, B, 64, 128, false, 3);
+	pto_tm_retire_task(&tm, 1);
+	ok_eq(pto_tm_insert(&tm, A, 0, 64, false, 4), 0,	/* slot 0 again */
+	      "tensormap reuse: the freed slot takes a new entry");
+	ok_eq(lookup_set(&tm, A, 0, 64, true, 0), 1 << 2 | 1 << 4,
+	      "tensormap reuse: the walk ends, finding the live entries only");
+	alarm(0);
+	pto_tm_destroy(&tm);
+}
+
 struct mentry {
 	uint64_t base, begin, end, task;
 	bool writer;
@@ -356,6 +385,7 @@ int main(void)
 	test_heap_random(seed);
 	test_ready_queue();
 	test_tm_fixed();
+	test_tm_reuse();
 	test_tm_random(seed);
 	return tap_done();
 }
