@@ -362,6 +362,14 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 	if ((runs++ % AVG_SAMPLE) &&
 	    __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED))
 		return;
+	/*
+	 * A run stretched by preemption must not make a short kernel look
+	 * long for many runs: one sample moves the average by at most
+	 * INLINE_MAX_NS / 4, while a kernel that really is long still ends
+	 * up above INLINE_MAX_NS.
+	 */
+	if (ns > 2 * INLINE_MAX_NS)
+		ns = 2 * INLINE_MAX_NS;
 	avg = __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED);
 	avg = avg ? avg - avg / 8 + ns / 8 : ns + 1;
 	__atomic_store_n(&k->avg_ns, avg, __ATOMIC_RELAXED);
