@@ -50,7 +50,7 @@ static void refresh_tails(struct pto_runtime *rt)
 
 static uint64_t tasks_in_flight(struct pto_runtime *rt)
 {
-	return rt->win->orch.task_head - rt->orch.last_alive;
+	return rt->win->notify.task_head - rt->orch.last_alive;
 }
 
 static uint64_t heap_used(struct pto_runtime *rt)
@@ -188,7 +188,7 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct need *n,
 	refresh_tails(rt);
 	if (rt->orch.nscopes) {
 		sc = &rt->orch.scopes[rt->orch.nscopes - 1];
-		inner = rt->win->orch.task_head - sc->begin;
+		inner = rt->win->notify.task_head - sc->begin;
 	}
 	want = used + n->amount;
 	if (n->ring == PTO_RING_TASK || n->ring == PTO_RING_HEAP)
@@ -267,7 +267,7 @@ static int orch_wait(struct pto_runtime *rt, const struct need *n)
 	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
 	if (rt->trace)
 		pto_trace_span(rt->trace, "stall", t0, pto_now_ns(),
-			       w->orch.task_head);
+			       w->notify.task_head);
 	return 0;
 cancelled:
 	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
@@ -333,7 +333,7 @@ void pto_scope_begin(struct pto_runtime *rt)
 	if (!rt || !rt->orch.in_run)
 		return;
 	o = &rt->orch;
-	head = rt->win->orch.task_head;
+	head = rt->win->notify.task_head;
 	if (o->nscopes == o->scopes_cap) {
 		uint32_t cap = o->scopes_cap ? o->scopes_cap * 2 : 16;
 		struct pto_scope *s = realloc(o->scopes, cap * sizeof(*s));
@@ -369,7 +369,7 @@ int pto_scope_end(struct pto_runtime *rt)
 	if (!rt || !rt->orch.in_run || rt->orch.nscopes <= 1)
 		return -EINVAL;	/* the outer scope belongs to pto_run */
 	o = &rt->orch;
-	head = rt->win->orch.task_head;
+	head = rt->win->notify.task_head;
 	sc = &o->scopes[o->nscopes - 1];
 	ret = push_segment(rt, sc->seg_start, head);
 	for (i = sc->seg_base; i < o->nsegs; i++)
@@ -382,18 +382,6 @@ int pto_scope_end(struct pto_runtime *rt)
 }
 
 /* ---- submission -------------------------------------------------------------------- */
-
-static bool is_tensor(enum pto_param_kind k)
-{
-	return k == PTO_PARAM_INPUT || k == PTO_PARAM_INOUT ||
-	       k == PTO_PARAM_OUTPUT_EXISTING || k == PTO_PARAM_NODEP;
-}
-
-static bool is_tracked_writer(enum pto_param_kind k)
-{
-	return k == PTO_PARAM_OUTPUT || k == PTO_PARAM_INOUT ||
-	       k == PTO_PARAM_OUTPUT_EXISTING;
-}
 
 /* Device address of a host address, or -1 when the device cannot see it. */
 static int64_t dev_addr(struct pto_runtime *rt, uint64_t host, uint64_t size)
@@ -559,58 +547,58 @@ static void list_producer(struct pto_runtime *rt, struct pto_task_desc *c,
 	c->fanin_count++;
 }
 
-/* Lay the task's outputs out in one heap block; fill refs and args. */
-static void place_outputs(struct pto_runtime *rt, const struct pto_param *p,
-			  uint32_t n, uint64_t start, __u64 *args)
+static uint64_t tensor_arg(struct pto_runtime *rt, const struct pto_param *p)
 {
-	uint64_t off = start % rt->heap_ring_size;
-	uint32_t i;
+	uint64_t host = (uintptr_t)p->base + p->offset;
 
-	for (i = 0; i < n; i++) {
-		if (p[i].kind != PTO_PARAM_OUTPUT)
-			continue;
-		*p[i].ref = rt->be.heap + off;
-		args[i] = off + rt->be.heap_dev_base;
-		if (rt->be.host_addresses)
-			args[i] = (uintptr_t)(rt->be.heap + off);
-		off += pto_align_up(p[i].size, PTO_HEAP_ALIGN);
-	}
+	return rt->be.host_addresses ? host :
+	       (uint64_t)dev_addr(rt, host, p->size);
 }
 
-static int record_accesses(struct pto_runtime *rt, const struct pto_param *p,
-			   uint32_t n, uint64_t id)
+/*
+ * One pass over the parameters once everything is reserved: the argument
+ * words, the outputs laid out in the task's heap block (from heap_off),
+ * and the TensorMap records.  Entries were reserved, so inserts succeed.
+ */
+static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
+		      uint64_t id, const struct pto_param *p, uint32_t n,
+		      uint64_t heap_off)
 {
+	struct pto_tensormap *tm = &rt->orch.tm;
 	uint32_t i;
-	int ret;
 
 	for (i = 0; i < n; i++) {
-		uint64_t base, begin;
+		const struct pto_param *q = &p[i];
+		uint64_t host;
 
-		if (p[i].kind == PTO_PARAM_OUTPUT) {
-			base = (uintptr_t)*p[i].ref;
-			begin = 0;
-		} else if (p[i].kind == PTO_PARAM_INPUT ||
-			   is_tracked_writer(p[i].kind)) {
-			base = (uintptr_t)p[i].base;
-			begin = p[i].offset;
-		} else {
-			continue;
+		switch (q->kind) {
+		case PTO_PARAM_SCALAR:
+			d->args[i] = q->value;
+			break;
+		case PTO_PARAM_OUTPUT:
+			host = (uintptr_t)(rt->be.heap + heap_off);
+			*q->ref = (void *)(uintptr_t)host;
+			d->args[i] = rt->be.host_addresses ? host :
+				     heap_off + rt->be.heap_dev_base;
+			heap_off += pto_align_up(q->size, PTO_HEAP_ALIGN);
+			pto_tm_insert(tm, host, 0, q->size, true, id);
+			break;
+		case PTO_PARAM_NODEP:
+			d->args[i] = tensor_arg(rt, q);
+			break;
+		default:	/* INPUT, INOUT, OUTPUT_EXISTING */
+			d->args[i] = tensor_arg(rt, q);
+			pto_tm_insert(tm, (uintptr_t)q->base, q->offset,
+				      q->offset + q->size,
+				      q->kind != PTO_PARAM_INPUT, id);
+			break;
 		}
-		ret = pto_tm_insert(&rt->orch.tm, base, begin,
-				    begin + p[i].size,
-				    is_tracked_writer(p[i].kind), id);
-		if (ret)
-			return ret;
 	}
-	return 0;
 }
 
-static void fill_desc(struct pto_runtime *rt, struct pto_task_desc *d,
-		      uint64_t id, uint32_t kernel_id, uint32_t type,
-		      const struct pto_param *p, uint32_t n)
+static void fill_desc(struct pto_task_desc *d, uint32_t kernel_id,
+		      uint32_t type, uint32_t n)
 {
-	uint32_t i;
-
 	/* task_id is stored last, by publish() */
 	d->kernel_id = kernel_id;
 	d->worker_type = type;
@@ -619,13 +607,6 @@ static void fill_desc(struct pto_runtime *rt, struct pto_task_desc *d,
 	d->fanin_head = 0;
 	d->flags = 0;
 	d->packed_end = 0;
-	for (i = 0; i < n; i++) {
-		if (p[i].kind == PTO_PARAM_SCALAR)
-			d->args[i] = p[i].value;
-		else if (is_tensor(p[i].kind))
-			d->args[i] = (uint64_t)dev_addr(rt,
-				(uintptr_t)p[i].base + p[i].offset, p[i].size);
-	}
 }
 
 /* Wait for dependency entries, TensorMap entries and heap space. */
@@ -662,30 +643,41 @@ static int submit_error(struct pto_runtime *rt, int err)
 }
 
 /*
- * Make the task visible: its descriptor's task_id, stored last with
- * release, is what the scheduler polls for, so publishing touches no line
- * the scheduler is not about to read anyway.  No fence either: a scheduler
- * that went to sleep just as this store happened sleeps at most a
- * millisecond on that race (see sleep_until_work()); one found sleeping is
- * woken at once.
+ * Make the task visible: the descriptor's task_id (which a device checks),
+ * then notify.task_head with release, which is what the scheduler polls.
+ * It does not poll the descriptor, so the lines filled above moved to no
+ * other CPU while we wrote them.  No fence: a scheduler that went to sleep
+ * just as this store happened sleeps at most a millisecond on that race
+ * (see sleep_until_work()); one found sleeping is woken at once.
  */
-static void publish(struct pto_runtime *rt, uint64_t id)
+static void publish(struct pto_runtime *rt, uint64_t id,
+		    const struct plan *plan, uint32_t deps)
 {
 	struct pto_task_desc *d = pto_desc(rt, id);
 	struct pto_window_header *w = rt->win;
+	bool all;
 
 	d->dep_mark = w->orch.dep_top;
 	store_release(&d->task_id, id);
-	store_release(&w->orch.task_head, id + 1);
+	store_release(&w->notify.task_head, id + 1);
 	if (READ_ONCE(w->sched_flags.sleeping))
 		wake_scheduler(rt);
 	STAT_ADD(rt->st.tasks_submitted, 1);
-	if ((id & 63) == 0)
+	/*
+	 * A ring's use grows only by what this task took from it, which keeps
+	 * the high-water marks exact; every 64 tasks all four are refreshed,
+	 * which bounds how stale the stats page's "in use" gets.
+	 */
+	all = (id & 63) == 0;
+	if (all)
 		refresh_tails(rt);
 	note_use(rt, PTO_RING_TASK, id + 1 - rt->orch.last_alive);
-	note_use(rt, PTO_RING_DEP, dep_used(rt));
-	note_use(rt, PTO_RING_TENSORMAP, rt->orch.tm.live);
-	note_use(rt, PTO_RING_HEAP, heap_used(rt));
+	if (deps || all)
+		note_use(rt, PTO_RING_DEP, dep_used(rt));
+	if (plan->tm_entries || all)
+		note_use(rt, PTO_RING_TENSORMAP, rt->orch.tm.live);
+	if (plan->out_bytes || all)
+		note_use(rt, PTO_RING_HEAP, heap_used(rt));
 }
 
 static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
@@ -693,7 +685,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		      struct producers *pr)
 {
 	struct need slot = { PTO_RING_TASK, 1 };
-	uint64_t id = rt->win->orch.task_head, t0 = 0;
+	uint64_t id = rt->win->notify.task_head, t0 = 0;
 	struct pto_task_desc *d;
 	struct pto_heap_alloc ha = { 0, 0 };
 	struct plan plan;
@@ -726,7 +718,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		return submit_error(rt, ret);
 
 	d = pto_desc(rt, id);
-	fill_desc(rt, d, id, kernel_id, type, p, n);
+	fill_desc(d, kernel_id, type, n);
 	if (plan.out_bytes) {
 		pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
 				  rt->orch.heap_tail, rt->orch.heap_floor,
@@ -736,15 +728,12 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		rt->win->orch.heap_top = ha.end;
 		d->packed_end = ha.end;
 		d->flags |= PTO_TASK_F_HEAP;
-		place_outputs(rt, p, n, ha.start, d->args);
 	}
+	fill_args(rt, d, id, p, n, ha.start % rt->heap_ring_size);
 	for (i = 0; i < pr->n; i++)
 		list_producer(rt, d, pr->ids[i]);
 	STAT_ADD(rt->st.edges, pr->n);
-	ret = record_accesses(rt, p, n, id);
-	if (ret)	/* cannot happen: entries were reserved above */
-		return submit_error(rt, ret);
-	publish(rt, id);
+	publish(rt, id, &plan, pr->n);
 	if (rt->trace)
 		pto_trace_span(rt->trace, "submit", t0, pto_now_ns(), id);
 	return (int64_t)id;
@@ -829,7 +818,7 @@ int pto_orch_run_end(struct pto_runtime *rt)
 	while (o->nscopes > 1)
 		pto_scope_end(rt);
 	/* the outer scope: release what it owns */
-	push_segment(rt, o->scopes[0].seg_start, rt->win->orch.task_head);
+	push_segment(rt, o->scopes[0].seg_start, rt->win->notify.task_head);
 	while (o->nsegs)
 		release_segment(rt, &o->segs[--o->nsegs]);
 	o->nscopes = 0;

@@ -300,7 +300,7 @@ static void fill_live_stats(struct pto_runtime *rt, struct pto_stats *st)
 	struct pto_window_header *w = rt->win;
 
 	/* the scheduler's tails, read afresh (not the orchestrator's copies) */
-	st->ring[PTO_RING_TASK].in_use = w->orch.task_head -
+	st->ring[PTO_RING_TASK].in_use = w->notify.task_head -
 		load_acquire(&w->sched.last_task_alive);
 	st->ring[PTO_RING_HEAP].in_use = pto_heap_ring_used(w->orch.heap_top,
 		load_acquire(&w->sched.heap_tail), rt->orch.heap_floor);

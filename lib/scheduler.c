@@ -135,9 +135,10 @@ static int reap(struct pto_runtime *rt)
 	return n;
 }
 
-static bool published(struct pto_runtime *rt, uint64_t id)
+/* Tasks below the returned id are published and may be scanned. */
+static uint64_t published_head(struct pto_runtime *rt)
 {
-	return load_acquire(&pto_desc(rt, id)->task_id) == id;
+	return load_acquire(&rt->win->notify.task_head);
 }
 
 /*
@@ -190,9 +191,10 @@ static void scan_task(struct pto_runtime *rt, uint64_t id)
 static int scan(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
+	uint64_t head = published_head(rt);
 	int n = 0;
 
-	for (; published(rt, s->scanned); s->scanned++, n++)
+	for (; s->scanned < head; s->scanned++, n++)
 		scan_task(rt, s->scanned);
 	if (n)
 		WRITE_ONCE(rt->win->sched.tasks_scanned, s->scanned);
@@ -373,7 +375,7 @@ static bool run_finished(struct pto_runtime *rt)
 
 	if (!load_acquire(&w->notify.orch_done))
 		return false;
-	return w->sched.last_task_alive == load_acquire(&w->orch.task_head) &&
+	return w->sched.last_task_alive == load_acquire(&w->notify.task_head) &&
 	       w->sched.release_tail == load_acquire(&w->notify.release_head) &&
 	       rt->sched.outstanding == 0;
 }
@@ -387,7 +389,7 @@ static bool work_pending(struct pto_runtime *rt)
 		&rt->be.cring_entries[s->cring_head & (s->cring_size - 1)];
 
 	return load_acquire(&c->seq) == (uint32_t)(s->cring_head + 1) ||
-	       published(rt, s->scanned) ||
+	       published_head(rt) != s->scanned ||
 	       load_acquire(&w->notify.release_head) != w->sched.release_tail ||
 	       load_acquire(&w->notify.orch_done);
 }
@@ -437,7 +439,7 @@ void pto_sched_publish_stats(struct pto_runtime *rt)
 	pg->tasks_submitted = READ_ONCE(st->tasks_submitted);
 	pg->tasks_completed = sst->tasks_completed;
 	pg->tasks_failed = sst->tasks_failed;
-	pg->tasks_in_flight = load_acquire(&rt->win->orch.task_head) -
+	pg->tasks_in_flight = load_acquire(&rt->win->notify.task_head) -
 			      rt->win->sched.last_task_alive;
 	pg->runs = READ_ONCE(st->runs);
 	pg->running = READ_ONCE(rt->orch.in_run) || !run_finished(rt);

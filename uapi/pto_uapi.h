@@ -96,10 +96,9 @@ enum pto_op {
 
 /*
  * The header is six cache lines, one per writer and rate: the read-only
- * geometry; what the orchestrator writes for every task; what it writes at
- * scope and run boundaries, which the scheduler polls; what the scheduler
- * writes; and each side's sleep flags.  The scheduler never polls a line
- * the orchestrator writes for every task, and the reverse.
+ * geometry; what the orchestrator writes while building a task; what it
+ * publishes (task head, scope and run boundaries), which the scheduler
+ * polls; what the scheduler writes; and each side's sleep flags.
  */
 struct pto_window_geometry {
 	__u32 magic;		/* PTO_WINDOW_MAGIC */
@@ -115,20 +114,24 @@ struct pto_window_geometry {
 	__u64 release_offset;	/* byte offset of the scope-release ring */
 };
 
-/* Orchestrator-written, once per task. */
+/* Orchestrator-written while it builds a task; the scheduler never polls it. */
 struct pto_window_orch {
-	__u64 task_head;	/* next task id; tasks below it are published */
 	__u64 heap_top;		/* heap ring allocation offset */
 	__u64 dep_top;		/* dependency pool entries allocated (monotonic) */
-	__u64 __pad0[5];
+	__u64 __pad0[6];
 };
 
-/* Orchestrator-written at scope and run boundaries; the scheduler polls it. */
+/*
+ * Orchestrator-written once per task and at scope and run boundaries; the
+ * scheduler polls it.  Polling task_head rather than the next descriptor
+ * leaves the descriptor's lines alone while the orchestrator fills them.
+ */
 struct pto_window_notify {
+	__u64 task_head;	/* next task id; tasks below it are published */
 	__u64 release_head;	/* scope-release entries written (monotonic) */
 	__u32 orch_done;	/* the orchestration function has returned */
 	__u32 sched_wake;	/* bumped after publishing work for the scheduler */
-	__u64 __pad0[6];
+	__u64 __pad0[5];
 };
 
 /* Scheduler-written. */
@@ -166,8 +169,8 @@ struct pto_window_header {
 
 /*
  * Task descriptor, indexed by task_id & (task_window - 1), written by the
- * orchestrator only.  It stores task_id last (release): a descriptor whose
- * task_id matches the id its slot is expected to hold is published.
+ * orchestrator only.  It stores task_id last, then publishes the task by
+ * advancing notify.task_head (release).
  * Consumers, reference counts and states are the scheduler's own and live
  * outside the window, so a producer's line is never written after it is
  * published.
