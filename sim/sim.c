@@ -415,17 +415,12 @@ static bool claim(struct pto_core_regs *r, uint64_t *id)
 	return true;
 }
 
-/* Is the next queued task of a core one worth running without a wake-up? */
-static bool next_is_short(struct sim *sim, struct pto_core_regs *r)
+/* Is a task one worth running without a wake-up (known to be short)? */
+static bool task_is_short(struct sim *sim, const struct pto_task_desc *d)
 {
-	uint32_t taken = load_acquire(&r->consumed);
-	const struct pto_task_desc *d;
 	const struct sim_kernel *k;
 	uint64_t avg;
 
-	if (taken == load_acquire(&r->doorbell))
-		return false;
-	d = task_desc(sim, r->queue[taken % PTO_CORE_QUEUE_SLOTS] - 1);
 	if (d->kernel_id >= PTO_MAX_KERNELS)
 		return false;
 	k = &sim->kernels[d->kernel_id];
@@ -433,6 +428,17 @@ static bool next_is_short(struct sim *sim, struct pto_core_regs *r)
 		return d->nargs && d->args[0] < INLINE_MAX_NS;
 	avg = __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED);
 	return avg && avg < INLINE_MAX_NS;
+}
+
+/* Is the next queued task of a core short? */
+static bool next_is_short(struct sim *sim, struct pto_core_regs *r)
+{
+	uint32_t taken = load_acquire(&r->consumed);
+
+	if (taken == load_acquire(&r->doorbell))
+		return false;
+	return task_is_short(sim, task_desc(sim,
+			r->queue[taken % PTO_CORE_QUEUE_SLOTS] - 1));
 }
 
 static void sim_kick(struct pto_backend *be, uint32_t core)
@@ -493,8 +499,19 @@ static void *core_main(void *arg)
 			continue;
 		}
 		idle = 0;
-		if (claim(r, &id))
-			execute(sim, r, sc->index, id, &clock);
+		if (!claim(r, &id))
+			continue;
+		/*
+		 * After a short task, sleep as soon as the queue is empty
+		 * instead of spinning: the host runs short tasks itself while
+		 * the core sleeps, and a spinning core thread would take a
+		 * CPU from the host's threads.  Long tasks keep the core
+		 * spinning, so the next one starts without a wake-up.  (Asked
+		 * before running it: once completed, the slot may be reused.)
+		 */
+		if (task_is_short(sim, task_desc(sim, id)))
+			idle = CORE_SPINS;
+		execute(sim, r, sc->index, id, &clock);
 	}
 	return NULL;
 }
