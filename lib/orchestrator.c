@@ -20,6 +20,8 @@
 
 /* Spins before the orchestrator sleeps on a full ring. */
 #define ORCH_SPINS 256
+/* Tasks published to the scheduler at a time (see publish()). */
+#define PUBLISH_BATCH 8
 
 void pto_log(const char *fmt, ...)
 {
@@ -48,9 +50,23 @@ static void refresh_tails(struct pto_runtime *rt)
 	rt->orch.dep_tail = load_acquire(&ws->dep_tail);
 }
 
+/*
+ * Make every task submitted so far visible to the scheduler.  Tasks are
+ * published in batches of PUBLISH_BATCH (see publish()), and always before
+ * the orchestrator waits, reports a scope's end or ends the run, so the
+ * scheduler never waits for a task the orchestrator holds back.
+ */
+static void flush_published(struct pto_runtime *rt)
+{
+	struct pto_window_notify *wn = &rt->win->notify;
+
+	if (wn->task_head != rt->orch.next_id)
+		store_release(&wn->task_head, rt->orch.next_id);
+}
+
 static uint64_t tasks_in_flight(struct pto_runtime *rt)
 {
-	return rt->win->notify.task_head - rt->orch.last_alive;
+	return rt->orch.next_id - rt->orch.last_alive;
 }
 
 static uint64_t heap_used(struct pto_runtime *rt)
@@ -188,7 +204,7 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct need *n,
 	refresh_tails(rt);
 	if (rt->orch.nscopes) {
 		sc = &rt->orch.scopes[rt->orch.nscopes - 1];
-		inner = rt->win->notify.task_head - sc->begin;
+		inner = rt->orch.next_id - sc->begin;
 	}
 	want = used + n->amount;
 	if (n->ring == PTO_RING_TASK || n->ring == PTO_RING_HEAP)
@@ -230,6 +246,7 @@ static int orch_wait(struct pto_runtime *rt, const struct need *n)
 
 	if (need_met(rt, n))
 		return 0;
+	flush_published(rt);	/* what we wait for may need them to run */
 	STAT_ADD(rs->stalls, 1);
 	t0 = pto_now_ns();
 	timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
@@ -267,7 +284,7 @@ static int orch_wait(struct pto_runtime *rt, const struct need *n)
 	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
 	if (rt->trace)
 		pto_trace_span(rt->trace, "stall", t0, pto_now_ns(),
-			       w->notify.task_head);
+			       rt->orch.next_id);
 	return 0;
 cancelled:
 	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
@@ -333,7 +350,7 @@ void pto_scope_begin(struct pto_runtime *rt)
 	if (!rt || !rt->orch.in_run)
 		return;
 	o = &rt->orch;
-	head = rt->win->notify.task_head;
+	head = rt->orch.next_id;
 	if (o->nscopes == o->scopes_cap) {
 		uint32_t cap = o->scopes_cap ? o->scopes_cap * 2 : 16;
 		struct pto_scope *s = realloc(o->scopes, cap * sizeof(*s));
@@ -369,7 +386,8 @@ int pto_scope_end(struct pto_runtime *rt)
 	if (!rt || !rt->orch.in_run || rt->orch.nscopes <= 1)
 		return -EINVAL;	/* the outer scope belongs to pto_run */
 	o = &rt->orch;
-	head = rt->win->notify.task_head;
+	head = o->next_id;
+	flush_published(rt);	/* a release covers published tasks only */
 	sc = &o->scopes[o->nscopes - 1];
 	ret = push_segment(rt, sc->seg_start, head);
 	for (i = sc->seg_base; i < o->nsegs; i++)
@@ -601,8 +619,8 @@ static void fill_desc(struct pto_task_desc *d, uint32_t kernel_id,
 {
 	/* task_id is stored last, by publish() */
 	d->kernel_id = kernel_id;
-	d->worker_type = type;
-	d->nargs = n;
+	d->worker_type = (uint8_t)type;
+	d->nargs = (uint8_t)n;
 	d->fanin_count = 0;
 	d->fanin_head = 0;
 	d->flags = 0;
@@ -646,9 +664,12 @@ static int submit_error(struct pto_runtime *rt, int err)
  * Make the task visible: the descriptor's task_id (which a device checks),
  * then notify.task_head with release, which is what the scheduler polls.
  * It does not poll the descriptor, so the lines filled above moved to no
- * other CPU while we wrote them.  No fence: a scheduler that went to sleep
- * just as this store happened sleeps at most a millisecond on that race
- * (see sleep_until_work()); one found sleeping is woken at once.
+ * other CPU while we wrote them.  task_head advances every PUBLISH_BATCH
+ * tasks, so its line crosses to the scheduler once per batch rather than
+ * once per task, and at once when the scheduler sleeps (which it does only
+ * when it has nothing to do).  No fence: a scheduler that went to sleep
+ * just as we looked sleeps at most a millisecond on that race (see
+ * sleep_until_work()); one found sleeping is woken at once.
  */
 static void publish(struct pto_runtime *rt, uint64_t id,
 		    const struct plan *plan, uint32_t deps)
@@ -657,11 +678,14 @@ static void publish(struct pto_runtime *rt, uint64_t id,
 	struct pto_window_header *w = rt->win;
 	bool all;
 
-	d->dep_mark = w->orch.dep_top;
 	store_release(&d->task_id, id);
-	store_release(&w->notify.task_head, id + 1);
-	if (READ_ONCE(w->sched_flags.sleeping))
+	rt->orch.next_id = id + 1;
+	if (READ_ONCE(w->sched_flags.sleeping)) {
+		flush_published(rt);
 		wake_scheduler(rt);
+	} else if ((id + 1) % PUBLISH_BATCH == 0) {
+		flush_published(rt);
+	}
 	STAT_ADD(rt->st.tasks_submitted, 1);
 	/*
 	 * A ring's use grows only by what this task took from it, which keeps
@@ -685,7 +709,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		      struct producers *pr)
 {
 	struct need slot = { PTO_RING_TASK, 1 };
-	uint64_t id = rt->win->notify.task_head, t0 = 0;
+	uint64_t id = rt->orch.next_id, t0 = 0;
 	struct pto_task_desc *d;
 	struct pto_heap_alloc ha = { 0, 0 };
 	struct plan plan;
@@ -817,8 +841,9 @@ int pto_orch_run_end(struct pto_runtime *rt)
 	}
 	while (o->nscopes > 1)
 		pto_scope_end(rt);
+	flush_published(rt);
 	/* the outer scope: release what it owns */
-	push_segment(rt, o->scopes[0].seg_start, rt->win->notify.task_head);
+	push_segment(rt, o->scopes[0].seg_start, o->next_id);
 	while (o->nsegs)
 		release_segment(rt, &o->segs[--o->nsegs]);
 	o->nscopes = 0;

@@ -68,6 +68,7 @@ struct pto_orchestrator {
 	struct pto_tensormap tm;
 	uint64_t tm_cleaned;	/* tasks below this had their entries freed */
 	uint64_t *dep_seen;	/* per slot: last consumer that linked it */
+	uint64_t next_id;	/* next task id; notify.task_head trails it */
 	uint64_t heap_floor;	/* live heap data starts no lower than this */
 	uint64_t last_alive;	/* copies of the scheduler's tails */
 	uint64_t heap_tail;

@@ -353,7 +353,7 @@ static int retire(struct pto_runtime *rt)
 			break;
 		if (d->flags & PTO_TASK_F_HEAP)
 			heap_tail = d->packed_end;
-		dep_tail = d->dep_mark;
+		dep_tail += d->fanin_count;	/* its entries, in task order */
 		memset(ss, 0, sizeof(*ss));
 		id++;
 		n++;

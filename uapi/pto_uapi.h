@@ -170,23 +170,27 @@ struct pto_window_header {
 /*
  * Task descriptor, indexed by task_id & (task_window - 1), written by the
  * orchestrator only.  It stores task_id last, then publishes the task by
- * advancing notify.task_head (release).
- * Consumers, reference counts and states are the scheduler's own and live
- * outside the window, so a producer's line is never written after it is
- * published.
+ * advancing notify.task_head (release).  Consumers, reference counts and
+ * states are the scheduler's own and live outside the window, so a
+ * producer's line is never written after it is published.
+ *
+ * The header is 32 bytes, so a task with up to four parameters fits in
+ * one cache line: the line that moves from the orchestrator's CPU to the
+ * scheduler's and the core's for every task.  A task's dependency entries
+ * are the fanin_count entries allocated for it, in task order, so retiring
+ * it frees exactly those.
  */
 struct pto_task_desc {
 	__u64 task_id;
 	__u32 kernel_id;
-	__u32 worker_type;
-	__u32 nargs;
+	__u8 worker_type;
+	__u8 nargs;
+	__u16 flags;		/* PTO_TASK_F_* */
 	__u32 fanin_count;	/* producers listed from fanin_head */
 	__u32 fanin_head;	/* dep-pool index + 1 of the producer list, 0 none */
-	__u32 flags;		/* PTO_TASK_F_* */
 	__u64 packed_end;	/* heap ring offset just past this task's outputs */
-	__u64 dep_mark;		/* dep_top once this task was submitted */
 	__u64 args[PTO_MAX_ARGS];
-	__u64 __pad0[2];
+	__u64 __pad0[4];
 };
 
 /* The task owns heap ring space up to packed_end. */
