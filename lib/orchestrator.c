@@ -331,9 +331,14 @@ static void release_segment(struct pto_runtime *rt, const struct pto_segment *s)
 	/*
 	 * Each queued segment holds at least one unreleased task of the
 	 * window, so the ring (as large as the window) cannot overflow;
-	 * wait out the scheduler's lag all the same.
+	 * wait out the scheduler's lag all the same.  The scheduler's tail
+	 * is re-read only when the cached one says full: its line changes
+	 * with every task.
 	 */
-	while (head - load_acquire(&w->sched.release_tail) > rt->release_mask) {
+	while (head - rt->orch.release_tail > rt->release_mask) {
+		rt->orch.release_tail = load_acquire(&w->sched.release_tail);
+		if (head - rt->orch.release_tail <= rt->release_mask)
+			break;
 		wake_scheduler(rt);
 		cpu_relax();
 	}
@@ -395,7 +400,9 @@ int pto_scope_end(struct pto_runtime *rt)
 	o->nsegs = sc->seg_base;
 	o->nscopes--;
 	o->scopes[o->nscopes - 1].seg_start = head;
-	wake_scheduler(rt);
+	/* a sleeping scheduler misses this by at most its first, 1 ms sleep */
+	if (READ_ONCE(rt->win->sched_flags.sleeping))
+		wake_scheduler(rt);
 	return ret;
 }
 

@@ -294,8 +294,13 @@ static int dispatch(struct pto_runtime *rt)
 
 	if (rt->sched.failed)
 		return cancel_ready(rt);
-	memset(kick, 0, sizeof(kick));
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
+		if (!pto_rq_empty(&rt->sched.ready[t]))
+			break;
+	if (t == PTO_NUM_WORKER_TYPES)
+		return 0;	/* the common idle case: nothing to clear */
+	memset(kick, 0, sizeof(kick));
+	for (; t < PTO_NUM_WORKER_TYPES; t++)
 		if (!pto_rq_empty(&rt->sched.ready[t]))
 			n += dispatch_type(rt, t, kick);
 	if (!n)
@@ -354,7 +359,7 @@ static int retire(struct pto_runtime *rt)
 		if (d->flags & PTO_TASK_F_HEAP)
 			heap_tail = d->packed_end;
 		dep_tail += d->fanin_count;	/* its entries, in task order */
-		memset(ss, 0, sizeof(*ss));
+		*ss = (struct pto_sched_slot){ 0 };
 		id++;
 		n++;
 	}
