@@ -66,7 +66,9 @@ struct sim {
 	uint32_t sched_waiting;
 };
 
-static __thread int *current_task_status;
+/* initial-exec: no __tls_get_addr call per task from inside libpto.so */
+static __thread int *current_task_status
+	__attribute__((tls_model("initial-exec")));
 
 void pto_kernel_set_error(int err)
 {
@@ -312,8 +314,14 @@ static int run_task(struct sim *sim, const struct pto_task_desc *d)
 	return pto_op_exec(k->op, d->args, d->nargs, &host_mem);
 }
 
+/*
+ * Post a completion.  by_host: the host's own thread ran the task (see
+ * sim_kick()); it is awake and reaps after the kick returns, so it needs
+ * no interrupt, nor the fence that orders one against its going to sleep.
+ */
 static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
-			    int status, uint64_t start, uint64_t end)
+			    int status, uint64_t start, uint64_t end,
+			    bool by_host)
 {
 	struct pto_backend *be = sim->be;
 	uint64_t pos = __atomic_fetch_add(&be->cring->tail, 1, __ATOMIC_RELAXED);
@@ -333,6 +341,8 @@ static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
 	c->start_ns = start;
 	c->end_ns = end;
 	store_release(&c->seq, (uint32_t)(pos + 1));
+	if (by_host)
+		return;
 	smp_mb();	/* completion visible before the sched_waiting load */
 	if (READ_ONCE(sim->sched_waiting))
 		raise_irq(sim);
@@ -352,7 +362,7 @@ static const struct pto_task_desc *task_desc(struct sim *sim, uint64_t id)
 static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 			  uint64_t ns)
 {
-	static __thread uint32_t runs;
+	static __thread uint32_t runs __attribute__((tls_model("initial-exec")));
 	struct sim_kernel *k;
 	uint64_t avg;
 
@@ -378,10 +388,11 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 /*
  * Run one task.  *clock is the end time of the task run just before on this
  * thread (0: none), which then doubles as this one's start: back-to-back
- * tasks read the clock once each, not twice.
+ * tasks read the clock once each, not twice.  by_host: see
+ * post_completion().
  */
 static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
-		    uint64_t id, uint64_t *clock)
+		    uint64_t id, uint64_t *clock, bool by_host)
 {
 	const struct pto_task_desc *d = task_desc(sim, id);
 	uint64_t start, end;
@@ -397,7 +408,7 @@ static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
 	WRITE_ONCE(r->status, PTO_CORE_FIN);
 	if (d->task_id == id)
 		note_duration(sim, d, end - start);
-	post_completion(sim, core, id, status, start, end);
+	post_completion(sim, core, id, status, start, end, by_host);
 }
 
 /* Claim the next queued task of a core; false when the queue is empty. */
@@ -455,7 +466,7 @@ static void sim_kick(struct pto_backend *be, uint32_t core)
 		    !READ_ONCE(r->core_waiting))
 			continue;
 		while (next_is_short(sim, r) && claim(r, &id))
-			execute(sim, r, c, id, &clock);
+			execute(sim, r, c, id, &clock, true);
 		if (load_acquire(&r->consumed) != load_acquire(&r->doorbell))
 			futex_wake(&r->doorbell, 1);
 	}
@@ -511,7 +522,7 @@ static void *core_main(void *arg)
 		 */
 		if (task_is_short(sim, task_desc(sim, id)))
 			idle = CORE_SPINS;
-		execute(sim, r, sc->index, id, &clock);
+		execute(sim, r, sc->index, id, &clock, false);
 	}
 	return NULL;
 }
