@@ -86,7 +86,8 @@ static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 	sim->be = be;
 	be->priv = sim;
 	be->c_kernels = true;
-	be->batch_kick = false;
+	/* one kick per dispatch round: one fence, one clock chain */
+	be->batch_kick = true;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
 		be->first_core[t] = n;
 		be->cores[t] = cfg->cores[t];
@@ -455,12 +456,12 @@ static bool next_is_short(struct sim *sim, struct pto_core_regs *r)
 static void sim_kick(struct pto_backend *be, uint32_t core)
 {
 	struct sim *sim = be->priv;
+	uint64_t id, clock = 0;	/* one clock chain for the whole kick */
 	uint32_t c;
 
 	smp_mb();	/* doorbell store before the core_waiting load */
 	for (c = 0; c < be->num_cores; c++) {
 		struct pto_core_regs *r = &be->regs[c];
-		uint64_t id, clock = 0;
 
 		if ((core != PTO_KICK_ALL && c != core) ||
 		    !READ_ONCE(r->core_waiting))
