@@ -552,9 +552,11 @@ static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 static uint32_t dep_alloc(struct pto_runtime *rt, uint64_t task_id,
 			  uint32_t next)
 {
-	uint64_t pos = rt->win->orch.dep_top++;
-	uint32_t idx = (uint32_t)(pos % rt->dep_pool_size);
+	/* the pool index of position dep_top, kept without a division */
+	uint32_t idx = rt->orch.dep_idx;
 
+	rt->orch.dep_idx = idx + 1 == rt->dep_pool_size ? 0 : idx + 1;
+	rt->win->orch.dep_top++;
 	rt->be.dep[idx] = (struct pto_dep_entry){ .task_id = task_id,
 						  .next = next };
 	return idx + 1;
@@ -644,14 +646,21 @@ static int wait_all(struct pto_runtime *rt, const struct plan *plan,
 		{ PTO_RING_HEAP, plan->out_bytes },
 	};
 	uint32_t i, k = plan->out_bytes ? 3 : 2;
+	struct pto_heap_alloc ha;
 	int ret;
 
-	/* the common case: everything fits by the cached view */
-	for (i = 0; i < k && fits(rt, &needs[i]); i++)
-		;
-	if (i == k)
+	/*
+	 * The common case: everything fits by the cached view (the caller
+	 * has just freed the TensorMap entries of retired tasks).
+	 */
+	if (dep_used(rt) + deps <= rt->dep_pool_size &&
+	    pto_tm_free_entries(&rt->orch.tm) >= plan->tm_entries &&
+	    (!plan->out_bytes ||
+	     pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
+			       rt->orch.heap_tail, rt->orch.heap_floor,
+			       plan->out_bytes, &ha)))
 		return 0;
-	for (; i < k; i++) {
+	for (i = 0; i < k; i++) {
 		ret = orch_wait(rt, &needs[i]);
 		if (ret)
 			return ret;

@@ -74,6 +74,7 @@ struct pto_orchestrator {
 	uint64_t heap_tail;
 	uint64_t dep_tail;
 	uint64_t release_tail;
+	uint32_t dep_idx;	/* pool index of orch.dep_top */
 	uint64_t *scratch_ids;	/* producers of the task being submitted */
 	uint32_t scratch_cap;
 	int error;		/* first error of this run */
