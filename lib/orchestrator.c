@@ -291,7 +291,7 @@ cancelled:
 	return -ECANCELED;
 }
 
-/* ---- scopes ------------------------------------------------------------------------ */
+/* ---- scopes -------------------------------------------------------------- */
 
 static int push_segment(struct pto_runtime *rt, uint64_t begin, uint64_t end)
 {
@@ -406,7 +406,7 @@ int pto_scope_end(struct pto_runtime *rt)
 	return ret;
 }
 
-/* ---- submission -------------------------------------------------------------------- */
+/* ---- submission ---------------------------------------------------------- */
 
 /* Device address of a host address, or -1 when the device cannot see it. */
 static int64_t dev_addr(struct pto_runtime *rt, uint64_t host, uint64_t size)
@@ -507,11 +507,12 @@ struct producers {
 	uint64_t *ids;
 	uint32_t n, cap;
 	int error;
+	uint64_t owner;			/* of the param being looked up */
+	uint64_t owners[PTO_MAX_PARAMS];	/* per param, for its entry */
 };
 
-static void add_producer(void *ctx, uint64_t task_id)
+static void note_producer(struct producers *pr, uint64_t task_id)
 {
-	struct producers *pr = ctx;
 	uint64_t *seen = &pr->rt->orch.dep_seen[task_id & pr->rt->window_mask];
 
 	if (*seen == pr->self + 1)
@@ -531,6 +532,23 @@ static void add_producer(void *ctx, uint64_t task_id)
 	pr->ids[pr->n++] = task_id;
 }
 
+static void add_producer(void *ctx, uint64_t task_id, uint64_t owner)
+{
+	struct producers *pr = ctx;
+
+	if (owner != PTO_TM_NO_OWNER)
+		pr->owner = owner;
+	note_producer(pr, task_id);
+}
+
+/*
+ * The producers of a task: the tasks its accesses depend on, and for an
+ * access to a heap-ring buffer also the buffer's owner, which must not
+ * retire (and free the buffer) before this task is done with it.  The
+ * lookup that finds the newest writer may stop before it reaches the
+ * owner (a later writer covers the range), so the owner is taken from the
+ * entries found.  An owner below last_alive has retired already.
+ */
 static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 			   uint32_t n, struct producers *pr)
 {
@@ -540,12 +558,18 @@ static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 	for (i = 0; i < n; i++) {
 		uint64_t base = (uintptr_t)p[i].base, begin = p[i].offset;
 
+		pr->owners[i] = PTO_TM_NO_OWNER;
 		if (p[i].kind != PTO_PARAM_INPUT && p[i].kind != PTO_PARAM_INOUT &&
 		    p[i].kind != PTO_PARAM_OUTPUT_EXISTING)
 			continue;
+		pr->owner = PTO_TM_NO_OWNER;
 		pto_tm_lookup(&rt->orch.tm, base, begin, begin + p[i].size,
 			      p[i].kind != PTO_PARAM_INPUT, alive, add_producer,
 			      pr);
+		if (pr->owner != PTO_TM_NO_OWNER && pr->owner >= alive) {
+			pr->owners[i] = pr->owner;
+			note_producer(pr, pr->owner);
+		}
 	}
 }
 
@@ -589,7 +613,7 @@ static uint64_t tensor_arg(struct pto_runtime *rt, const struct pto_param *p)
  */
 static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 		      uint64_t id, const struct pto_param *p, uint32_t n,
-		      uint64_t heap_off)
+		      uint64_t heap_off, const uint64_t *owners)
 {
 	struct pto_tensormap *tm = &rt->orch.tm;
 	uint32_t i;
@@ -608,7 +632,7 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 			d->args[i] = rt->be.host_addresses ? host :
 				     heap_off + rt->be.heap_dev_base;
 			heap_off += pto_align_up(q->size, PTO_HEAP_ALIGN);
-			pto_tm_insert(tm, host, 0, q->size, true, id);
+			pto_tm_insert(tm, host, 0, q->size, true, id, id);
 			break;
 		case PTO_PARAM_NODEP:
 			d->args[i] = tensor_arg(rt, q);
@@ -617,7 +641,7 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 			d->args[i] = tensor_arg(rt, q);
 			pto_tm_insert(tm, (uintptr_t)q->base, q->offset,
 				      q->offset + q->size,
-				      q->kind != PTO_PARAM_INPUT, id);
+				      q->kind != PTO_PARAM_INPUT, id, owners[i]);
 			break;
 		}
 	}
@@ -769,7 +793,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		d->packed_end = ha.end;
 		d->flags |= PTO_TASK_F_HEAP;
 	}
-	fill_args(rt, d, id, p, n, ha.start % rt->heap_ring_size);
+	fill_args(rt, d, id, p, n, ha.start % rt->heap_ring_size, pr->owners);
 	for (i = 0; i < pr->n; i++)
 		list_producer(rt, d, pr->ids[i]);
 	STAT_ADD(rt->st.edges, pr->n);
@@ -797,7 +821,7 @@ int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
 	return ret;
 }
 
-/* ---- run boundaries ---------------------------------------------------------------- */
+/* ---- run boundaries ------------------------------------------------------ */
 
 int pto_orch_init(struct pto_runtime *rt)
 {

@@ -148,7 +148,8 @@ static void walk_chain(struct pto_tensormap *tm, struct walk *w, int which,
 			continue;
 		if (e->end <= w->begin || e->begin >= w->end)
 			continue;
-		w->visit(w->ctx, e->task_id);
+		w->visit(w->ctx, e->task_id, e->owner_gap ?
+			 e->task_id - (e->owner_gap - 1) : PTO_TM_NO_OWNER);
 		if (e->writer && e->begin <= w->begin && e->end >= w->end) {
 			if (e->task_id > w->cover)
 				w->cover = e->task_id;
@@ -216,7 +217,7 @@ static int alloc_entry(struct pto_tensormap *tm, uint32_t *idx)
 }
 
 int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
-		  uint64_t end, bool writer, uint64_t task_id)
+		  uint64_t end, bool writer, uint64_t task_id, uint64_t owner)
 {
 	uint32_t *task_head = &tm->task_head[task_id & tm->window_mask];
 	unsigned int level;
@@ -235,11 +236,11 @@ int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 	e->task_id = task_id;
 	e->level = (uint8_t)level;
 	e->writer = writer;
-	e->used = 1;
+	/* an owner is live, so within a window of task_id */
+	e->owner_gap = owner <= task_id ? (uint32_t)(task_id - owner) + 1 : 0;
 	e->blk_bucket = blk_hash(tm, base, level, begin >> level);
-	e->lvl_bucket = lvl_hash(tm, base, level);
 	link_front(tm, idx, LINK_BLK, e->blk_bucket);
-	link_front(tm, idx, LINK_LVL, e->lvl_bucket);
+	link_front(tm, idx, LINK_LVL, lvl_hash(tm, base, level));
 	e->task_next = *task_head;
 	*task_head = idx + 1;
 	tm->level_count[writer][level]++;
@@ -258,10 +259,10 @@ void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task_id)
 
 		idx1 = e->task_next;
 		unlink_entry(tm, idx, LINK_BLK, e->blk_bucket);
-		unlink_entry(tm, idx, LINK_LVL, e->lvl_bucket);
+		unlink_entry(tm, idx, LINK_LVL,
+			     lvl_hash(tm, e->base, e->level));
 		if (--tm->level_count[e->writer][e->level] == 0)
 			tm->level_mask[e->writer] &= ~(1ull << e->level);
-		e->used = 0;
 		e->task_next = tm->free_head;
 		tm->free_head = idx + 1;
 		tm->live--;

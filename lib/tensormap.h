@@ -45,13 +45,12 @@ struct pto_tm_entry {
 	uint64_t task_id;
 	struct pto_tm_link blk;	/* block chain */
 	struct pto_tm_link lvl;	/* level chain */
-	uint32_t blk_bucket;
-	uint32_t lvl_bucket;
+	uint32_t blk_bucket;	/* (the level bucket is recomputed) */
+	uint32_t owner_gap;	/* 0, or task_id - owner + 1: see below */
 	uint32_t task_next;	/* next entry of the same task */
 	uint8_t level;
 	uint8_t writer;
-	uint8_t used;
-	uint8_t pad;
+	uint8_t pad[2];
 };
 
 /* Bucket heads, one chain per kind: [0] readers, [1] writers. */
@@ -74,8 +73,21 @@ struct pto_tensormap {
 	uint32_t window_mask;
 };
 
-/* Called for every live entry a lookup finds overlapping the range. */
-typedef void (*pto_tm_visit_fn)(void *ctx, uint64_t task_id);
+/*
+ * Owners.  A heap-ring buffer (an OUTPUT) is freed when the task that
+ * allocated it retires, so every task that accesses it must hold that task,
+ * not only the newest writer it depends on.  Each entry therefore carries
+ * the owner of the buffer its base lies in (PTO_TM_NO_OWNER for memory the
+ * runtime does not free): the allocating task for its own OUTPUT, and for
+ * later accesses the owner their lookup found.
+ */
+#define PTO_TM_NO_OWNER UINT64_MAX
+
+/*
+ * Called for every live entry a lookup finds overlapping the range, with
+ * the owner that entry records.
+ */
+typedef void (*pto_tm_visit_fn)(void *ctx, uint64_t task_id, uint64_t owner);
 
 int pto_tm_init(struct pto_tensormap *tm, uint32_t pool_size,
 		uint32_t task_window);
@@ -90,9 +102,12 @@ void pto_tm_lookup(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 		   uint64_t end, bool as_writer, uint64_t oldest_live,
 		   pto_tm_visit_fn visit, void *ctx);
 
-/* Record an access by task_id; -ENOSPC when the pool is exhausted. */
+/*
+ * Record an access by task_id to a buffer owned by owner (or
+ * PTO_TM_NO_OWNER); -ENOSPC when the pool is exhausted.
+ */
 int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
-		  uint64_t end, bool writer, uint64_t task_id);
+		  uint64_t end, bool writer, uint64_t task_id, uint64_t owner);
 
 /* Free the entries of a retired task (call in task order). */
 void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task_id);

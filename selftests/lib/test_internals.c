@@ -148,7 +148,7 @@ static void test_ready_queue(void)
 
 static uint8_t seen[MAXTASK];
 
-static void visit(void *ctx, uint64_t id)
+static void visit(void *ctx, uint64_t id, uint64_t owner)
 {
 	if (id < MAXTASK)
 		seen[id] = 1;
@@ -171,6 +171,13 @@ static uint64_t lookup_set(struct pto_tensormap *tm, uint64_t base,
 	return bogus ? ~0ull : set;
 }
 
+/* An access to memory the runtime does not own (no heap-ring owner). */
+static int tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t b,
+		     uint64_t e, bool writer, uint64_t task)
+{
+	return pto_tm_insert(tm, base, b, e, writer, task, PTO_TM_NO_OWNER);
+}
+
 static void test_tm_fixed(void)
 {
 	struct pto_tensormap tm;
@@ -179,10 +186,10 @@ static void test_tm_fixed(void)
 
 	if (!ok(pto_tm_init(&tm, 16, 8) == 0, "tensormap: init"))
 		return;
-	pto_tm_insert(&tm, A, 0, 64, true, 1);		/* task 1 writes */
-	pto_tm_insert(&tm, A, 64, 128, true, 2);	/* task 2 writes */
-	pto_tm_insert(&tm, A, 100, 104, false, 3);	/* task 3 reads */
-	pto_tm_insert(&tm, B, 0, 4096, true, 4);	/* task 4, large */
+	tm_insert(&tm, A, 0, 64, true, 1);		/* task 1 writes */
+	tm_insert(&tm, A, 64, 128, true, 2);	/* task 2 writes */
+	tm_insert(&tm, A, 100, 104, false, 3);	/* task 3 reads */
+	tm_insert(&tm, B, 0, 4096, true, 4);	/* task 4, large */
 	ok_eq(lookup_set(&tm, A, 63, 65, false, 0), 1 << 1 | 1 << 2,
 	      "tensormap: a read across a boundary finds both writers");
 	ok_eq(lookup_set(&tm, A, 64, 65, false, 0), 1 << 2,
@@ -204,7 +211,7 @@ static void test_tm_fixed(void)
 	ok_eq(tm.live, 4, "tensormap: four live entries");
 
 	/* task 5 covers task 1's range: older entries are reached through it */
-	pto_tm_insert(&tm, A, 0, 64, true, 5);
+	tm_insert(&tm, A, 0, 64, true, 5);
 	ok(lookup_set(&tm, A, 0, 64, false, 0) & 1 << 5,
 	   "tensormap: the newest covering writer is found");
 
@@ -216,17 +223,17 @@ static void test_tm_fixed(void)
 
 	/* exhaustion: 16 entries in all */
 	for (i = 0; i < 13 && !ret; i++)
-		ret = pto_tm_insert(&tm, B, 64 * i, 64 * i + 8, false, 6);
+		ret = tm_insert(&tm, B, 64 * i, 64 * i + 8, false, 6);
 	ok_eq(ret, 0, "tensormap: the pool fills to its size");
 	ok_eq(pto_tm_free_entries(&tm), 0, "tensormap: no free entries left");
-	ok_eq(pto_tm_insert(&tm, B, 0, 8, false, 7), -ENOSPC,
+	ok_eq(tm_insert(&tm, B, 0, 8, false, 7), -ENOSPC,
 	      "tensormap: an exhausted pool is -ENOSPC");
 	pto_tm_retire_task(&tm, 3);
 	pto_tm_retire_task(&tm, 4);
 	ok_eq(pto_tm_free_entries(&tm), 2, "tensormap: retiring refills it");
-	ok(pto_tm_insert(&tm, B, 0, 8, true, 7) == 0 &&
-	   pto_tm_insert(&tm, B, 8, 16, true, 7) == 0 &&
-	   pto_tm_insert(&tm, B, 16, 24, true, 7) == -ENOSPC,
+	ok(tm_insert(&tm, B, 0, 8, true, 7) == 0 &&
+	   tm_insert(&tm, B, 8, 16, true, 7) == 0 &&
+	   tm_insert(&tm, B, 16, 24, true, 7) == -ENOSPC,
 	   "tensormap: freed entries are reused, no more");
 	ok_eq(lookup_set(&tm, B, 0, 9, true, 0), 1 << 6 | 1 << 7,
 	      "tensormap: reused entries are found, retired ones not");
@@ -247,16 +254,52 @@ static void test_tm_reuse(void)
 	if (pto_tm_init(&tm, 4, 8))
 		bail_out("pto_tm_init");
 	alarm(20);
-	pto_tm_insert(&tm, A, 0, 64, false, 1);		/* slot 0 */
-	pto_tm_insert(&tm, A, 0, 64, false, 2);		/* slot 1 -> slot 0 */
-	pto_tm_insert(&tm, B, 0, 64, false, 3);		/* slots 2, 3 */
-	pto_tm_insert(&tm, B, 64, 128, false, 3);
+	tm_insert(&tm, A, 0, 64, false, 1);	/* entry e0 */
+	tm_insert(&tm, A, 0, 64, false, 2);	/* e1, chained to e0 */
+	tm_insert(&tm, B, 0, 64, false, 3);	/* fills the pool of 4 */
+	tm_insert(&tm, B, 64, 128, false, 3);
 	pto_tm_retire_task(&tm, 1);
-	ok_eq(pto_tm_insert(&tm, A, 0, 64, false, 4), 0,	/* slot 0 again */
+	ok_eq(tm_insert(&tm, A, 0, 64, false, 4), 0,	/* e0 again */
 	      "tensormap reuse: the freed slot takes a new entry");
 	ok_eq(lookup_set(&tm, A, 0, 64, true, 0), 1 << 2 | 1 << 4,
 	      "tensormap reuse: the walk ends, finding the live entries only");
 	alarm(0);
+	pto_tm_destroy(&tm);
+}
+
+static uint64_t seen_owner;
+
+static void visit_owner(void *ctx, uint64_t id, uint64_t owner)
+{
+	(*(uint64_t *)ctx)++;
+	seen_owner = owner;
+}
+
+/*
+ * A heap buffer's owner is reported through entries that stop the walk
+ * before the owner's own entry: task 12 rewrote task 10's OUTPUT and
+ * covers it, so a reader finds 12 only, but learns that 10 owns the memory.
+ */
+static void test_tm_owner(void)
+{
+	struct pto_tensormap tm;
+	uint64_t H = 0x40000, found = 0;
+
+	if (pto_tm_init(&tm, 16, 16))
+		bail_out("pto_tm_init");
+	pto_tm_insert(&tm, H, 0, 256, true, 10, 10);	/* 10: OUTPUT */
+	pto_tm_insert(&tm, H, 0, 256, true, 12, 10);	/* 12: INOUT on it */
+	seen_owner = 0;
+	pto_tm_lookup(&tm, H, 64, 128, false, 0, visit_owner, &found);
+	ok(found == 1 && seen_owner == 10,
+	   "tensormap owner: the covering writer reports the buffer's owner "
+	   "(%llu entries, owner %llu)", (unsigned long long)found,
+	   (unsigned long long)seen_owner);
+	tm_insert(&tm, H + 4096, 0, 8, true, 13);
+	seen_owner = 0;
+	pto_tm_lookup(&tm, H + 4096, 0, 8, false, 0, visit_owner, &found);
+	ok_eq(seen_owner, PTO_TM_NO_OWNER,
+	      "tensormap owner: memory without an owner reports none");
 	pto_tm_destroy(&tm);
 }
 
@@ -348,7 +391,7 @@ static void test_tm_random(uint64_t seed)
 					extra += !any;
 				}
 			}
-			if (pto_tm_insert(&tm, e.base, e.begin, e.end,
+			if (tm_insert(&tm, e.base, e.begin, e.end,
 					  e.writer, task)) {
 				nospc_bad++;
 				continue;
@@ -386,6 +429,7 @@ int main(void)
 	test_ready_queue();
 	test_tm_fixed();
 	test_tm_reuse();
+	test_tm_owner();
 	test_tm_random(seed);
 	return tap_done();
 }

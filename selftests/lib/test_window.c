@@ -358,6 +358,99 @@ static void test_pools(void)
 	pto_runtime_destroy(rt);
 }
 
+/* ---- a heap buffer outlives a consumer that only lists a later writer ---- */
+
+/*
+ * Scope: A makes an OUTPUT B, W updates it in place, G waits on a gate,
+ * and C copies B once W and G are done.  C lists W (the newest writer of
+ * B, which covers it), not A.  After the scope, X takes a heap block as
+ * large as B in a ring of 512 bytes: it fits only where B is, so only
+ * after C has finished with B, and X opens G's gate.  A runtime that let
+ * A's block go once W and the scope were done gives B to X while C has
+ * not run, and C copies X's bytes; a correct one makes X wait, G's gate
+ * times out, C copies B, and then X runs.
+ */
+#define REUSE_GATE_MS 300
+
+static struct tl_gate reuse_gate;
+static int reuse_timeouts;
+
+/* tok: wait for the gate (bounded), then mark tok */
+static void k_gate(const uint64_t *a, uint32_t n)
+{
+	if (tl_gate_wait(&reuse_gate, REUSE_GATE_MS))
+		__atomic_fetch_add(&reuse_timeouts, 1, __ATOMIC_RELAXED);
+	W(a[0])[0] = 1;
+}
+
+/* dst, nwords, seed: k_fill, then open the gate */
+static void k_fill_open(const uint64_t *a, uint32_t n)
+{
+	k_fill(a, n);
+	tl_gate_open(&reuse_gate);
+}
+
+#define K_GATE 50
+#define K_FILL_OPEN 51
+
+#define REUSE_SUBMIT(k, type, ...)					\
+	pto_submit_task(rt, k, type, (struct pto_param[]){ __VA_ARGS__ },	\
+			NPARAMS(__VA_ARGS__))
+
+static int orch_reuse(struct pto_runtime *rt, void *arg)
+{
+	uint64_t *result = arg, *b, *tok, *y;
+
+	pto_scope_begin(rt);
+	if (REUSE_SUBMIT(KID(K_FILL, 0), 0, PTO_OUT(&b, 2048), PTO_SCALAR(256),
+			 PTO_SCALAR(1)) < 0 ||
+	    REUSE_SUBMIT(KID(K_STEP, 1), 1, PTO_INOUT(b, 0, 2048),
+			 PTO_SCALAR(256), PTO_SCALAR(2)) < 0 ||
+	    REUSE_SUBMIT(K_GATE, PTO_WORKER_AICPU, PTO_OUT(&tok, 64)) < 0 ||
+	    REUSE_SUBMIT(KID(K_COPYB, 1), 1, PTO_OUT_EXISTING(result, 0, 2048),
+			 PTO_IN(b, 0, 2048), PTO_SCALAR(2048),
+			 PTO_IN(tok, 0, 64)) < 0)
+		return -EPROTO;
+	if (pto_scope_end(rt))
+		return -EPROTO;
+	if (REUSE_SUBMIT(K_FILL_OPEN, PTO_WORKER_VECTOR, PTO_OUT(&y, 2048),
+			 PTO_SCALAR(256), PTO_SCALAR(99)) < 0)
+		return -EPROTO;
+	return 0;
+}
+
+static void test_reuse(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	uint64_t *result, ref[256];
+	struct tl_rec r;
+
+	tl_config(&cfg, 64, 4096);
+	rt = tl_runtime(&cfg);
+	tl_rec_init(&r, rt);
+	if (register_test_kernels(&r) ||
+	    tl_register(&r, K_GATE, PTO_WORKER_AICPU, k_gate, "gate") ||
+	    tl_register(&r, K_FILL_OPEN, PTO_WORKER_VECTOR, k_fill_open,
+			"fill_open"))
+		bail_out("cannot register kernels");
+	tl_rec_free(&r);
+	result = pto_malloc(rt, 2048);
+	if (!result)
+		bail_out("pto_malloc");
+	tl_gate_init(&reuse_gate);
+	ok_eq(pto_run(rt, orch_reuse, result), 0, "heap reuse: pto_run");
+	k_fill((uint64_t[]){ (uintptr_t)ref, 256, 1 }, 3);
+	k_step((uint64_t[]){ (uintptr_t)ref, 256, 2 }, 3);
+	ok(!memcmp(result, ref, sizeof(ref)),
+	   "heap reuse: a consumer listing only a later writer reads the "
+	   "buffer, not the next task's output");
+	diag("heap reuse: gate timeouts %d (1 when the runtime made X wait)",
+	     reuse_timeouts);
+	tl_gate_destroy(&reuse_gate);
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	uint64_t ntasks = tl_env_u64("PTO_TEST_TASKS", 100000);
@@ -368,5 +461,6 @@ int main(void)
 	test_heap(0);
 	test_heap(1);
 	test_pools();
+	test_reuse();
 	return tap_done();
 }
