@@ -10,9 +10,11 @@
  * replay of the same task list in submission order (testlib.h).
  *
  * The generator keeps each program deadlock-free by construction: tasks
- * held by open scopes pin the in-order task ring, so it never lets the
- * tasks from the oldest one still held to the newest exceed window - 1,
- * closing scopes (or ending the program) instead.
+ * held by open scopes pin the in-order task and heap rings, so it never
+ * lets the tasks from the oldest one still held to the newest exceed
+ * window - 1, nor their OUTPUTs the heap ring, closing scopes (or ending
+ * the program) instead.  Heap rings go down to 4 KiB, so buffers are
+ * reused while tasks that touched them may still be pending.
  *
  *	PTO_TEST_SEED=n		reproduce a run (the seed is printed)
  *	PTO_TEST_DAGS=n		how many programs (default 2000)
@@ -120,6 +122,8 @@ struct gen {
 	struct tl_rng *rng;
 	struct rprog *pg;
 	uint32_t window;
+	uint64_t heap;
+	uint64_t task_bytes[MAX_TASKS];	/* heap ring bytes per task */
 	int depth;
 	int first_held[MAX_DEPTH + 1];	/* per open scope, -1: none */
 	int live[MAX_OUTS], nlive;	/* outputs alive now */
@@ -141,6 +145,30 @@ static int held_span(const struct gen *g)
 			oldest = g->first_held[d];
 	return g->pg->ntasks - oldest + 1;
 }
+
+/*
+ * The same for the heap ring: the bytes of the OUTPUTs from the oldest held
+ * task on, which the in-order heap ring cannot reuse until it retires.
+ */
+static uint64_t held_bytes(const struct gen *g)
+{
+	int d, t, oldest = g->pg->ntasks;
+	uint64_t bytes = 0;
+
+	for (d = 0; d <= g->depth; d++)
+		if (g->first_held[d] >= 0 && g->first_held[d] < oldest)
+			oldest = g->first_held[d];
+	for (t = oldest; t < g->pg->ntasks; t++)
+		bytes += g->task_bytes[t];
+	return bytes;
+}
+
+/*
+ * Most a task takes from the heap ring (MAX_NP OUTPUTs of 128 bytes, each
+ * aligned to 64 and padded to 64), and as much again for the padding a
+ * block that would straddle the end of the ring leaves behind.
+ */
+#define TASK_HEAP_MAX (2 * MAX_NP * 192)
 
 static void gen_begin(struct gen *g)
 {
@@ -260,10 +288,13 @@ static void gen_task(struct gen *g)
 		while (!t->np)
 			gen_param(g, t, 1);
 	}
+	g->task_bytes[g->pg->ntasks] = 0;
 	for (i = 0; i < t->np; i++)
 		if (t->p[i].kind == PTO_PARAM_OUTPUT) {
 			g->live[g->nlive] = t->p[i].buf;
 			g->live_depth[g->nlive++] = g->depth;
+			g->task_bytes[g->pg->ntasks] +=
+				(t->p[i].nb + 63) / 64 * 64;
 		}
 	if (g->first_held[g->depth] < 0)
 		g->first_held[g->depth] = g->pg->ntasks;
@@ -271,9 +302,10 @@ static void gen_task(struct gen *g)
 	g->pg->nops++;
 }
 
-static void generate(struct rprog *pg, struct tl_rng *rng, uint32_t window)
+static void generate(struct rprog *pg, struct tl_rng *rng, uint32_t window,
+		     uint64_t heap)
 {
-	struct gen g = { .rng = rng, .pg = pg, .window = window };
+	struct gen g = { .rng = rng, .pg = pg, .window = window, .heap = heap };
 	int target = tl_range(rng, 1, MAX_TASKS), i;
 
 	memset(pg, 0, sizeof(*pg));
@@ -285,7 +317,8 @@ static void generate(struct rprog *pg, struct tl_rng *rng, uint32_t window)
 			gen_begin(&g);
 		} else if (r < 22 && g.depth > 0) {
 			gen_end(&g);
-		} else if (held_span(&g) <= (int)window - 1) {
+		} else if (held_span(&g) <= (int)window - 1 &&
+			   held_bytes(&g) + TASK_HEAP_MAX <= heap) {
 			gen_task(&g);
 		} else if (g.depth > 0) {
 			gen_end(&g);
@@ -461,7 +494,7 @@ static void run_dag(struct pto_runtime *rt, struct tl_rec *rec,
 	int i, w, ret, bad = 0;
 
 	tl_rng_seed(&rng, seed ^ tl_mix(0x5eed0000ull + idx));
-	generate(&pg, &rng, cfg->window);
+	generate(&pg, &rng, cfg->window, cfg->heap);
 	c->pg = &pg;
 	c->bad_out = 0;
 	c->gated = gate_ok(&pg, cfg) && tl_range(&rng, 0, 1);
@@ -515,7 +548,8 @@ static void random_cfg(struct rcfg *rc, uint64_t seed, int group)
 
 	tl_rng_seed(&rng, seed ^ tl_mix(0xc0f90000ull + group));
 	rc->window = 1u << tl_range(&rng, 2, 10);
-	rc->heap = 1ull << tl_range(&rng, 16, 20);
+	/* down to 4 KiB, so that the ring wraps onto freed buffers often */
+	rc->heap = 1ull << tl_range(&rng, 12, 20);
 	rc->cores[PTO_WORKER_CUBE] = tl_range(&rng, 1, 3);
 	rc->cores[PTO_WORKER_VECTOR] = tl_range(&rng, 1, 3);
 	rc->cores[PTO_WORKER_AICPU] = tl_range(&rng, 1, 2);
