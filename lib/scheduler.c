@@ -234,7 +234,8 @@ static void queue_on_core(struct pto_runtime *rt, uint32_t c, uint64_t id)
 	struct pto_core_regs *r = &rt->be.regs[c];
 	uint32_t db = r->doorbell;
 
-	r->queue[db % PTO_CORE_QUEUE_SLOTS] = id + 1;
+	/* atomic: a core may still read a slot it then fails to claim */
+	WRITE_ONCE(r->queue[db % PTO_CORE_QUEUE_SLOTS], id + 1);
 	store_release(&r->doorbell, db + 1);
 	rt->sched.core_outstanding[c]++;
 	rt->sched.outstanding++;

@@ -420,7 +420,12 @@ static bool claim(struct pto_core_regs *r, uint64_t *id)
 	do {
 		if (taken == load_acquire(&r->doorbell))
 			return false;
-		*id = r->queue[taken % PTO_CORE_QUEUE_SLOTS] - 1;
+		/*
+		 * A slot read here may be rewritten by the host before the
+		 * compare-and-swap below, but then the swap fails (the host
+		 * reuses a slot only once its task was claimed) and we retry.
+		 */
+		*id = READ_ONCE(r->queue[taken % PTO_CORE_QUEUE_SLOTS]) - 1;
 	} while (!__atomic_compare_exchange_n(&r->consumed, &taken, taken + 1,
 					      false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
@@ -450,7 +455,7 @@ static bool next_is_short(struct sim *sim, struct pto_core_regs *r)
 	if (taken == load_acquire(&r->doorbell))
 		return false;
 	return task_is_short(sim, task_desc(sim,
-			r->queue[taken % PTO_CORE_QUEUE_SLOTS] - 1));
+			READ_ONCE(r->queue[taken % PTO_CORE_QUEUE_SLOTS]) - 1));
 }
 
 static void sim_kick(struct pto_backend *be, uint32_t core)
