@@ -109,23 +109,38 @@ struct need {
 	uint64_t amount;	/* slots, bytes or entries wanted */
 };
 
-static bool fits(struct pto_runtime *rt, const struct need *n)
+/* Per-ring checks by the cached view (the TensorMap's: as of its last sync). */
+static bool heap_fits(struct pto_runtime *rt, uint64_t bytes)
 {
 	struct pto_heap_alloc ha;
 
+	return pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
+				 rt->orch.heap_tail, rt->orch.heap_floor,
+				 bytes, &ha);
+}
+
+static bool dep_fits(struct pto_runtime *rt, uint64_t entries)
+{
+	return dep_used(rt) + entries <= rt->dep_pool_size;
+}
+
+static bool tm_fits(struct pto_runtime *rt, uint64_t entries)
+{
+	return pto_tm_free_entries(&rt->orch.tm) >= entries;
+}
+
+static bool fits(struct pto_runtime *rt, const struct need *n)
+{
 	switch (n->ring) {
 	case PTO_RING_TASK:
 		return tasks_in_flight(rt) < (uint64_t)rt->cfg.task_window;
 	case PTO_RING_HEAP:
-		return pto_heap_ring_fit(rt->heap_ring_size,
-					 rt->win->orch.heap_top,
-					 rt->orch.heap_tail, rt->orch.heap_floor,
-					 n->amount, &ha);
+		return heap_fits(rt, n->amount);
 	case PTO_RING_DEP:
-		return dep_used(rt) + n->amount <= rt->dep_pool_size;
+		return dep_fits(rt, n->amount);
 	case PTO_RING_TENSORMAP:
 		tm_sync(rt);
-		return pto_tm_free_entries(&rt->orch.tm) >= n->amount;
+		return tm_fits(rt, n->amount);
 	default:
 		return true;
 	}
@@ -670,19 +685,14 @@ static int wait_all(struct pto_runtime *rt, const struct plan *plan,
 		{ PTO_RING_HEAP, plan->out_bytes },
 	};
 	uint32_t i, k = plan->out_bytes ? 3 : 2;
-	struct pto_heap_alloc ha;
 	int ret;
 
 	/*
 	 * The common case: everything fits by the cached view (the caller
 	 * has just freed the TensorMap entries of retired tasks).
 	 */
-	if (dep_used(rt) + deps <= rt->dep_pool_size &&
-	    pto_tm_free_entries(&rt->orch.tm) >= plan->tm_entries &&
-	    (!plan->out_bytes ||
-	     pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
-			       rt->orch.heap_tail, rt->orch.heap_floor,
-			       plan->out_bytes, &ha)))
+	if (dep_fits(rt, deps) && tm_fits(rt, plan->tm_entries) &&
+	    (!plan->out_bytes || heap_fits(rt, plan->out_bytes)))
 		return 0;
 	for (i = 0; i < k; i++) {
 		ret = orch_wait(rt, &needs[i]);

@@ -370,8 +370,8 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 	if (d->kernel_id >= PTO_MAX_KERNELS)
 		return;
 	k = &sim->kernels[d->kernel_id];
-	if ((runs++ % AVG_SAMPLE) &&
-	    __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED))
+	avg = __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED);
+	if ((runs++ % AVG_SAMPLE) && avg)
 		return;
 	/*
 	 * A run stretched by preemption must not make a short kernel look
@@ -381,7 +381,6 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 	 */
 	if (ns > 2 * INLINE_MAX_NS)
 		ns = 2 * INLINE_MAX_NS;
-	avg = __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED);
 	avg = avg ? avg - avg / 8 + ns / 8 : ns + 1;
 	__atomic_store_n(&k->avg_ns, avg, __ATOMIC_RELAXED);
 }
