@@ -42,26 +42,32 @@ static unsigned int range_level(uint64_t begin, uint64_t end)
 int pto_tm_init(struct pto_tensormap *tm, uint32_t pool_size,
 		uint32_t task_window)
 {
-	/* twice the entries: chains stay short even with the pool full */
-	uint64_t nbuckets = 2 * pto_next_pow2(pool_size < 64 ? 64 : pool_size);
+	/* a bucket per entry: chains hold live entries only */
+	uint64_t nbuckets = pto_next_pow2(pool_size < 64 ? 64 : pool_size);
+	uint64_t ring;
 
 	memset(tm, 0, sizeof(*tm));
+	/*
+	 * The ring has a power-of-two number of slots (no division per
+	 * link); pool_size bounds how many of them hold live entries.
+	 */
+	ring = pto_next_pow2(pool_size);
 	/*
 	 * Touched now rather than as the high-water mark grows: a runtime's
 	 * memory then stays the same however many tasks a run submits.
 	 */
-	tm->pool = malloc((size_t)pool_size * sizeof(*tm->pool));
+	tm->pool = malloc(ring * sizeof(*tm->pool));
 	if (tm->pool)
-		memset(tm->pool, 0, (size_t)pool_size * sizeof(*tm->pool));
+		memset(tm->pool, 0, ring * sizeof(*tm->pool));
 	tm->blk_buckets = calloc(nbuckets, sizeof(*tm->blk_buckets));
 	tm->lvl_buckets = calloc(nbuckets, sizeof(*tm->lvl_buckets));
-	tm->task_head = calloc(task_window, sizeof(*tm->task_head));
-	if (!tm->pool || !tm->blk_buckets || !tm->lvl_buckets ||
-	    !tm->task_head) {
+	tm->tasks = calloc(task_window, sizeof(*tm->tasks));
+	if (!tm->pool || !tm->blk_buckets || !tm->lvl_buckets || !tm->tasks) {
 		pto_tm_destroy(tm);
 		return -ENOMEM;
 	}
 	tm->pool_size = pool_size;
+	tm->ring_mask = ring - 1;
 	tm->bucket_mask = (uint32_t)nbuckets - 1;
 	tm->window_mask = task_window - 1;
 	return 0;
@@ -72,50 +78,8 @@ void pto_tm_destroy(struct pto_tensormap *tm)
 	free(tm->pool);
 	free(tm->blk_buckets);
 	free(tm->lvl_buckets);
-	free(tm->task_head);
+	free(tm->tasks);
 	memset(tm, 0, sizeof(*tm));
-}
-
-static struct pto_tm_link *entry_link(struct pto_tm_entry *e, int which)
-{
-	return which == LINK_BLK ? &e->blk : &e->lvl;
-}
-
-static uint32_t *bucket_head(struct pto_tensormap *tm, int which,
-			     uint32_t bucket, int kind)
-{
-	struct pto_tm_bucket *b = which == LINK_BLK ? tm->blk_buckets :
-						       tm->lvl_buckets;
-
-	return &b[bucket].head[kind];
-}
-
-static void link_front(struct pto_tensormap *tm, uint32_t idx, int which,
-		       uint32_t bucket)
-{
-	struct pto_tm_entry *e = &tm->pool[idx];
-	uint32_t *head = bucket_head(tm, which, bucket, e->writer);
-	struct pto_tm_link *l = entry_link(e, which);
-
-	l->prev = 0;
-	l->next = *head;
-	if (*head)
-		entry_link(&tm->pool[*head - 1], which)->prev = idx + 1;
-	*head = idx + 1;
-}
-
-static void unlink_entry(struct pto_tensormap *tm, uint32_t idx, int which,
-			 uint32_t bucket)
-{
-	struct pto_tm_entry *e = &tm->pool[idx];
-	struct pto_tm_link *l = entry_link(e, which);
-
-	if (l->prev)
-		entry_link(&tm->pool[l->prev - 1], which)->next = l->next;
-	else
-		*bucket_head(tm, which, bucket, e->writer) = l->next;
-	if (l->next)
-		entry_link(&tm->pool[l->next - 1], which)->prev = l->prev;
 }
 
 struct walk {
@@ -127,6 +91,14 @@ struct walk {
 	void *ctx;
 };
 
+/* The entry at ring position pos1 - 1, or NULL: none, or retired. */
+static struct pto_tm_entry *entry_at(struct pto_tensormap *tm, uint64_t pos1)
+{
+	if (pos1 <= tm->tail)
+		return NULL;
+	return &tm->pool[(pos1 - 1) & tm->ring_mask];
+}
+
 /*
  * Walk one chain newest-first.  A chain may mix keys (hash collisions), so
  * entries are matched on base and level (and block for block chains).
@@ -134,19 +106,17 @@ struct walk {
  * writer's own dependencies, so the walk stops there.
  */
 static void walk_chain(struct pto_tensormap *tm, struct walk *w, int which,
-		       uint32_t idx1, int64_t blk)
+		       uint64_t head, int64_t blk)
 {
-	while (idx1) {
-		struct pto_tm_entry *e = &tm->pool[idx1 - 1];
+	struct pto_tm_entry *e = entry_at(tm, head);
 
+	for (; e; e = entry_at(tm, which == LINK_BLK ? e->blk_next :
+						       e->lvl_next)) {
 		if (e->task_id < w->oldest_live || e->task_id < w->cover)
 			return;
-		idx1 = entry_link(e, which)->next;
-		if (e->base != w->base || e->level != w->level)
-			continue;
-		if (blk >= 0 && (e->begin >> e->level) != (uint64_t)blk)
-			continue;
-		if (e->end <= w->begin || e->begin >= w->end)
+		if (e->base != w->base || e->level != w->level ||
+		    (blk >= 0 && (e->begin >> e->level) != (uint64_t)blk) ||
+		    e->end <= w->begin || e->begin >= w->end)
 			continue;
 		w->visit(w->ctx, e->task_id, e->owner_gap ?
 			 e->task_id - (e->owner_gap - 1) : PTO_TM_NO_OWNER);
@@ -168,20 +138,23 @@ static void lookup_kind(struct pto_tensormap *tm, struct walk *w, int kind)
 		uint64_t blk;
 
 		levels &= levels - 1;
-		w->level = level;
-		if (b1 - b0 >= PTO_TM_MAX_BLOCKS) {
-			uint32_t b = lvl_hash(tm, w->base, level);
-
-			walk_chain(tm, w, LINK_LVL, tm->lvl_buckets[b].head[kind],
-				   -1);
+		if (tm->level_last[kind][level] <= tm->tail) {
+			/* every entry of this level is behind the tail */
+			tm->level_mask[kind] &= ~(1ull << level);
 			continue;
 		}
-		for (blk = b0; blk <= b1; blk++) {
-			uint32_t b = blk_hash(tm, w->base, level, blk);
-
-			walk_chain(tm, w, LINK_BLK,
-				   tm->blk_buckets[b].head[kind], (int64_t)blk);
+		w->level = level;
+		if (b1 - b0 >= PTO_TM_MAX_BLOCKS) {
+			walk_chain(tm, w, LINK_LVL,
+				   tm->lvl_buckets[lvl_hash(tm, w->base, level)]
+					   .head[kind], -1);
+			continue;
 		}
+		for (blk = b0; blk <= b1; blk++)
+			walk_chain(tm, w, LINK_BLK,
+				   tm->blk_buckets[blk_hash(tm, w->base, level,
+							    blk)].head[kind],
+				   (int64_t)blk);
 	}
 }
 
@@ -202,34 +175,20 @@ void pto_tm_lookup(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 		lookup_kind(tm, &w, 0);
 }
 
-static int alloc_entry(struct pto_tensormap *tm, uint32_t *idx)
-{
-	if (tm->free_head) {
-		*idx = tm->free_head - 1;
-		tm->free_head = tm->pool[*idx].task_next;
-	} else if (tm->bump < tm->pool_size) {
-		*idx = tm->bump++;
-	} else {
-		return -ENOSPC;
-	}
-	tm->live++;
-	return 0;
-}
-
 int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 		  uint64_t end, bool writer, uint64_t task_id, uint64_t owner)
 {
-	uint32_t *task_head = &tm->task_head[task_id & tm->window_mask];
-	unsigned int level;
+	struct pto_tm_task *t = &tm->tasks[task_id & tm->window_mask];
+	uint64_t *blk_head, *lvl_head;
 	struct pto_tm_entry *e;
-	uint32_t idx;
+	unsigned int level;
 
 	if (begin >= end)
 		return 0;
-	if (alloc_entry(tm, &idx))
+	if (tm->live >= tm->pool_size)
 		return -ENOSPC;
 	level = range_level(begin, end);
-	e = &tm->pool[idx];
+	e = &tm->pool[tm->head & tm->ring_mask];
 	e->base = base;
 	e->begin = begin;
 	e->end = end;
@@ -238,34 +197,28 @@ int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 	e->writer = writer;
 	/* an owner is live, so within a window of task_id */
 	e->owner_gap = owner <= task_id ? (uint32_t)(task_id - owner) + 1 : 0;
-	e->blk_bucket = blk_hash(tm, base, level, begin >> level);
-	link_front(tm, idx, LINK_BLK, e->blk_bucket);
-	link_front(tm, idx, LINK_LVL, lvl_hash(tm, base, level));
-	e->task_next = *task_head;
-	*task_head = idx + 1;
-	tm->level_count[writer][level]++;
+	blk_head = &tm->blk_buckets[blk_hash(tm, base, level, begin >> level)]
+		.head[writer];
+	lvl_head = &tm->lvl_buckets[lvl_hash(tm, base, level)].head[writer];
+	e->blk_next = *blk_head;
+	e->lvl_next = *lvl_head;
+	tm->head++;
+	*blk_head = tm->head;
+	*lvl_head = tm->head;
+	tm->level_last[writer][level] = tm->head;
 	tm->level_mask[writer] |= 1ull << level;
+	tm->live++;
+	t->task_id = task_id;
+	t->end = tm->head;
 	return 0;
 }
 
 void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task_id)
 {
-	uint32_t *task_head = &tm->task_head[task_id & tm->window_mask];
-	uint32_t idx1 = *task_head;
+	const struct pto_tm_task *t = &tm->tasks[task_id & tm->window_mask];
 
-	while (idx1) {
-		uint32_t idx = idx1 - 1;
-		struct pto_tm_entry *e = &tm->pool[idx];
-
-		idx1 = e->task_next;
-		unlink_entry(tm, idx, LINK_BLK, e->blk_bucket);
-		unlink_entry(tm, idx, LINK_LVL,
-			     lvl_hash(tm, e->base, e->level));
-		if (--tm->level_count[e->writer][e->level] == 0)
-			tm->level_mask[e->writer] &= ~(1ull << e->level);
-		e->task_next = tm->free_head;
-		tm->free_head = idx + 1;
-		tm->live--;
-	}
-	*task_head = 0;
+	if (t->task_id != task_id || t->end <= tm->tail)
+		return;		/* no entries, or none past the tail */
+	tm->tail = t->end;
+	tm->live = (uint32_t)(tm->head - tm->tail);
 }

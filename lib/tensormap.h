@@ -17,10 +17,13 @@
  * Tiles, stencil cells and whole tensors each find their neighbours in O(1)
  * chains of live entries instead of one chain per tensor.
  *
- * Chains are newest-first and task ids grow, so a walk stops at the first
- * entry of a retired task (all older ones are retired too); retired tasks'
- * entries are unlinked and returned to the pool in task order through a
- * per-task chain.  An exhausted pool is back-pressure, never an allocation.
+ * Entries are allocated from the pool as a ring, in task order, and chains
+ * are singly linked newest-first.  Nothing is ever unlinked: the entries of
+ * retired tasks are simply behind the ring's tail, and since positions fall
+ * along every chain, a walk stops at the first position behind the tail
+ * (all further ones are older still).  Retiring a task is one store, an
+ * insert touches its own entry and one bucket head per chain, and a full
+ * pool is back-pressure, never an allocation.
  */
 #ifndef PTO_LIB_TENSORMAP_H
 #define PTO_LIB_TENSORMAP_H
@@ -33,21 +36,19 @@
 /* A lookup covering more blocks than this walks the level chain instead. */
 #define PTO_TM_MAX_BLOCKS 8
 
-struct pto_tm_link {
-	uint32_t next;		/* entry index + 1, 0 ends */
-	uint32_t prev;		/* entry index + 1, 0: first in its bucket */
-};
-
+/*
+ * Links and bucket heads are ring positions + 1 (0 ends a chain).  A
+ * position not behind the tail still holds the entry written there, so a
+ * link is followed only while it points at or past the tail.
+ */
 struct pto_tm_entry {
 	uint64_t base;
 	uint64_t begin;
 	uint64_t end;
 	uint64_t task_id;
-	struct pto_tm_link blk;	/* block chain */
-	struct pto_tm_link lvl;	/* level chain */
-	uint32_t blk_bucket;	/* (the level bucket is recomputed) */
+	uint64_t blk_next;	/* block chain */
+	uint64_t lvl_next;	/* level chain */
 	uint32_t owner_gap;	/* 0, or task_id - owner + 1: see below */
-	uint32_t task_next;	/* next entry of the same task */
 	uint8_t level;
 	uint8_t writer;
 	uint8_t pad[2];
@@ -55,22 +56,29 @@ struct pto_tm_entry {
 
 /* Bucket heads, one chain per kind: [0] readers, [1] writers. */
 struct pto_tm_bucket {
-	uint32_t head[2];
+	uint64_t head[2];
+};
+
+/* Where the entries of the task last in a window slot end. */
+struct pto_tm_task {
+	uint64_t task_id;
+	uint64_t end;		/* ring position after its last entry */
 };
 
 struct pto_tensormap {
 	struct pto_tm_entry *pool;
 	uint32_t pool_size;
-	uint32_t free_head;	/* free list (index + 1) */
-	uint32_t bump;		/* entries never used yet start here */
-	uint32_t live;		/* entries in use */
+	uint32_t live;		/* entries in use: head - tail */
+	uint64_t head;		/* next ring position to write */
+	uint64_t ring_mask;	/* pool slots - 1 (a power of two) */
+	uint64_t tail;		/* entries below belong to retired tasks */
 	struct pto_tm_bucket *blk_buckets;
 	struct pto_tm_bucket *lvl_buckets;
 	uint32_t bucket_mask;
-	uint32_t level_count[2][PTO_TM_LEVELS];	/* live entries per level */
-	uint64_t level_mask[2];			/* levels with entries */
-	uint32_t *task_head;	/* per task slot: its entries (index + 1) */
 	uint32_t window_mask;
+	uint64_t level_mask[2];			/* levels that had entries */
+	uint64_t level_last[2][PTO_TM_LEVELS];	/* newest position per level */
+	struct pto_tm_task *tasks;	/* per task slot */
 };
 
 /*
@@ -111,13 +119,6 @@ int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 
 /* Free the entries of a retired task (call in task order). */
 void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task_id);
-
-/* Forget task_id's entries' task chain before its slot is reused. */
-static inline void pto_tm_task_reset(struct pto_tensormap *tm,
-				     uint64_t task_id)
-{
-	tm->task_head[task_id & tm->window_mask] = 0;
-}
 
 static inline uint32_t pto_tm_free_entries(const struct pto_tensormap *tm)
 {
