@@ -823,8 +823,12 @@ int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
 	ret = check_submit(rt, kernel_id, type, params, nparams);
 	if (ret)
 		return ret;
-	pr = (struct producers){ .rt = rt, .ids = rt->orch.scratch_ids,
-				 .cap = rt->orch.scratch_cap };
+	/* field by field: owners[] is filled per parameter, never zeroed */
+	pr.rt = rt;
+	pr.ids = rt->orch.scratch_ids;
+	pr.cap = rt->orch.scratch_cap;
+	pr.n = 0;
+	pr.error = 0;
 	ret = submit(rt, kernel_id, (uint32_t)type, params, nparams, &pr);
 	rt->orch.scratch_ids = pr.ids;
 	rt->orch.scratch_cap = pr.cap;

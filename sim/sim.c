@@ -316,25 +316,26 @@ static int run_task(struct sim *sim, const struct pto_task_desc *d)
 }
 
 /*
- * Post a completion.  by_host: the host's own thread ran the task (see
- * sim_kick()); it is awake and reaps after the kick returns, so it needs
- * no interrupt, nor the fence that orders one against its going to sleep.
+ * Reserve n consecutive completion-ring positions.  The host keeps no more
+ * tasks outstanding than the ring holds, so this never waits; the acquire
+ * orders our writes after the host's reads of the entries' previous lap.
  */
-static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
-			    int status, uint64_t start, uint64_t end,
-			    bool by_host)
+static uint64_t cring_reserve(struct sim *sim, uint32_t n)
 {
 	struct pto_backend *be = sim->be;
-	uint64_t pos = __atomic_fetch_add(&be->cring->tail, 1, __ATOMIC_RELAXED);
-	struct pto_completion *c = &be->cring_entries[pos & sim->cring_mask];
+	uint64_t pos = __atomic_fetch_add(&be->cring->tail, n, __ATOMIC_RELAXED);
 
-	/*
-	 * The host keeps no more tasks outstanding than the ring holds, so
-	 * this never waits; the acquire orders our write after the host's
-	 * read of the entry's previous lap.
-	 */
-	while (pos - load_acquire(&be->cring->head) > sim->cring_mask)
+	while (pos + n - 1 - load_acquire(&be->cring->head) > sim->cring_mask)
 		cpu_relax();
+	return pos;
+}
+
+/* Fill the completion at ring position pos and make it visible. */
+static void cring_post(struct sim *sim, uint64_t pos, uint32_t core,
+		       uint64_t id, int status, uint64_t start, uint64_t end)
+{
+	struct pto_completion *c =
+		&sim->be->cring_entries[pos & sim->cring_mask];
 
 	c->task_id = id;
 	c->core = core;
@@ -342,8 +343,13 @@ static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
 	c->start_ns = start;
 	c->end_ns = end;
 	store_release(&c->seq, (uint32_t)(pos + 1));
-	if (by_host)
-		return;
+}
+
+/* A core thread's completion: post it, then interrupt a sleeping host. */
+static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
+			    int status, uint64_t start, uint64_t end)
+{
+	cring_post(sim, cring_reserve(sim, 1), core, id, status, start, end);
 	smp_mb();	/* completion visible before the sched_waiting load */
 	if (READ_ONCE(sim->sched_waiting))
 		raise_irq(sim);
@@ -386,29 +392,38 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 }
 
 /*
- * Run one task.  *clock is the end time of the task run just before on this
- * thread (0: none), which then doubles as this one's start: back-to-back
- * tasks read the clock once each, not twice.  by_host: see
- * post_completion().
+ * Run one task and time it.  *clock is the end time of the task run just
+ * before on this thread (0: none), which then doubles as this one's start:
+ * back-to-back tasks read the clock once each, not twice.
  */
-static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
-		    uint64_t id, uint64_t *clock, bool by_host)
+static int run_timed(struct sim *sim, struct pto_core_regs *r, uint64_t id,
+		     uint64_t *clock, uint64_t *start)
 {
 	const struct pto_task_desc *d = task_desc(sim, id);
-	uint64_t start, end;
+	uint64_t end;
 	int status;
 
 	WRITE_ONCE(r->status_task, id);
 	WRITE_ONCE(r->status, PTO_CORE_ACK);
-	start = *clock ? *clock : pto_now_ns();
+	*start = *clock ? *clock : pto_now_ns();
 	status = d->task_id == id ? run_task(sim, d) : -EINVAL;
 	end = pto_now_ns();
 	*clock = end;
-	__atomic_fetch_add(&r->busy_ns, end - start, __ATOMIC_RELAXED);
 	WRITE_ONCE(r->status, PTO_CORE_FIN);
 	if (d->task_id == id)
-		note_duration(sim, d, end - start);
-	post_completion(sim, core, id, status, start, end, by_host);
+		note_duration(sim, d, end - *start);
+	return status;
+}
+
+/* A core thread runs one task it claimed. */
+static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
+		    uint64_t id, uint64_t *clock)
+{
+	uint64_t start;
+	int status = run_timed(sim, r, id, clock, &start);
+
+	__atomic_fetch_add(&r->busy_ns, *clock - start, __ATOMIC_RELAXED);
+	post_completion(sim, core, id, status, start, *clock);
 }
 
 /* Claim the next queued task of a core; false when the queue is empty. */
@@ -446,21 +461,68 @@ static bool task_is_short(struct sim *sim, const struct pto_task_desc *d)
 	return avg && avg < INLINE_MAX_NS;
 }
 
-/* Is the next queued task of a core short? */
-static bool next_is_short(struct sim *sim, struct pto_core_regs *r)
+/*
+ * Claim the short tasks at the head of a sleeping core's queue, all with
+ * one compare-and-swap; their ids go to ids[].  Returns how many.  A slot
+ * read here may be rewritten once the core thread (woken meanwhile) takes
+ * it, but then the swap fails and we look again.
+ */
+static uint32_t claim_short(struct sim *sim, struct pto_core_regs *r,
+			    uint64_t ids[PTO_CORE_QUEUE_SLOTS])
 {
-	uint32_t taken = load_acquire(&r->consumed);
+	uint32_t taken = load_acquire(&r->consumed), n;
 
-	if (taken == load_acquire(&r->doorbell))
-		return false;
-	return task_is_short(sim, task_desc(sim,
-			READ_ONCE(r->queue[taken % PTO_CORE_QUEUE_SLOTS]) - 1));
+	do {
+		uint32_t db = load_acquire(&r->doorbell);
+
+		for (n = 0; taken + n != db && n < PTO_CORE_QUEUE_SLOTS; n++) {
+			ids[n] = READ_ONCE(r->queue[(taken + n) %
+						    PTO_CORE_QUEUE_SLOTS]) - 1;
+			if (!task_is_short(sim, task_desc(sim, ids[n])))
+				break;
+		}
+		if (!n)
+			return 0;
+	} while (!__atomic_compare_exchange_n(&r->consumed, &taken, taken + n,
+					      false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	return n;
+}
+
+/*
+ * Run a sleeping core's short queued tasks on the kicking thread, on the
+ * core's behalf.  The host's own thread is awake and reaps after the kick
+ * returns, so the completions need no interrupt, nor the fence that
+ * orders one against the host going to sleep; and one batch takes one
+ * claim, one ring reservation and one busy-time update, not one per task.
+ */
+static void run_on_host(struct sim *sim, struct pto_core_regs *r,
+			uint32_t core, uint64_t *clock)
+{
+	uint64_t ids[PTO_CORE_QUEUE_SLOTS], start[PTO_CORE_QUEUE_SLOTS];
+	uint64_t end[PTO_CORE_QUEUE_SLOTS], pos, busy = 0;
+	int status[PTO_CORE_QUEUE_SLOTS];
+	uint32_t n, i;
+
+	while ((n = claim_short(sim, r, ids))) {
+		for (i = 0; i < n; i++) {
+			status[i] = run_timed(sim, r, ids[i], clock, &start[i]);
+			end[i] = *clock;
+			busy += end[i] - start[i];
+		}
+		pos = cring_reserve(sim, n);
+		for (i = 0; i < n; i++)
+			cring_post(sim, pos + i, core, ids[i], status[i],
+				   start[i], end[i]);
+	}
+	if (busy)
+		__atomic_fetch_add(&r->busy_ns, busy, __ATOMIC_RELAXED);
 }
 
 static void sim_kick(struct pto_backend *be, uint32_t core)
 {
 	struct sim *sim = be->priv;
-	uint64_t id, clock = 0;	/* one clock chain for the whole kick */
+	uint64_t clock = 0;	/* one clock chain for the whole kick */
 	uint32_t c;
 
 	smp_mb();	/* doorbell store before the core_waiting load */
@@ -470,8 +532,7 @@ static void sim_kick(struct pto_backend *be, uint32_t core)
 		if ((core != PTO_KICK_ALL && c != core) ||
 		    !READ_ONCE(r->core_waiting))
 			continue;
-		while (next_is_short(sim, r) && claim(r, &id))
-			execute(sim, r, c, id, &clock, true);
+		run_on_host(sim, r, c, &clock);
 		if (load_acquire(&r->consumed) != load_acquire(&r->doorbell))
 			futex_wake(&r->doorbell, 1);
 	}
@@ -527,7 +588,7 @@ static void *core_main(void *arg)
 		 */
 		if (task_is_short(sim, task_desc(sim, id)))
 			idle = CORE_SPINS;
-		execute(sim, r, sc->index, id, &clock, false);
+		execute(sim, r, sc->index, id, &clock);
 	}
 	return NULL;
 }
