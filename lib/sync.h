@@ -56,6 +56,14 @@ static inline uint64_t pto_now_ns(void)
 }
 
 /*
+ * CLOCK_MONOTONIC nanoseconds, cheaper than pto_now_ns() where the TSC
+ * allows, and within microseconds of it (clock.c).  For timestamps taken
+ * per task; a thread's readings may step back by that much when it
+ * re-anchors, so callers clamp differences.
+ */
+uint64_t pto_task_clock_ns(void);
+
+/*
  * Sleep while *word == expected, at most timeout_ms (UINT32_MAX: forever).
  * Process-private: every waiter and waker of a PTO futex is in one process.
  */

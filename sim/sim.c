@@ -405,9 +405,11 @@ static int run_timed(struct sim *sim, struct pto_core_regs *r, uint64_t id,
 
 	WRITE_ONCE(r->status_task, id);
 	WRITE_ONCE(r->status, PTO_CORE_ACK);
-	*start = *clock ? *clock : pto_now_ns();
+	*start = *clock ? *clock : pto_task_clock_ns();
 	status = d->task_id == id ? run_task(sim, d) : -EINVAL;
-	end = pto_now_ns();
+	end = pto_task_clock_ns();
+	if (end < *start)	/* the thread re-anchored its clock */
+		end = *start;
 	*clock = end;
 	WRITE_ONCE(r->status, PTO_CORE_FIN);
 	if (d->task_id == id)
