@@ -110,13 +110,20 @@ struct need {
 };
 
 /* Per-ring checks by the cached view (the TensorMap's: as of its last sync). */
+/* Place bytes in the heap ring by the cached view; false: no room yet. */
+static bool heap_place(struct pto_runtime *rt, uint64_t bytes,
+		       struct pto_heap_alloc *ha)
+{
+	return pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
+				 rt->orch.heap_tail, rt->orch.heap_floor,
+				 bytes, ha);
+}
+
 static bool heap_fits(struct pto_runtime *rt, uint64_t bytes)
 {
 	struct pto_heap_alloc ha;
 
-	return pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
-				 rt->orch.heap_tail, rt->orch.heap_floor,
-				 bytes, &ha);
+	return heap_place(rt, bytes, &ha);
 }
 
 static bool dep_fits(struct pto_runtime *rt, uint64_t entries)
@@ -675,9 +682,12 @@ static void fill_desc(struct pto_task_desc *d, uint32_t kernel_id,
 	d->packed_end = 0;
 }
 
-/* Wait for dependency entries, TensorMap entries and heap space. */
+/*
+ * Wait for dependency entries, TensorMap entries and heap space; *ha is
+ * where the task's outputs go.
+ */
 static int wait_all(struct pto_runtime *rt, const struct plan *plan,
-		    uint32_t deps)
+		    uint32_t deps, struct pto_heap_alloc *ha)
 {
 	struct need needs[3] = {
 		{ PTO_RING_DEP, deps },
@@ -692,13 +702,15 @@ static int wait_all(struct pto_runtime *rt, const struct plan *plan,
 	 * has just freed the TensorMap entries of retired tasks).
 	 */
 	if (dep_fits(rt, deps) && tm_fits(rt, plan->tm_entries) &&
-	    (!plan->out_bytes || heap_fits(rt, plan->out_bytes)))
+	    (!plan->out_bytes || heap_place(rt, plan->out_bytes, ha)))
 		return 0;
 	for (i = 0; i < k; i++) {
 		ret = orch_wait(rt, &needs[i]);
 		if (ret)
 			return ret;
 	}
+	if (plan->out_bytes)
+		heap_place(rt, plan->out_bytes, ha);	/* fits: waited */
 	return 0;
 }
 
@@ -730,6 +742,13 @@ static void publish(struct pto_runtime *rt, uint64_t id,
 
 	store_release(&d->task_id, id);
 	rt->orch.next_id = id + 1;
+	/*
+	 * The next task's descriptor and dependency entries were last read
+	 * by the scheduler, on another CPU: ask for them now, for writing,
+	 * so the next submission does not wait for the lines.
+	 */
+	__builtin_prefetch(pto_desc(rt, id + 1), 1);
+	__builtin_prefetch(&rt->be.dep[rt->orch.dep_idx], 1);
 	if (READ_ONCE(w->sched_flags.sleeping)) {
 		flush_published(rt);
 		wake_scheduler(rt);
@@ -761,7 +780,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	struct need slot = { PTO_RING_TASK, 1 };
 	uint64_t id = rt->orch.next_id, t0 = 0;
 	struct pto_task_desc *d;
-	struct pto_heap_alloc ha = { 0, 0 };
+	struct pto_heap_alloc ha = { 0, 0, 0 };
 	struct plan plan;
 	uint32_t i;
 	int ret;
@@ -787,23 +806,20 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	find_producers(rt, p, n, pr);
 	if (pr->error)
 		return submit_error(rt, pr->error);
-	ret = wait_all(rt, &plan, pr->n);
+	ret = wait_all(rt, &plan, pr->n, &ha);
 	if (ret)
 		return submit_error(rt, ret);
 
 	d = pto_desc(rt, id);
 	fill_desc(d, kernel_id, type, n);
 	if (plan.out_bytes) {
-		pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
-				  rt->orch.heap_tail, rt->orch.heap_floor,
-				  plan.out_bytes, &ha);
 		if (heap_used(rt) == 0)
 			rt->orch.heap_floor = ha.start;
 		rt->win->orch.heap_top = ha.end;
 		d->packed_end = ha.end;
 		d->flags |= PTO_TASK_F_HEAP;
 	}
-	fill_args(rt, d, id, p, n, ha.start % rt->heap_ring_size, pr->owners);
+	fill_args(rt, d, id, p, n, ha.offset, pr->owners);
 	for (i = 0; i < pr->n; i++)
 		list_producer(rt, d, pr->ids[i]);
 	STAT_ADD(rt->st.edges, pr->n);

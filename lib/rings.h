@@ -46,6 +46,7 @@ static inline uint64_t pto_next_pow2(uint64_t x)
 struct pto_heap_alloc {
 	uint64_t start;		/* position of the block */
 	uint64_t end;		/* new top */
+	uint64_t offset;	/* start % size: the block's byte offset */
 };
 
 /*
@@ -60,18 +61,16 @@ static inline bool pto_heap_ring_fit(uint64_t size, uint64_t top,
 	uint64_t off = top % size;
 	uint64_t start = top;
 
-	if (off + n > size)
+	if (off + n > size) {
 		start = top - off + size;	/* skip to the ring boundary */
-	if (live >= top) {
-		/* empty: everything is free, start wherever is aligned */
-		out->start = start;
-		out->end = start + n;
-		return true;
+		off = 0;
 	}
-	if (start + n - live > size)
+	/* empty (live >= top): everything is free, start wherever is aligned */
+	if (live < top && start + n - live > size)
 		return false;
 	out->start = start;
 	out->end = start + n;
+	out->offset = off;
 	return true;
 }
 
