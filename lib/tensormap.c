@@ -128,6 +128,30 @@ static void walk_chain(struct pto_tensormap *tm, struct walk *w, int which,
 	}
 }
 
+/*
+ * Link the entries written since the last call into their level chains.
+ * Only lookups that span many blocks walk a level chain, and many
+ * programs make none: an insert leaves the level chain alone (its bucket
+ * is one more cache miss per access), and the first wide lookup after
+ * some inserts links them, in ring order, so the chains stay
+ * newest-first.  Each entry is linked once.
+ */
+static void lvl_sync(struct pto_tensormap *tm)
+{
+	uint64_t pos = tm->lvl_synced > tm->tail ? tm->lvl_synced : tm->tail;
+
+	for (; pos < tm->head; pos++) {
+		struct pto_tm_entry *e = &tm->pool[pos & tm->ring_mask];
+		uint64_t *head = &tm->lvl_buckets[lvl_hash(tm, e->base,
+							   e->level)]
+					.head[e->writer];
+
+		e->lvl_next = *head;
+		*head = pos + 1;
+	}
+	tm->lvl_synced = tm->head;
+}
+
 static void lookup_kind(struct pto_tensormap *tm, struct walk *w, int kind)
 {
 	uint64_t levels = tm->level_mask[kind];
@@ -145,6 +169,8 @@ static void lookup_kind(struct pto_tensormap *tm, struct walk *w, int kind)
 		}
 		w->level = level;
 		if (b1 - b0 >= PTO_TM_MAX_BLOCKS) {
+			if (tm->lvl_synced != tm->head)
+				lvl_sync(tm);
 			walk_chain(tm, w, LINK_LVL,
 				   tm->lvl_buckets[lvl_hash(tm, w->base, level)]
 					   .head[kind], -1);
@@ -179,7 +205,7 @@ int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 		  uint64_t end, bool writer, uint64_t task_id, uint64_t owner)
 {
 	struct pto_tm_task *t = &tm->tasks[task_id & tm->window_mask];
-	uint64_t *blk_head, *lvl_head;
+	uint64_t *blk_head;
 	struct pto_tm_entry *e;
 	unsigned int level;
 
@@ -199,12 +225,9 @@ int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 	e->owner_gap = owner <= task_id ? (uint32_t)(task_id - owner) + 1 : 0;
 	blk_head = &tm->blk_buckets[blk_hash(tm, base, level, begin >> level)]
 		.head[writer];
-	lvl_head = &tm->lvl_buckets[lvl_hash(tm, base, level)].head[writer];
 	e->blk_next = *blk_head;
-	e->lvl_next = *lvl_head;
 	tm->head++;
 	*blk_head = tm->head;
-	*lvl_head = tm->head;
 	tm->level_last[writer][level] = tm->head;
 	tm->level_mask[writer] |= 1ull << level;
 	tm->live++;

@@ -13,7 +13,8 @@
  * such that [begin, end) lies inside one aligned 2^L block.  Entries hang in
  * a block chain keyed (base, L, begin >> L) and in a level chain keyed
  * (base, L).  A lookup visits, for each level in use, the few block chains
- * its range covers, or the level chain when it would cover many blocks.
+ * its range covers, or the level chain when it would cover many blocks;
+ * entries join their level chain only once such a lookup comes.
  * Tiles, stencil cells and whole tensors each find their neighbours in O(1)
  * chains of live entries instead of one chain per tensor.
  *
@@ -47,7 +48,7 @@ struct pto_tm_entry {
 	uint64_t end;
 	uint64_t task_id;
 	uint64_t blk_next;	/* block chain */
-	uint64_t lvl_next;	/* level chain */
+	uint64_t lvl_next;	/* level chain (linked lazily: lvl_sync()) */
 	uint32_t owner_gap;	/* 0, or task_id - owner + 1: see below */
 	uint8_t level;
 	uint8_t writer;
@@ -72,6 +73,7 @@ struct pto_tensormap {
 	uint64_t head;		/* next ring position to write */
 	uint64_t ring_mask;	/* pool slots - 1 (a power of two) */
 	uint64_t tail;		/* entries below belong to retired tasks */
+	uint64_t lvl_synced;	/* entries below are in their level chains */
 	struct pto_tm_bucket *blk_buckets;
 	struct pto_tm_bucket *lvl_buckets;
 	uint32_t bucket_mask;
