@@ -21,7 +21,7 @@
 /* Spins before the orchestrator sleeps on a full ring. */
 #define ORCH_SPINS 256
 /* Tasks published to the scheduler at a time (see publish()). */
-#define PUBLISH_BATCH 8
+#define PUBLISH_BATCH 32
 
 void pto_log(const char *fmt, ...)
 {
