@@ -51,10 +51,14 @@ static void refresh_tails(struct pto_runtime *rt)
 }
 
 /*
- * Make every task submitted so far visible to the scheduler.  Tasks are
- * published in batches of PUBLISH_BATCH (see publish()), and always before
- * the orchestrator waits, reports a scope's end or ends the run, so the
- * scheduler never waits for a task the orchestrator holds back.
+ * Make every task submitted and every scope end reported so far visible
+ * to the scheduler.  Both go out in batches, every PUBLISH_BATCH tasks
+ * (see publish()), and always before the orchestrator waits or ends the
+ * run, or when the scheduler sleeps, so the scheduler never waits for
+ * something the orchestrator holds back.  Each store to the notify line
+ * takes the line from the scheduler's CPU, which polls it: one per batch,
+ * not one per task or scope.  Tasks go first: a scope end covers only
+ * published tasks.
  */
 static void flush_published(struct pto_runtime *rt)
 {
@@ -62,6 +66,8 @@ static void flush_published(struct pto_runtime *rt)
 
 	if (wn->task_head != rt->orch.next_id)
 		store_release(&wn->task_head, rt->orch.next_id);
+	if (wn->release_head != rt->orch.release_head)
+		store_release(&wn->release_head, rt->orch.release_head);
 }
 
 static uint64_t tasks_in_flight(struct pto_runtime *rt)
@@ -348,25 +354,26 @@ static void wake_scheduler(struct pto_runtime *rt)
 static void release_segment(struct pto_runtime *rt, const struct pto_segment *s)
 {
 	struct pto_window_header *w = rt->win;
-	uint64_t head = w->notify.release_head;
+	uint64_t head = rt->orch.release_head;
 
 	/*
 	 * Each queued segment holds at least one unreleased task of the
 	 * window, so the ring (as large as the window) cannot overflow;
-	 * wait out the scheduler's lag all the same.  The scheduler's tail
-	 * is re-read only when the cached one says full: its line changes
-	 * with every task.
+	 * wait out the scheduler's lag all the same (after publishing what
+	 * it has not seen yet).  The scheduler's tail is re-read only when
+	 * the cached one says full: its line changes with every task.
 	 */
 	while (head - rt->orch.release_tail > rt->release_mask) {
 		rt->orch.release_tail = load_acquire(&w->sched.release_tail);
 		if (head - rt->orch.release_tail <= rt->release_mask)
 			break;
+		flush_published(rt);
 		wake_scheduler(rt);
 		cpu_relax();
 	}
 	rt->be.release[head & rt->release_mask] =
 		(struct pto_release_entry){ s->begin, s->end };
-	store_release(&w->notify.release_head, head + 1);
+	rt->orch.release_head = head + 1;	/* published by flush_published() */
 }
 
 void pto_scope_begin(struct pto_runtime *rt)
@@ -414,7 +421,6 @@ int pto_scope_end(struct pto_runtime *rt)
 		return -EINVAL;	/* the outer scope belongs to pto_run */
 	o = &rt->orch;
 	head = o->next_id;
-	flush_published(rt);	/* a release covers published tasks only */
 	sc = &o->scopes[o->nscopes - 1];
 	ret = push_segment(rt, sc->seg_start, head);
 	for (i = sc->seg_base; i < o->nsegs; i++)
@@ -423,8 +429,10 @@ int pto_scope_end(struct pto_runtime *rt)
 	o->nscopes--;
 	o->scopes[o->nscopes - 1].seg_start = head;
 	/* a sleeping scheduler misses this by at most its first, 1 ms sleep */
-	if (READ_ONCE(rt->win->sched_flags.sleeping))
+	if (READ_ONCE(rt->win->sched_flags.sleeping)) {
+		flush_published(rt);
 		wake_scheduler(rt);
+	}
 	return ret;
 }
 
@@ -911,11 +919,11 @@ int pto_orch_run_end(struct pto_runtime *rt)
 	}
 	while (o->nscopes > 1)
 		pto_scope_end(rt);
-	flush_published(rt);
 	/* the outer scope: release what it owns */
 	push_segment(rt, o->scopes[0].seg_start, o->next_id);
 	while (o->nsegs)
 		release_segment(rt, &o->segs[--o->nsegs]);
+	flush_published(rt);
 	o->nscopes = 0;
 	WRITE_ONCE(o->in_run, false);
 	store_release(&rt->win->notify.orch_done, 1);

@@ -74,6 +74,7 @@ struct pto_orchestrator {
 	uint64_t heap_tail;
 	uint64_t dep_tail;
 	uint64_t release_tail;
+	uint64_t release_head;	/* scope-release entries written */
 	uint32_t dep_idx;	/* pool index of orch.dep_top */
 	uint64_t *scratch_ids;	/* producers of the task being submitted */
 	uint32_t scratch_cap;
@@ -113,6 +114,7 @@ struct pto_sched {
 	uint32_t *core_outstanding;	/* tasks queued on each core */
 	uint32_t *rr;			/* per type: next core to try */
 	uint64_t scanned;		/* tasks below were scanned */
+	uint64_t peeked;		/* tasks below are known complete */
 	uint64_t retired;		/* tasks below were retired */
 	uint64_t cring_head;
 	uint32_t outstanding;		/* dispatched, not completed */

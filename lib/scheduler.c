@@ -140,7 +140,31 @@ static int reap(struct pto_runtime *rt)
 /* Tasks below the returned id are published and may be scanned. */
 static uint64_t published_head(struct pto_runtime *rt)
 {
-	return load_acquire(&rt->win->notify.task_head);
+	uint64_t head = load_acquire(&rt->win->notify.task_head);
+
+	return head > rt->sched.peeked ? head : rt->sched.peeked;
+}
+
+/*
+ * Find tasks the orchestrator has submitted but not yet published: it
+ * publishes in batches (flush_published()), and an orchestration busy
+ * with work of its own between two submissions would leave a part batch
+ * unseen.  A descriptor holding its own task id is complete, as publish()
+ * stores that last, with release (task 0 is skipped: a fresh window's
+ * descriptors hold id 0).  Only an idle scheduler about to sleep looks:
+ * polling the descriptor being filled would take its line from the
+ * orchestrator's CPU in the middle of a submission.
+ */
+static bool peek_unpublished(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+	uint64_t id = s->scanned > s->peeked ? s->scanned : s->peeked;
+	uint64_t from = id;
+
+	while (id && load_acquire(&pto_desc(rt, id)->task_id) == id)
+		id++;
+	s->peeked = id;
+	return id != from;
 }
 
 /*
@@ -523,6 +547,10 @@ static void *sched_main(void *arg)
 			continue;
 		}
 		maybe_publish_stats(rt);
+		if (peek_unpublished(rt)) {
+			idle = 0;
+			continue;
+		}
 		sleep_until_work(rt);
 		idle = 0;
 	}

@@ -8,8 +8,11 @@
  * the built-in ops with plain C loops written from the table in DESIGN §5.
  */
 #include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels.h"
 
@@ -480,6 +483,62 @@ static void test_many_runs(void)
 	check_bufs("many runs", &x, 1);
 }
 
+/* ---- a task runs before the orchestration submits again ------------------ */
+
+/*
+ * libpto hands tasks to its scheduler in batches; a task must still run
+ * while the orchestration, having submitted it, does work of its own for
+ * a while and submits nothing more.  The orchestration here waits for the
+ * task's effect (10 s at most, so a lost task fails rather than hangs).
+ */
+#define K_SIGNAL 900
+
+static uint32_t signalled;
+static bool ran_while_busy;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void k_signal(const uint64_t *args, uint32_t nargs)
+{
+	__atomic_store_n(&signalled, 1, __ATOMIC_RELEASE);
+}
+
+static int orch_lone_task(struct pto_runtime *rt_, void *arg)
+{
+	uint64_t *x = arg, deadline = now_ms() + 10000;
+	int64_t id = pto_submit_task(rt_, K_SIGNAL, PTO_WORKER_VECTOR,
+				     &PTO_INOUT(x, 0, 8), 1);
+
+	if (id < 0)
+		return (int)id;
+	while (!__atomic_load_n(&signalled, __ATOMIC_ACQUIRE) &&
+	       now_ms() < deadline)
+		sched_yield();
+	ran_while_busy = __atomic_load_n(&signalled, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+static void test_lone_task(void)
+{
+	uint64_t *x = host_buf(1);
+	int ret;
+
+	ret = pto_kernel_register(rt, K_SIGNAL, PTO_WORKER_VECTOR, k_signal,
+				  "signal");
+	signalled = 0;
+	if (!ret)
+		ret = pto_run(rt, orch_lone_task, x);
+	ok_eq(ret, 0, "lone task: run returns 0");
+	ok(ran_while_busy,
+	   "lone task: it ran while the orchestration was busy");
+}
+
 /* ---- built-in ops -------------------------------------------------------- */
 
 enum { B_NOP = 50, B_COPY, B_FILL, B_ADD, B_MUL, B_GEMM, B_ADDU };
@@ -674,6 +733,7 @@ int main(void)
 	test_outputs();
 	test_many_params();
 	test_many_runs();
+	test_lone_task();
 	test_builtin();
 	test_malloc();
 
