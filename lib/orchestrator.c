@@ -538,6 +538,7 @@ struct producers {
 	uint32_t n, cap;
 	int error;
 	uint64_t owner;			/* of the param being looked up */
+	uint64_t newest;		/* its newest task found, + 1 */
 	uint64_t owners[PTO_MAX_PARAMS];	/* per param, for its entry */
 };
 
@@ -568,7 +569,34 @@ static void add_producer(void *ctx, uint64_t task_id, uint64_t owner)
 
 	if (owner != PTO_TM_NO_OWNER)
 		pr->owner = owner;
+	if (task_id + 1 > pr->newest)
+		pr->newest = task_id + 1;
 	note_producer(pr, task_id);
+}
+
+/*
+ * Drop the covering writer w of a parameter from the producers listed
+ * since index from, when a newer task found for the same parameter orders
+ * the task after w already.  That task overlaps w's range (w covers the
+ * whole range looked up), so its own submission found w, or found a newer
+ * writer over w's range that (by the same argument) comes after w: an
+ * edge to w adds nothing but a dependency entry and a fanout link.
+ * BGEMM with a reused scratch tile and the stencil see this on every
+ * write: the previous writer, and the readers that came after it.
+ */
+static void drop_implied_cover(struct producers *pr, uint32_t from,
+			       uint64_t w)
+{
+	uint32_t i;
+
+	for (i = from; i < pr->n; i++) {
+		if (pr->ids[i] != w)
+			continue;
+		pr->ids[i] = pr->ids[--pr->n];
+		/* a later parameter may need w for itself */
+		pr->rt->orch.dep_seen[w & pr->rt->window_mask] = 0;
+		return;
+	}
 }
 
 /*
@@ -582,8 +610,8 @@ static void add_producer(void *ctx, uint64_t task_id, uint64_t owner)
 static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 			   uint32_t n, struct producers *pr)
 {
-	uint64_t alive = rt->orch.last_alive;
-	uint32_t i;
+	uint64_t alive = rt->orch.last_alive, cover;
+	uint32_t i, from;
 
 	for (i = 0; i < n; i++) {
 		uint64_t base = (uintptr_t)p[i].base, begin = p[i].offset;
@@ -593,9 +621,15 @@ static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 		    p[i].kind != PTO_PARAM_OUTPUT_EXISTING)
 			continue;
 		pr->owner = PTO_TM_NO_OWNER;
-		pto_tm_lookup(&rt->orch.tm, base, begin, begin + p[i].size,
-			      p[i].kind != PTO_PARAM_INPUT, alive, add_producer,
-			      pr);
+		pr->newest = 0;
+		from = pr->n;
+		cover = pto_tm_lookup(&rt->orch.tm, base, begin,
+				      begin + p[i].size,
+				      p[i].kind != PTO_PARAM_INPUT, alive,
+				      add_producer, pr);
+		if (cover != PTO_TM_NO_COVER && pr->newest > cover + 1)
+			drop_implied_cover(pr, from, cover);
+		/* the owner is held whatever orders the access */
 		if (pr->owner != PTO_TM_NO_OWNER && pr->owner >= alive) {
 			pr->owners[i] = pr->owner;
 			note_producer(pr, pr->owner);

@@ -86,6 +86,7 @@ struct walk {
 	uint64_t base, begin, end;
 	uint64_t oldest_live;
 	uint64_t cover;		/* newest writer covering the whole range */
+	bool covered;		/* cover is set */
 	unsigned int level;
 	pto_tm_visit_fn visit;
 	void *ctx;
@@ -121,8 +122,9 @@ static void walk_chain(struct pto_tensormap *tm, struct walk *w, int which,
 		w->visit(w->ctx, e->task_id, e->owner_gap ?
 			 e->task_id - (e->owner_gap - 1) : PTO_TM_NO_OWNER);
 		if (e->writer && e->begin <= w->begin && e->end >= w->end) {
-			if (e->task_id > w->cover)
+			if (!w->covered || e->task_id > w->cover)
 				w->cover = e->task_id;
+			w->covered = true;
 			return;
 		}
 	}
@@ -184,9 +186,9 @@ static void lookup_kind(struct pto_tensormap *tm, struct walk *w, int kind)
 	}
 }
 
-void pto_tm_lookup(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
-		   uint64_t end, bool as_writer, uint64_t oldest_live,
-		   pto_tm_visit_fn visit, void *ctx)
+uint64_t pto_tm_lookup(struct pto_tensormap *tm, uint64_t base,
+		       uint64_t begin, uint64_t end, bool as_writer,
+		       uint64_t oldest_live, pto_tm_visit_fn visit, void *ctx)
 {
 	struct walk w = {
 		.base = base, .begin = begin, .end = end,
@@ -194,11 +196,12 @@ void pto_tm_lookup(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 	};
 
 	if (begin >= end)
-		return;
+		return PTO_TM_NO_COVER;
 	/* writers first: a covering writer prunes the reader walk */
 	lookup_kind(tm, &w, 1);
 	if (as_writer)
 		lookup_kind(tm, &w, 0);
+	return w.covered ? w.cover : PTO_TM_NO_COVER;
 }
 
 int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
