@@ -540,6 +540,7 @@ struct producers {
 	uint64_t owner;			/* of the param being looked up */
 	uint64_t newest;		/* its newest task found, + 1 */
 	uint64_t owners[PTO_MAX_PARAMS];	/* per param, for its entry */
+	struct pto_tm_key keys[PTO_MAX_PARAMS];	/* per tracked param */
 };
 
 static void note_producer(struct producers *pr, uint64_t task_id)
@@ -623,10 +624,11 @@ static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 		pr->owner = PTO_TM_NO_OWNER;
 		pr->newest = 0;
 		from = pr->n;
-		cover = pto_tm_lookup(&rt->orch.tm, base, begin,
-				      begin + p[i].size,
-				      p[i].kind != PTO_PARAM_INPUT, alive,
-				      add_producer, pr);
+		pto_tm_key(&rt->orch.tm, &pr->keys[i], base, begin,
+			   begin + p[i].size);
+		cover = pto_tm_lookup_key(&rt->orch.tm, &pr->keys[i],
+					  p[i].kind != PTO_PARAM_INPUT, alive,
+					  add_producer, pr);
 		if (cover != PTO_TM_NO_COVER && pr->newest > cover + 1)
 			drop_implied_cover(pr, from, cover);
 		/* the owner is held whatever orders the access */
@@ -677,7 +679,7 @@ static uint64_t tensor_arg(struct pto_runtime *rt, const struct pto_param *p)
  */
 static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 		      uint64_t id, const struct pto_param *p, uint32_t n,
-		      uint64_t heap_off, const uint64_t *owners)
+		      uint64_t heap_off, const struct producers *pr)
 {
 	struct pto_tensormap *tm = &rt->orch.tm;
 	uint32_t i;
@@ -703,9 +705,9 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 			break;
 		default:	/* INPUT, INOUT, OUTPUT_EXISTING */
 			d->args[i] = tensor_arg(rt, q);
-			pto_tm_insert(tm, (uintptr_t)q->base, q->offset,
-				      q->offset + q->size,
-				      q->kind != PTO_PARAM_INPUT, id, owners[i]);
+			pto_tm_insert_key(tm, &pr->keys[i],
+					  q->kind != PTO_PARAM_INPUT, id,
+					  pr->owners[i]);
 			break;
 		}
 	}
@@ -861,7 +863,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		d->packed_end = ha.end;
 		d->flags |= PTO_TASK_F_HEAP;
 	}
-	fill_args(rt, d, id, p, n, ha.offset, pr->owners);
+	fill_args(rt, d, id, p, n, ha.offset, pr);
 	for (i = 0; i < pr->n; i++)
 		list_producer(rt, d, pr->ids[i]);
 	STAT_ADD(rt->st.edges, pr->n);

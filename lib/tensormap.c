@@ -186,57 +186,110 @@ static void lookup_kind(struct pto_tensormap *tm, struct walk *w, int kind)
 	}
 }
 
+void pto_tm_key(struct pto_tensormap *tm, struct pto_tm_key *k,
+		uint64_t base, uint64_t begin, uint64_t end)
+{
+	k->base = base;
+	k->begin = begin;
+	k->end = end;
+	if (begin >= end) {
+		k->level = 0;
+		k->bucket = NULL;
+		return;
+	}
+	k->level = range_level(begin, end);
+	k->bucket = &tm->blk_buckets[blk_hash(tm, base, k->level,
+					      begin >> k->level)];
+}
+
+/*
+ * The common case: every live entry of the kinds walked is at the
+ * range's own level, where the range is one block (that is what its level
+ * means), so the walk is that block's chains and nothing else.
+ */
+static bool one_level(const struct pto_tensormap *tm,
+		      const struct pto_tm_key *k, bool as_writer)
+{
+	uint64_t levels = tm->level_mask[1] | (as_writer ? tm->level_mask[0] : 0);
+
+	return levels == 1ull << k->level;
+}
+
+uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
+			   const struct pto_tm_key *k, bool as_writer,
+			   uint64_t oldest_live, pto_tm_visit_fn visit,
+			   void *ctx)
+{
+	struct walk w = {
+		.base = k->base, .begin = k->begin, .end = k->end,
+		.oldest_live = oldest_live, .visit = visit, .ctx = ctx,
+	};
+
+	if (!k->bucket)
+		return PTO_TM_NO_COVER;
+	if (one_level(tm, k, as_writer)) {
+		int64_t blk = (int64_t)(k->begin >> k->level);
+
+		w.level = k->level;
+		walk_chain(tm, &w, LINK_BLK, k->bucket->head[1], blk);
+		if (as_writer)
+			walk_chain(tm, &w, LINK_BLK, k->bucket->head[0], blk);
+	} else {
+		/* writers first: a covering writer prunes the reader walk */
+		lookup_kind(tm, &w, 1);
+		if (as_writer)
+			lookup_kind(tm, &w, 0);
+	}
+	return w.covered ? w.cover : PTO_TM_NO_COVER;
+}
+
 uint64_t pto_tm_lookup(struct pto_tensormap *tm, uint64_t base,
 		       uint64_t begin, uint64_t end, bool as_writer,
 		       uint64_t oldest_live, pto_tm_visit_fn visit, void *ctx)
 {
-	struct walk w = {
-		.base = base, .begin = begin, .end = end,
-		.oldest_live = oldest_live, .visit = visit, .ctx = ctx,
-	};
+	struct pto_tm_key k;
 
-	if (begin >= end)
-		return PTO_TM_NO_COVER;
-	/* writers first: a covering writer prunes the reader walk */
-	lookup_kind(tm, &w, 1);
-	if (as_writer)
-		lookup_kind(tm, &w, 0);
-	return w.covered ? w.cover : PTO_TM_NO_COVER;
+	pto_tm_key(tm, &k, base, begin, end);
+	return pto_tm_lookup_key(tm, &k, as_writer, oldest_live, visit, ctx);
+}
+
+int pto_tm_insert_key(struct pto_tensormap *tm, const struct pto_tm_key *k,
+		      bool writer, uint64_t task_id, uint64_t owner)
+{
+	struct pto_tm_task *t = &tm->tasks[task_id & tm->window_mask];
+	struct pto_tm_entry *e;
+
+	if (!k->bucket)
+		return 0;
+	if (tm->live >= tm->pool_size)
+		return -ENOSPC;
+	e = &tm->pool[tm->head & tm->ring_mask];
+	e->base = k->base;
+	e->begin = k->begin;
+	e->end = k->end;
+	e->task_id = task_id;
+	e->level = (uint8_t)k->level;
+	e->writer = writer;
+	/* an owner is live, so within a window of task_id */
+	e->owner_gap = owner <= task_id ? (uint32_t)(task_id - owner) + 1 : 0;
+	e->blk_next = k->bucket->head[writer];
+	tm->head++;
+	k->bucket->head[writer] = tm->head;
+	tm->level_last[writer][k->level] = tm->head;
+	tm->level_mask[writer] |= 1ull << k->level;
+	tm->live++;
+	t->task_id = task_id;
+	t->end = tm->head;
+	return 0;
 }
 
 int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 		  uint64_t end, bool writer, uint64_t task_id, uint64_t owner)
 {
-	struct pto_tm_task *t = &tm->tasks[task_id & tm->window_mask];
-	uint64_t *blk_head;
-	struct pto_tm_entry *e;
-	unsigned int level;
+	struct pto_tm_key k;
 
-	if (begin >= end)
-		return 0;
-	if (tm->live >= tm->pool_size)
-		return -ENOSPC;
-	level = range_level(begin, end);
-	e = &tm->pool[tm->head & tm->ring_mask];
-	e->base = base;
-	e->begin = begin;
-	e->end = end;
-	e->task_id = task_id;
-	e->level = (uint8_t)level;
-	e->writer = writer;
-	/* an owner is live, so within a window of task_id */
-	e->owner_gap = owner <= task_id ? (uint32_t)(task_id - owner) + 1 : 0;
-	blk_head = &tm->blk_buckets[blk_hash(tm, base, level, begin >> level)]
-		.head[writer];
-	e->blk_next = *blk_head;
-	tm->head++;
-	*blk_head = tm->head;
-	tm->level_last[writer][level] = tm->head;
-	tm->level_mask[writer] |= 1ull << level;
-	tm->live++;
-	t->task_id = task_id;
-	t->end = tm->head;
-	return 0;
+	pto_tm_key(tm, &k, base, begin, end);
+	return pto_tm_insert_key(tm, &k, writer, task_id, owner);
 }
 
 void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task_id)

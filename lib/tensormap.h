@@ -94,6 +94,22 @@ struct pto_tensormap {
 #define PTO_TM_NO_OWNER UINT64_MAX
 
 /*
+ * One access's range and where it is indexed: its level and the bucket of
+ * its block there.  Made once per access (pto_tm_key()) and used by both
+ * the lookup and the insert of that access.
+ */
+struct pto_tm_key {
+	uint64_t base;
+	uint64_t begin;
+	uint64_t end;
+	unsigned int level;
+	struct pto_tm_bucket *bucket;	/* NULL: empty range, not indexed */
+};
+
+void pto_tm_key(struct pto_tensormap *tm, struct pto_tm_key *k,
+		uint64_t base, uint64_t begin, uint64_t end);
+
+/*
  * Called for every live entry a lookup finds overlapping the range, with
  * the owner that entry records.
  */
@@ -114,6 +130,10 @@ void pto_tm_destroy(struct pto_tensormap *tm);
 uint64_t pto_tm_lookup(struct pto_tensormap *tm, uint64_t base,
 		       uint64_t begin, uint64_t end, bool as_writer,
 		       uint64_t oldest_live, pto_tm_visit_fn visit, void *ctx);
+uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
+			   const struct pto_tm_key *k, bool as_writer,
+			   uint64_t oldest_live, pto_tm_visit_fn visit,
+			   void *ctx);
 
 /*
  * Record an access by task_id to a buffer owned by owner (or
@@ -121,6 +141,8 @@ uint64_t pto_tm_lookup(struct pto_tensormap *tm, uint64_t base,
  */
 int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 		  uint64_t end, bool writer, uint64_t task_id, uint64_t owner);
+int pto_tm_insert_key(struct pto_tensormap *tm, const struct pto_tm_key *k,
+		      bool writer, uint64_t task_id, uint64_t owner);
 
 /* Free the entries of a retired task (call in task order). */
 void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task_id);
