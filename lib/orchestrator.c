@@ -839,7 +839,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	if (READ_ONCE(rt->win->sched_flags.error))
 		return submit_error(rt, -ECANCELED);
 
-	if (!fits(rt, &slot)) {
+	if (tasks_in_flight(rt) >= rt->cfg.task_window) {	/* fits(), inline */
 		ret = orch_wait(rt, &slot);
 		if (ret)
 			return submit_error(rt, ret);
