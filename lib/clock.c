@@ -25,6 +25,10 @@
 #define ANCHOR_NS	100000000ull
 /* The scale is first trusted after this much time. */
 #define CALIBRATE_NS	10000000ull
+/* How far apart the clock readings around a counter reading may be. */
+#define PAIR_NS		2000
+#define CLOCKSOURCE \
+	"/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
 enum { TSC_UNKNOWN, TSC_USABLE, TSC_UNUSABLE };
 
@@ -53,8 +57,7 @@ static inline uint64_t read_tsc(void)
 static bool kernel_uses_tsc(void)
 {
 	char buf[32] = "";
-	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/"
-			"current_clocksource", "r");
+	FILE *f = fopen(CLOCKSOURCE, "r");
 
 	if (!f)
 		return false;
@@ -75,13 +78,31 @@ static bool kernel_uses_tsc(void)
 }
 #endif
 
+/*
+ * A (counter, clock) pair read close together: a pair split by a
+ * preemption would skew the scale, so one whose clock readings around the
+ * counter lie more than PAIR_NS apart is read again.
+ */
+static void read_pair(uint64_t *t, uint64_t *ns)
+{
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		uint64_t before = pto_now_ns();
+
+		*t = read_tsc();
+		*ns = pto_now_ns();
+		if (*ns - before <= PAIR_NS)
+			break;
+	}
+}
+
 static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
 
 static void tsc_init(void)
 {
 	if (kernel_uses_tsc()) {
-		tsc.tsc0 = read_tsc();
-		tsc.ns0 = pto_now_ns();
+		read_pair(&tsc.tsc0, &tsc.ns0);
 		tsc.state = TSC_USABLE;
 	} else {
 		tsc.state = TSC_UNUSABLE;
@@ -94,16 +115,19 @@ static void tsc_init(void)
  */
 static uint64_t reanchor(void)
 {
-	uint64_t t = read_tsc(), ns = pto_now_ns();
-	uint64_t dns = ns - tsc.ns0, dt = t - tsc.tsc0;
+	uint64_t t, ns, dns, dt;
+
+	read_pair(&t, &ns);
+	dns = ns - tsc.ns0;
+	dt = t - tsc.tsc0;
 
 	anchor.tsc = t;
 	anchor.ns = ns;
 	if (dns >= CALIBRATE_NS && dt) {
-		uint64_t mult = (uint64_t)(((unsigned __int128)dns << 32) / dt);
+		uint64_t mult = (uint64_t)(((__uint128_t)dns << 32) / dt);
 
 		__atomic_store_n(&tsc.anchor_ticks,
-				 (uint64_t)(((unsigned __int128)ANCHOR_NS << 32) /
+				 (uint64_t)(((__uint128_t)ANCHOR_NS << 32) /
 					    mult), __ATOMIC_RELAXED);
 		__atomic_store_n(&tsc.mult, mult, __ATOMIC_RELAXED);
 	}
@@ -122,6 +146,6 @@ uint64_t pto_task_clock_ns(void)
 	if (!mult || !anchor.ns || t - anchor.tsc >=
 	    __atomic_load_n(&tsc.anchor_ticks, __ATOMIC_RELAXED))
 		return reanchor();
-	return anchor.ns + (uint64_t)(((unsigned __int128)(t - anchor.tsc) *
+	return anchor.ns + (uint64_t)(((__uint128_t)(t - anchor.tsc) *
 				       mult) >> 32);
 }

@@ -3,9 +3,9 @@
  * Unit tests of libpto's internals through its internal headers (linked
  * statically): ring arithmetic, the heap ring (wrap-around, never split,
  * alignment, full), the ready queue, and the TensorMap (overlap, chain
- * truncation at the first retired entry, per-task cleanup, reuse,
- * exhaustion),
- * each also against a brute-force model on random operations.
+ * truncation at the first retired entry, retirement by the ring's tail,
+ * reuse, exhaustion), each also against a brute-force model on random
+ * operations; and the per-task clock against CLOCK_MONOTONIC.
  *
  * The dependency-list pool is private to the orchestrator; its
  * back-pressure is tested through the API in test_window.
@@ -17,6 +17,7 @@
 
 #include "testlib.h"
 #include "rings.h"
+#include "sync.h"
 #include "tensormap.h"
 
 /* ---- ring arithmetic ----------------------------------------------------- */
@@ -417,6 +418,41 @@ static void test_tm_random(uint64_t seed)
 	pto_tm_destroy(&tm);
 }
 
+/* ---- the per-task clock ------------------------------------------------- */
+
+/*
+ * pto_task_clock_ns() scales the TSC where it can (lib/clock.c).  Over
+ * 150 ms, past its calibration and its first re-anchoring, every reading
+ * must lie between the CLOCK_MONOTONIC readings taken just before and
+ * after it, give or take CLOCK_SLACK_NS, and a thread's readings must not
+ * step back by more than that.
+ */
+#define CLOCK_SLACK_NS 200000ull
+
+static void test_task_clock(void)
+{
+	uint64_t start = pto_now_ns(), prev = 0, n = 0;
+	uint64_t outside = 0, back = 0;
+
+	for (;;) {
+		uint64_t before = pto_now_ns();
+		uint64_t t = pto_task_clock_ns();
+		uint64_t after = pto_now_ns();
+
+		outside += t + CLOCK_SLACK_NS < before ||
+			   t > after + CLOCK_SLACK_NS;
+		back += t + CLOCK_SLACK_NS < prev;
+		prev = t;
+		n++;
+		if (after - start > 150000000ull)
+			break;
+	}
+	diag("task clock: %llu readings", (unsigned long long)n);
+	ok_eq(outside, 0, "task clock: within %llu us of CLOCK_MONOTONIC",
+	      CLOCK_SLACK_NS / 1000);
+	ok_eq(back, 0, "task clock: a thread's readings do not step back");
+}
+
 int main(void)
 {
 	uint64_t seed = tl_env_seed("PTO_TEST_SEED");
@@ -431,5 +467,6 @@ int main(void)
 	test_tm_reuse();
 	test_tm_owner();
 	test_tm_random(seed);
+	test_task_clock();
 	return tap_done();
 }
