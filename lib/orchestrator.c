@@ -115,7 +115,6 @@ struct need {
 	uint64_t amount;	/* slots, bytes or entries wanted */
 };
 
-/* Per-ring checks by the cached view (the TensorMap's: as of its last sync). */
 /* Place bytes in the heap ring by the cached view; false: no room yet. */
 static bool heap_place(struct pto_runtime *rt, uint64_t bytes,
 		       struct pto_heap_alloc *ha)
@@ -125,6 +124,7 @@ static bool heap_place(struct pto_runtime *rt, uint64_t bytes,
 				 bytes, ha);
 }
 
+/* Per-ring checks by the cached view (the TensorMap's: as of its last sync). */
 static bool heap_fits(struct pto_runtime *rt, uint64_t bytes)
 {
 	struct pto_heap_alloc ha;
