@@ -62,6 +62,14 @@ static void test_heap_fixed(void)
 	ok_eq(pto_heap_ring_used(1500, 500, 0), 1000, "heap: used");
 	ok_eq(pto_heap_ring_used(1500, 500, 1200), 300,
 	      "heap: used counts from the floor");
+	ok(pto_heap_ring_fit(1024, 1500, 1500, 0, 700, &a) &&
+	   a.start == 2048 && a.offset == 0 &&
+	   pto_heap_ring_used(a.end, 1500, a.start) == 700,
+	   "heap: a block an empty ring skips to the next lap for is all "
+	   "that is used, counted from the floor");
+	ok(pto_heap_ring_fit(1024, 1500, 1000, 0, 100, &a) &&
+	   a.start == 1500 && a.offset == 476,
+	   "heap: the block's offset in the ring comes with it");
 }
 
 /*
@@ -73,7 +81,7 @@ static void test_heap_random(uint64_t seed)
 	enum { SIZE = 4096, MAXLIVE = 256 };
 	static uint8_t live_bytes[SIZE];
 	struct { uint64_t start, end; } q[MAXLIVE];
-	uint64_t top = 0, tail = 0, n, b;
+	uint64_t top = 0, tail = 0, floor = 0, n, b;
 	int head = 0, cnt = 0, i, split = 0, overlap = 0, misalign = 0;
 	int refused_empty = 0, used_bad = 0, allocs = 0, wraps = 0;
 	struct pto_heap_alloc a;
@@ -94,10 +102,16 @@ static void test_heap_random(uint64_t seed)
 			continue;
 		}
 		n = 64 * tl_range(&rng, 1, tl_range(&rng, 0, 7) ? 8 : 40);
-		if (!pto_heap_ring_fit(SIZE, top, tail, 0, n, &a)) {
+		if (!pto_heap_ring_fit(SIZE, top, tail, floor, n, &a)) {
 			refused_empty += cnt == 0;
 			continue;
 		}
+		/*
+		 * As the orchestrator does: a block placed in an empty ring
+		 * starts the live data, even when it skipped to the next lap.
+		 */
+		if (!pto_heap_ring_used(top, tail, floor))
+			floor = a.start;
 		allocs++;
 		split += a.start / SIZE != (a.end - 1) / SIZE;
 		misalign += a.start % 64 != 0;
@@ -110,7 +124,7 @@ static void test_heap_random(uint64_t seed)
 		q[(head + cnt) % MAXLIVE].end = a.end;
 		cnt++;
 		top = a.end;
-		used_bad += pto_heap_ring_used(top, tail, 0) > SIZE;
+		used_bad += pto_heap_ring_used(top, tail, floor) > SIZE;
 	}
 	diag("heap model: %d allocations, %d skipped to the next lap", allocs,
 	     wraps);
