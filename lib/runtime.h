@@ -116,6 +116,9 @@ struct pto_sched {
 	uint64_t scanned;		/* tasks below were scanned */
 	uint64_t peeked;		/* tasks below are known complete */
 	uint64_t retired;		/* tasks below were retired */
+	uint64_t heap_tail;		/* the tails as of retired */
+	uint64_t dep_tail;
+	uint32_t unpublished;		/* retired, not yet in the window */
 	uint64_t cring_head;
 	uint32_t outstanding;		/* dispatched, not completed */
 	uint32_t cring_size;

@@ -36,6 +36,8 @@
 #define STATS_INTERVAL_NS 10000000ull
 /* Descriptors requested ahead of a scan (see prefetch_published()). */
 #define SCAN_PREFETCH 64
+/* Retirements the orchestrator learns of at a time (publish_retired()). */
+#define RETIRE_PUBLISH 32
 
 static struct pto_sched_slot *sslot(struct pto_runtime *rt, uint64_t id)
 {
@@ -389,11 +391,36 @@ static void wake_orchestrator(struct pto_runtime *rt, uint32_t retired,
 	futex_wake(&w->sched.progress, 1);
 }
 
-static int retire(struct pto_runtime *rt)
+/*
+ * Tell the orchestrator about the tasks retired since the last call: the
+ * ring tails it allocates against, the progress count it sleeps on, and a
+ * wake-up if it sleeps.  Every store here moves the line from the
+ * orchestrator's CPU if it read the tails since, and the progress bump and
+ * the fence before the sleeping flag are locked instructions: so this runs
+ * once per RETIRE_PUBLISH retirements, and whenever the scheduler runs out
+ * of work, not once per loop.
+ */
+static void publish_retired(struct pto_runtime *rt)
 {
 	struct pto_window_header *w = rt->win;
-	uint64_t id = w->sched.last_task_alive, heap_tail = w->sched.heap_tail;
-	uint64_t dep_tail = w->sched.dep_tail;
+	struct pto_sched *s = &rt->sched;
+	uint32_t n = s->unpublished;
+
+	if (!n)
+		return;
+	s->unpublished = 0;
+	store_release(&w->sched.heap_tail, s->heap_tail);
+	store_release(&w->sched.dep_tail, s->dep_tail);
+	store_release(&w->sched.last_task_alive, s->retired);
+	__atomic_fetch_add(&w->sched.progress, 1, __ATOMIC_RELEASE);
+	wake_orchestrator(rt, n, false);
+}
+
+static int retire(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+	uint64_t id = s->retired, heap_tail = s->heap_tail;
+	uint64_t dep_tail = s->dep_tail;
 	int n = 0;
 
 	while (id < rt->sched.scanned) {
@@ -411,12 +438,12 @@ static int retire(struct pto_runtime *rt)
 	}
 	if (!n)
 		return 0;
-	rt->sched.retired = id;
-	store_release(&w->sched.heap_tail, heap_tail);
-	store_release(&w->sched.dep_tail, dep_tail);
-	store_release(&w->sched.last_task_alive, id);
-	__atomic_fetch_add(&w->sched.progress, 1, __ATOMIC_RELEASE);
-	wake_orchestrator(rt, n, false);
+	s->retired = id;
+	s->heap_tail = heap_tail;
+	s->dep_tail = dep_tail;
+	s->unpublished += n;
+	if (s->unpublished >= RETIRE_PUBLISH)
+		publish_retired(rt);
 	return n;
 }
 
@@ -540,6 +567,7 @@ static void *sched_main(void *arg)
 				maybe_publish_stats(rt);
 			continue;
 		}
+		publish_retired(rt);
 		if (run_finished(rt))
 			break;
 		if (++idle < rt->sched.spin_budget) {
@@ -595,6 +623,13 @@ void pto_sched_fini(struct pto_runtime *rt)
 
 int pto_sched_start(struct pto_runtime *rt)
 {
+	struct pto_window_sched *ws = &rt->win->sched;
+
+	/* the window's tails are where the last run left them */
+	rt->sched.retired = ws->last_task_alive;
+	rt->sched.heap_tail = ws->heap_tail;
+	rt->sched.dep_tail = ws->dep_tail;
+	rt->sched.unpublished = 0;
 	rt->sched.failed = false;
 	rt->sched.wake_batch = rt->cfg.task_window / 8;
 	if (!rt->sched.spin_budget)
