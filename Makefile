@@ -35,7 +35,7 @@ endif
 CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -pthread -fPIC -ffp-contract=off \
-	-D_GNU_SOURCE -Ilib/include -Iuapi -Ilib -Isim
+	-D_GNU_SOURCE -Iinclude -Iinclude/uapi
 LDLIBS_PTO := -pthread -ldl -lm -luring
 
 ifeq ($(SAN),asan)
@@ -61,7 +61,6 @@ MAN_PAGES :=		# man pages make install copies (section from suffix)
 all: lib-all
 
 include lib/build.mk
--include sim/build.mk
 -include tools/build.mk
 -include samples/build.mk
 -include selftests/build.mk
@@ -126,7 +125,7 @@ install: all
 	install -m 0755 $(O)/$(LIBPTO_SO_REAL) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(LIBPTO_SO_REAL) $(DESTDIR)$(LIBDIR)/$(LIBPTO_SONAME)
 	ln -sf $(LIBPTO_SONAME) $(DESTDIR)$(LIBDIR)/libpto.so
-	install -m 0644 lib/include/pto/*.h uapi/pto_uapi.h \
+	install -m 0644 include/pto/*.h include/uapi/pto/pto_uapi.h \
 		$(DESTDIR)$(INCLUDEDIR)/pto/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \

@@ -21,7 +21,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
-#include "pto_uapi.h"
+#include <pto/pto_uapi.h>
 
 #define PTO_MAX_DEVICES		64
 #define PTO_MAX_CORES_PER_TYPE	64

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The device interface libpto drives.  Two implementations: the in-process
- * simulator (sim/) and the /dev/ptoN driver (lib/backend_dev.c).  Both expose
- * the regions of uapi/pto_uapi.h; the scheduler's dispatch and completion
+ * simulator (backend/sim.c) and the /dev/ptoN driver (backend/dev.c).  Both expose
+ * the regions of <pto/pto_uapi.h>; the scheduler's dispatch and completion
  * path is the same code for both.
  */
 #ifndef PTO_LIB_BACKEND_H

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
-# libpto: lib/ and the simulator backend in sim/, as libpto.a and libpto.so.
+# libpto: lib/ (with its backends in lib/backend/) and the built-in ops of
+# ops/, as libpto.a and libpto.so.
 
 LIBPTO_VERSION := 0.1.0
 LIBPTO_SONAME := libpto.so.0
 LIBPTO_SO_REAL := libpto.so.$(LIBPTO_VERSION)
-LIBPTO_SRCS := $(sort $(wildcard lib/*.c) $(wildcard sim/*.c))
+LIBPTO_SRCS := $(sort $(wildcard lib/*.c lib/backend/*.c)) ops/pto_ops.c
 LIBPTO_OBJS := $(LIBPTO_SRCS:%.c=$(O)/%.o)
 
 # What programs link with: the static archive (tests, so they reach the
@@ -22,7 +23,7 @@ LINK_LIBPTO_STATIC = $(LIBPTO_A) $(LDLIBS_PTO)
 ifeq ($(SAN),)
 LIBPTO_OPT := -O3 -flto=auto -ffat-lto-objects
 endif
-$(LIBPTO_OBJS): EXTRA_CFLAGS += $(LIBPTO_OPT)
+$(LIBPTO_OBJS): EXTRA_CFLAGS += -Ilib -Iops $(LIBPTO_OPT)
 
 .PHONY: lib-all
 lib-all: $(LIBPTO_A) $(LIBPTO_SO)

@@ -39,7 +39,7 @@ static uint32_t cring_entries_for(uint32_t num_cores)
 	return n < 64 ? 64 : (uint32_t)n;
 }
 
-/* One cache line per writer and rate; see uapi/pto_uapi.h. */
+/* One cache line per writer and rate; see include/uapi/pto/pto_uapi.h. */
 _Static_assert(sizeof(struct pto_window_geometry) == 64 &&
 	       sizeof(struct pto_window_orch) == 64 &&
 	       sizeof(struct pto_window_notify) == 64 &&

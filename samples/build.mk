@@ -8,7 +8,7 @@ SAMPLE_NAMES := bgemm bgemm_builtin paged_attention paged_attention_builtin \
 	tree_reduce
 SAMPLE_SOS += $(SAMPLE_NAMES:%=$(O)/samples/%.so)
 
-SAMPLE_CFLAGS := -fvisibility=hidden
+SAMPLE_CFLAGS := -fvisibility=hidden -Iops
 
 $(O)/samples/%.o: samples/%.c
 	@mkdir -p $(dir $@)
@@ -16,7 +16,7 @@ $(O)/samples/%.o: samples/%.c
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAMPLE_CFLAGS) -MMD -MP -c $< -o $@
 
 # The built-in ops' exp, for the bit-exact paged attention reference.
-$(O)/samples/pto_ops.o: sim/pto_ops.c
+$(O)/samples/pto_ops.o: ops/pto_ops.c
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAMPLE_CFLAGS) -MMD -MP -c $< -o $@

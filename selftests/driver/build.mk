@@ -47,4 +47,4 @@ checkpatch: $(KSFT_STAMP)
 		-f driver/*.[ch] driver/probe/*.c
 	$(Q)$(CHECKPATCH) --strict --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,BIT_MACRO \
-		-f uapi/pto_uapi.h
+		-f include/uapi/pto/pto_uapi.h

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pto_uapi.h"
+#include <pto/pto_uapi.h>
 
 struct pto_t {
 	int fd;

@@ -9,6 +9,9 @@ SELFTESTS_LIB_COMMON := $(O)/selftests/lib/testlib.o
 
 TEST_PROGS += $(SELFTESTS_LIB_PROGS)
 
+# Unit tests reach into libpto's internals; they say so here.
+$(O)/selftests/lib/%.o: EXTRA_CFLAGS += -Ilib
+
 $(SELFTESTS_LIB_PROGS): $(O)/selftests/lib/%: $(O)/selftests/lib/%.o \
 		$(SELFTESTS_LIB_COMMON) $(LIBPTO_A)
 	$(if $(Q),@echo "  LD      $@")

@@ -10,6 +10,9 @@ PTOTOP_TESTS := $(PTOTOP_TEST_DIR)/test_statspage $(PTOTOP_TEST_DIR)/test_ptotop
 BINS += $(PTOTOP_LOADGEN)
 TEST_PROGS += $(PTOTOP_TESTS)
 
+# test_statspage drives the writer side, which is libpto-internal.
+$(PTOTOP_TEST_DIR)/test_statspage.o: EXTRA_CFLAGS += -Ilib
+
 $(PTOTOP_LOADGEN) $(PTOTOP_TEST_DIR)/test_statspage: %: %.o $(LIBPTO_A)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LINK_LIBPTO_STATIC)

@@ -53,9 +53,9 @@ log "kernel $KVER"
 
 # ---- pto.ko, built in a copy so the source tree stays clean ----
 rm -rf "$VM"
-mkdir -p "$VM/kmod/sim" "$VM/root"
-cp -r Kbuild driver uapi "$VM/kmod/"
-cp sim/pto_ops.c sim/pto_ops.h "$VM/kmod/sim/"
+mkdir -p "$VM/kmod/include" "$VM/root"
+cp -r Kbuild driver ops "$VM/kmod/"
+cp -r include/uapi "$VM/kmod/include/"
 # sparse too when it is installed (make C=2); its warnings fail the stage
 sparse=""
 command -v sparse >/dev/null 2>&1 && sparse="C=2"
@@ -94,7 +94,7 @@ copy_libs() {	# ELF files: copy the shared libraries they need
 }
 mkdir -p "$R/bin" "$R/sbin" "$R/proc" "$R/sys" "$R/dev" "$R/tmp" "$R/etc"
 cp /bin/busybox "$R/bin/busybox"
-cp "$VM/kmod/pto.ko" "$R/pto/pto.ko"
+cp "$VM/kmod/driver/pto.ko" "$R/pto/pto.ko"
 cp -P "$O"/libpto.so* "$R/pto/" 2>/dev/null || true
 for t in ptorun ptotop ptobench; do
 	[ -x "$O/tools/$t" ] && cp "$O/tools/$t" "$R/pto/tools/"

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "statspage.h"
+#include <pto/pto_statspage.h>
 #include "ptotop.h"
 
 const char *const pt_type_names[PT_NTYPES] = {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "statspage.h"
+#include <pto/pto_statspage.h>
 #include "ptotop.h"
 
 #define PTOTOP_VERSION	"0.1"

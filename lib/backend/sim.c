@@ -4,7 +4,7 @@
  *
  * It lays out the same regions as pto.ko (shared window, heap, per-core
  * registers, completion ring) in ordinary memory and runs one thread per
- * core.  A core follows the register protocol of uapi/pto_uapi.h: it takes
+ * core.  A core follows the register protocol of include/uapi/pto/pto_uapi.h: it takes
  * task ids from its doorbell queue, runs the bound C kernel or built-in op
  * on the descriptor's arguments, and posts a completion.  Device addresses
  * are host addresses here, so C kernels get plain pointers.

@@ -15,7 +15,7 @@
 #include <string.h>
 #endif
 
-#include "pto_uapi.h"
+#include <pto/pto_uapi.h>
 #include "pto_ops.h"
 
 static const signed char op_nargs[PTO_OP_COUNT] = {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
 /*
- * Built-in ops (enum pto_op in uapi/pto_uapi.h), one implementation shared
+ * Built-in ops (enum pto_op in include/uapi/pto/pto_uapi.h), one implementation shared
  * by the simulator and pto.ko so their results are bit-identical.
  *
  * Freestanding: no libc and no kernel headers beyond fixed-width types, so

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "pto_uapi.h"
+#include <pto/pto_uapi.h>
 
 #ifdef __cplusplus
 extern "C" {

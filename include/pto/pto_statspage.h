@@ -15,7 +15,10 @@
 #ifndef PTO_STATSPAGE_H
 #define PTO_STATSPAGE_H
 
+#include <errno.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define PTO_STATSPAGE_MAGIC	0x5054535041474531ull	/* "PTSPAGE1" */
 #define PTO_STATSPAGE_VERSION	1
@@ -52,5 +55,53 @@ struct pto_statspage {
 	uint32_t __pad;
 	uint64_t __reserved[16];
 };
+
+#define PTO_STATSPAGE_DIR	"/dev/shm"
+
+/* The directory pages live in: $PTO_STATS_DIR or /dev/shm. */
+static inline const char *pto_statspage_dir(void)
+{
+	const char *dir = getenv("PTO_STATS_DIR");
+
+	return dir && *dir ? dir : PTO_STATSPAGE_DIR;
+}
+
+/*
+ * Reader side, inline so that monitors need not link libpto.  Copy a
+ * consistent snapshot of a page mapped from another process into *out.
+ * Every field is a multiple of 8 bytes, so the copy is done in 64-bit
+ * atomic loads: no torn words, and no formal data race for the compiler
+ * to exploit.  They are acquire loads so that the second read of seq
+ * cannot be satisfied before any of them (the kernel's smp_rmb() in
+ * read_seqcount_retry); that costs nothing on x86 and, unlike a fence,
+ * is understood by ThreadSanitizer.  Returns 0, or -EAGAIN when the
+ * writer was busy on every retry (or died in the middle of an update).
+ */
+static inline int pto_statspage_read(const struct pto_statspage *page,
+				     struct pto_statspage *out)
+{
+	const uint64_t *src = (const uint64_t *)page;
+	uint64_t *dst = (uint64_t *)out;
+	size_t i, n = sizeof(*page) / sizeof(uint64_t);
+	int tries;
+
+	for (tries = 0; tries < 1000; tries++) {
+		uint64_t s1, s2;
+
+		/* acquire: the copy below cannot start before this load */
+		s1 = __atomic_load_n(&page->seq, __ATOMIC_ACQUIRE);
+		if (s1 & 1) {
+			/* the writer may be descheduled mid-update */
+			sched_yield();
+			continue;
+		}
+		for (i = 0; i < n; i++)
+			dst[i] = __atomic_load_n(&src[i], __ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&page->seq, __ATOMIC_RELAXED);
+		if (s1 == s2)
+			return 0;
+	}
+	return -EAGAIN;
+}
 
 #endif /* PTO_STATSPAGE_H */
