@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: MIT
-# libpto: lib/ (with its backends in lib/backend/) and the built-in ops of
-# ops/, as libpto.a and libpto.so.
+# libpto: lib/ (with its backends in lib/backend/), the built-in ops of ops/
+# and the helpers of util/, as libpto.a and libpto.so.
 
 LIBPTO_VERSION := 0.1.0
 LIBPTO_SONAME := libpto.so.0
 LIBPTO_SO_REAL := libpto.so.$(LIBPTO_VERSION)
-LIBPTO_SRCS := $(sort $(wildcard lib/*.c lib/backend/*.c)) ops/pto_ops.c
+LIBPTO_SRCS := $(sort $(wildcard lib/*.c lib/backend/*.c)) ops/pto_ops.c \
+	util/json.c
 LIBPTO_OBJS := $(LIBPTO_SRCS:%.c=$(O)/%.o)
 
 # What programs link with: the static archive (tests, so they reach the
@@ -23,7 +24,7 @@ LINK_LIBPTO_STATIC = $(LIBPTO_A) $(LDLIBS_PTO)
 ifeq ($(SAN),)
 LIBPTO_OPT := -O3 -flto=auto -ffat-lto-objects
 endif
-$(LIBPTO_OBJS): EXTRA_CFLAGS += -Ilib -Iops $(LIBPTO_OPT)
+$(LIBPTO_OBJS): EXTRA_CFLAGS += -Ilib -Iops -Iutil $(LIBPTO_OPT)
 
 .PHONY: lib-all
 lib-all: $(LIBPTO_A) $(LIBPTO_SO)

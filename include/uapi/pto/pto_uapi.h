@@ -41,6 +41,14 @@ enum pto_uapi_worker_type {
 	PTO_UAPI_NUM_WORKER_TYPES = 4,
 };
 
+/* Names of the worker types, indexed by enum pto_uapi_worker_type. */
+#define PTO_UAPI_WORKER_TYPE_NAMES {		\
+	[PTO_UAPI_WORKER_CUBE] = "cube",	\
+	[PTO_UAPI_WORKER_VECTOR] = "vector",	\
+	[PTO_UAPI_WORKER_AICPU] = "aicpu",	\
+	[PTO_UAPI_WORKER_ACCEL] = "accel",	\
+}
+
 /*
  * Built-in ops.  Arguments are the task's parameters in order: tensor
  * parameters give device addresses, scalars give values.  Float scalars are
