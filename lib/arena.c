@@ -5,10 +5,11 @@
  * freeing merges with both neighbours in O(1) once the block is found.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
+#include "arena.h"
 #include "rings.h"
-#include "runtime.h"
 
 struct arena_block {
 	uint64_t off;

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "config.h"
+#include "log.h"
+#include "rings.h"
 
 /*
  * Small enough that the descriptors and TensorMap entries in flight stay in
@@ -22,9 +24,39 @@
 #define MAX_TASK_WINDOW		(1u << 24)
 #define MAX_CORES_PER_TYPE	256
 
-static const char *const type_names[PTO_NUM_WORKER_TYPES] = {
-	"cube", "vector", "aicpu", "accel",
+static const char *const type_names[PTO_NUM_WORKER_TYPES] =
+	PTO_UAPI_WORKER_TYPE_NAMES;
+
+static const char *const env_names[PTO_NUM_ENV] = {
+	[PTO_ENV_DEVICE] = "PTO_DEVICE",
+	[PTO_ENV_TASK_WINDOW] = "PTO_TASK_WINDOW",
+	[PTO_ENV_HEAP_SIZE] = "PTO_HEAP_SIZE",
+	[PTO_ENV_DEP_POOL] = "PTO_DEP_POOL",
+	[PTO_ENV_TENSORMAP_POOL] = "PTO_TENSORMAP_POOL",
+	[PTO_ENV_SIM_CORES] = "PTO_SIM_CORES",
+	[PTO_ENV_STALL_TIMEOUT_MS] = "PTO_STALL_TIMEOUT_MS",
+	[PTO_ENV_TRACE] = "PTO_TRACE",
+	[PTO_ENV_ARENA_SIZE] = "PTO_ARENA_SIZE",
+	[PTO_ENV_STATS] = "PTO_STATS",
 };
+
+const char *pto_env_name(enum pto_env e)
+{
+	return (unsigned int)e < PTO_NUM_ENV ? env_names[e] : "?";
+}
+
+const char *pto_ring_env(enum pto_ring ring)
+{
+	static const enum pto_env ring_env[PTO_NUM_RINGS] = {
+		[PTO_RING_TASK] = PTO_ENV_TASK_WINDOW,
+		[PTO_RING_HEAP] = PTO_ENV_HEAP_SIZE,
+		[PTO_RING_DEP] = PTO_ENV_DEP_POOL,
+		[PTO_RING_TENSORMAP] = PTO_ENV_TENSORMAP_POOL,
+	};
+
+	return (unsigned int)ring < PTO_NUM_RINGS ?
+	       env_names[ring_env[ring]] : "?";
+}
 
 /* "123", "64K", "256M", "1G" (binary units) */
 int pto_parse_size(const char *s, uint64_t *out)
@@ -101,31 +133,36 @@ int pto_parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES])
 	return 0;
 }
 
-static void env_size(const char *name, uint64_t *v)
+static const char *env(enum pto_env e)
 {
-	const char *s = getenv(name);
+	return getenv(env_names[e]);
+}
+
+static void env_size(enum pto_env e, uint64_t *v)
+{
+	const char *s = env(e);
 
 	if (s && pto_parse_size(s, v))
-		pto_log("ignoring %s=%s: not a size\n", name, s);
+		pto_log("ignoring %s=%s: not a size\n", env_names[e], s);
 }
 
-static void env_u32(const char *name, uint32_t *v)
+static void env_u32(enum pto_env e, uint32_t *v)
 {
-	const char *s = getenv(name);
+	const char *s = env(e);
 
 	if (s && parse_u32(s, v))
-		pto_log("ignoring %s=%s: not a number\n", name, s);
+		pto_log("ignoring %s=%s: not a number\n", env_names[e], s);
 }
 
-void pto_config_init(struct pto_config *cfg)
+/* Defaults, then the environment's overrides, into a whole struct. */
+static void config_defaults(struct pto_config *cfg)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint32_t half = ncpu > 3 ? (uint32_t)(ncpu / 2) : 1;
 	const char *s;
 
-	if (!cfg)
-		return;
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->size = sizeof(*cfg);
 	cfg->device = "sim";
 	cfg->task_window = DEFAULT_TASK_WINDOW;
 	cfg->heap_size = DEFAULT_HEAP_SIZE;
@@ -139,23 +176,71 @@ void pto_config_init(struct pto_config *cfg)
 	cfg->cores[PTO_WORKER_ACCEL] = 1;
 	cfg->stall_timeout_ms = DEFAULT_STALL_MS;
 	cfg->arena_size = DEFAULT_ARENA_SIZE;
-
-	s = getenv("PTO_DEVICE");
+	s = env(PTO_ENV_DEVICE);
 	if (s && *s)
 		cfg->device = s;
-	env_u32("PTO_TASK_WINDOW", &cfg->task_window);
-	env_size("PTO_HEAP_SIZE", &cfg->heap_size);
-	env_u32("PTO_DEP_POOL", &cfg->dep_pool_size);
-	env_u32("PTO_TENSORMAP_POOL", &cfg->tensormap_pool_size);
-	env_u32("PTO_STALL_TIMEOUT_MS", &cfg->stall_timeout_ms);
-	env_size("PTO_ARENA_SIZE", &cfg->arena_size);
-	s = getenv("PTO_SIM_CORES");
+	env_u32(PTO_ENV_TASK_WINDOW, &cfg->task_window);
+	env_size(PTO_ENV_HEAP_SIZE, &cfg->heap_size);
+	env_u32(PTO_ENV_DEP_POOL, &cfg->dep_pool_size);
+	env_u32(PTO_ENV_TENSORMAP_POOL, &cfg->tensormap_pool_size);
+	env_u32(PTO_ENV_STALL_TIMEOUT_MS, &cfg->stall_timeout_ms);
+	env_size(PTO_ENV_ARENA_SIZE, &cfg->arena_size);
+	s = env(PTO_ENV_SIM_CORES);
 	if (s && pto_parse_cores(s, cfg->cores))
-		pto_log("ignoring PTO_SIM_CORES=%s: want e.g. "
-			"cube=4,vector=8,aicpu=1,accel=1\n", s);
-	s = getenv("PTO_TRACE");
+		pto_log("ignoring %s=%s: want e.g. "
+			"cube=4,vector=8,aicpu=1,accel=1\n",
+			env_names[PTO_ENV_SIM_CORES], s);
+	s = env(PTO_ENV_TRACE);
 	if (s && *s)
 		cfg->trace_path = s;
+}
+
+
+void pto_config_init_sized(struct pto_config *cfg, size_t size)
+{
+	struct pto_config full;
+
+	if (!cfg || size < PTO_CONFIG_SIZE_0_1)
+		return;
+	config_defaults(&full);
+	full.size = (uint32_t)size;
+	/* a caller newer than us gets our fields and zeroes past them */
+	memset(cfg, 0, size);
+	memcpy(cfg, &full, size < sizeof(full) ? size : sizeof(full));
+}
+
+void (pto_config_init)(struct pto_config *cfg)
+{
+	pto_config_init_sized(cfg, PTO_CONFIG_SIZE_0_1);
+}
+
+int pto_config_import(const struct pto_config *cfg, struct pto_config *out)
+{
+	size_t size = cfg->size ? cfg->size : PTO_CONFIG_SIZE_0_1;
+	const unsigned char *tail = (const unsigned char *)cfg;
+	size_t i;
+
+	if (size < PTO_CONFIG_SIZE_0_1) {
+		pto_log("invalid configuration: size %zu is smaller than any "
+			"struct pto_config (call pto_config_init() first)\n",
+			size);
+		return -EINVAL;
+	}
+	/* what the caller knows and we do not must be left at its default */
+	for (i = sizeof(*out); i < size; i++) {
+		if (tail[i]) {
+			pto_log("invalid configuration: it sets fields this "
+				"libpto %d.%d does not know (byte %zu of %zu); "
+				"use a newer libpto\n", PTO_VERSION_MAJOR,
+				PTO_VERSION_MINOR, i, size);
+			return -E2BIG;
+		}
+	}
+	/* fields the caller does not know take their defaults */
+	config_defaults(out);
+	memcpy(out, cfg, size < sizeof(*out) ? size : sizeof(*out));
+	out->size = sizeof(*out);
+	return 0;
 }
 
 static int bad(const char *what)

@@ -1,323 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * The orchestrator: pto_submit_task() and scopes.
+ * The orchestrator: scopes and pto_submit_task().
  *
  * A submission first finds everything it needs (task slot, producers,
  * dependency entries, TensorMap entries, heap space), waiting on the rings
- * as back-pressure, and only then changes shared state: lists its producers
- * in the dependency pool, records its accesses and publishes the
+ * as back-pressure (flow.c), and only then changes shared state: lists its
+ * producers in the dependency pool, records its accesses and publishes the
  * descriptor.  A failed wait (deadlock, cancellation) therefore leaves
  * nothing half-done.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
-#include "sync.h"
+#include "log.h"
+#include "orchestrator.h"
+#include "stats.h"
+#include "trace.h"
 
-/* Spins before the orchestrator sleeps on a full ring. */
-#define ORCH_SPINS 256
 /* Tasks published to the scheduler at a time (see publish()). */
 #define PUBLISH_BATCH 32
-
-void pto_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("pto: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
-
-/* ---- ring state as the orchestrator sees it ------------------------------ */
-
-/*
- * The scheduler's tails only grow, so a stale copy is a safe, pessimistic
- * view.  The orchestrator works from its copies and re-reads the shared
- * cache line only when a ring looks full (or every so often for fresh
- * statistics), which keeps that line from bouncing on every submit.
- */
-static void refresh_tails(struct pto_runtime *rt)
-{
-	struct pto_window_sched *ws = &rt->win->sched;
-
-	rt->orch.last_alive = load_acquire(&ws->last_task_alive);
-	rt->orch.heap_tail = load_acquire(&ws->heap_tail);
-	rt->orch.dep_tail = load_acquire(&ws->dep_tail);
-}
-
-/*
- * Make every task submitted and every scope end reported so far visible
- * to the scheduler.  Both go out in batches, every PUBLISH_BATCH tasks
- * (see publish()), and always before the orchestrator waits or ends the
- * run, or when the scheduler sleeps, so the scheduler never waits for
- * something the orchestrator holds back.  Each store to the notify line
- * takes the line from the scheduler's CPU, which polls it: one per batch,
- * not one per task or scope.  Tasks go first: a scope end covers only
- * published tasks.
- */
-static void flush_published(struct pto_runtime *rt)
-{
-	struct pto_window_notify *wn = &rt->win->notify;
-
-	if (wn->task_head != rt->orch.next_id)
-		store_release(&wn->task_head, rt->orch.next_id);
-	if (wn->release_head != rt->orch.release_head)
-		store_release(&wn->release_head, rt->orch.release_head);
-}
-
-static uint64_t tasks_in_flight(struct pto_runtime *rt)
-{
-	return rt->orch.next_id - rt->orch.last_alive;
-}
-
-static uint64_t heap_used(struct pto_runtime *rt)
-{
-	return pto_heap_ring_used(rt->win->orch.heap_top, rt->orch.heap_tail,
-				  rt->orch.heap_floor);
-}
-
-static uint64_t dep_used(struct pto_runtime *rt)
-{
-	return rt->win->orch.dep_top - rt->orch.dep_tail;
-}
-
-static void note_use(struct pto_runtime *rt, enum pto_ring ring, uint64_t n)
-{
-	struct pto_ring_stats *rs = &rt->st.ring[ring];
-
-	WRITE_ONCE(rs->in_use, n);
-	if (n > rs->high_water)
-		WRITE_ONCE(rs->high_water, n);
-}
-
-/*
- * Free the TensorMap entries of every task retired as of the orchestrator's
- * view.  Must run before a task slot is reused: the slot check and this
- * cleanup use the same view, so the slot's previous task is always freed.
- */
-static void tm_sync(struct pto_runtime *rt)
-{
-	uint64_t alive = rt->orch.last_alive;
-
-	while (rt->orch.tm_cleaned < alive)
-		pto_tm_retire_task(&rt->orch.tm, rt->orch.tm_cleaned++);
-}
-
-/* ---- back-pressure and deadlock diagnosis -------------------------------- */
-
-struct need {
-	enum pto_ring ring;
-	uint64_t amount;	/* slots, bytes or entries wanted */
-};
-
-/* Place bytes in the heap ring by the cached view; false: no room yet. */
-static bool heap_place(struct pto_runtime *rt, uint64_t bytes,
-		       struct pto_heap_alloc *ha)
-{
-	return pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
-				 rt->orch.heap_tail, rt->orch.heap_floor,
-				 bytes, ha);
-}
-
-/* Per-ring checks by the cached view (the TensorMap's: as of its last sync). */
-static bool heap_fits(struct pto_runtime *rt, uint64_t bytes)
-{
-	struct pto_heap_alloc ha;
-
-	return heap_place(rt, bytes, &ha);
-}
-
-static bool dep_fits(struct pto_runtime *rt, uint64_t entries)
-{
-	return dep_used(rt) + entries <= rt->dep_pool_size;
-}
-
-static bool tm_fits(struct pto_runtime *rt, uint64_t entries)
-{
-	return pto_tm_free_entries(&rt->orch.tm) >= entries;
-}
-
-static bool fits(struct pto_runtime *rt, const struct need *n)
-{
-	switch (n->ring) {
-	case PTO_RING_TASK:
-		return tasks_in_flight(rt) < (uint64_t)rt->cfg.task_window;
-	case PTO_RING_HEAP:
-		return heap_fits(rt, n->amount);
-	case PTO_RING_DEP:
-		return dep_fits(rt, n->amount);
-	case PTO_RING_TENSORMAP:
-		tm_sync(rt);
-		return tm_fits(rt, n->amount);
-	default:
-		return true;
-	}
-}
-
-/* Does n fit, by the cached view or else by a fresh one? */
-static bool need_met(struct pto_runtime *rt, const struct need *n)
-{
-	if (fits(rt, n))
-		return true;
-	refresh_tails(rt);
-	return fits(rt, n);
-}
-
-static const char *const ring_names[PTO_NUM_RINGS] = {
-	[PTO_RING_TASK] = "task window",
-	[PTO_RING_HEAP] = "heap ring",
-	[PTO_RING_DEP] = "dependency pool",
-	[PTO_RING_TENSORMAP] = "TensorMap pool",
-};
-
-const char *pto_ring_name(enum pto_ring ring)
-{
-	return ring < PTO_NUM_RINGS ? ring_names[ring] : "?";
-}
-
-static const char *const ring_env[PTO_NUM_RINGS] = {
-	[PTO_RING_TASK] = "PTO_TASK_WINDOW",
-	[PTO_RING_HEAP] = "PTO_HEAP_SIZE",
-	[PTO_RING_DEP] = "PTO_DEP_POOL",
-	[PTO_RING_TENSORMAP] = "PTO_TENSORMAP_POOL",
-};
-
-static uint64_t ring_capacity(struct pto_runtime *rt, enum pto_ring ring)
-{
-	switch (ring) {
-	case PTO_RING_TASK:
-		return rt->cfg.task_window;
-	case PTO_RING_HEAP:
-		return rt->heap_ring_size;
-	case PTO_RING_DEP:
-		return rt->dep_pool_size;
-	default:
-		return rt->orch.tm.pool_size;
-	}
-}
-
-static uint64_t ring_in_use(struct pto_runtime *rt, enum pto_ring ring)
-{
-	switch (ring) {
-	case PTO_RING_TASK:
-		return tasks_in_flight(rt);
-	case PTO_RING_HEAP:
-		return heap_used(rt);
-	case PTO_RING_DEP:
-		return dep_used(rt);
-	default:
-		return rt->orch.tm.live;
-	}
-}
-
-/*
- * Nothing ran or retired for the stall timeout while we waited: explain
- * which ring is exhausted, what holds it and what size would let the
- * program through.
- */
-static void diagnose_deadlock(struct pto_runtime *rt, const struct need *n,
-			      uint64_t waited_ms)
-{
-	struct pto_window_sched *ws = &rt->win->sched;
-	uint64_t cap = ring_capacity(rt, n->ring);
-	uint64_t used = ring_in_use(rt, n->ring);
-	uint64_t inner = 0, want, active, waiting, scanned;
-	const struct pto_scope *sc = NULL;
-
-	refresh_tails(rt);
-	if (rt->orch.nscopes) {
-		sc = &rt->orch.scopes[rt->orch.nscopes - 1];
-		inner = rt->orch.next_id - sc->begin;
-	}
-	want = used + n->amount;
-	if (n->ring == PTO_RING_TASK || n->ring == PTO_RING_HEAP)
-		want = pto_next_pow2(want + (n->ring == PTO_RING_TASK));
-
-	pto_log("deadlock: the %s is exhausted and nothing can free it "
-		"(no progress for %" PRIu64 " ms)\n",
-		pto_ring_name(n->ring), waited_ms);
-	pto_log("  %s: size %" PRIu64 ", in use %" PRIu64 ", requested %"
-		PRIu64 "\n", pto_ring_name(n->ring), cap, used, n->amount);
-	/* the scheduler's counters, read racily: good enough to explain */
-	active = READ_ONCE(ws->active);
-	waiting = READ_ONCE(ws->waiting);
-	scanned = READ_ONCE(ws->tasks_scanned);
-	pto_log("  tasks in flight: %" PRIu64 " (%" PRIu64 " ready or running, %"
-		PRIu64 " waiting for producers, %" PRIu64
-		" completed but held by their scope or consumers)\n",
-		tasks_in_flight(rt), active > waiting ? active - waiting : 0,
-		waiting, scanned - rt->orch.last_alive > active ?
-		scanned - rt->orch.last_alive - active : 0);
-	pto_log("  open scopes: %u; the innermost has submitted %" PRIu64
-		" tasks, which it holds until it ends\n", rt->orch.nscopes,
-		inner);
-	pto_log("  a %s of at least %" PRIu64 " would let this run on "
-		"(%s=%" PRIu64 "), or end scopes sooner\n",
-		pto_ring_name(n->ring), want, ring_env[n->ring], want);
-}
-
-static void wake_scheduler(struct pto_runtime *rt);
-
-/* Wait until n is met.  0, -EDEADLK after the stall timeout, -ECANCELED. */
-static int orch_wait(struct pto_runtime *rt, const struct need *n)
-{
-	struct pto_window_header *w = rt->win;
-	struct pto_ring_stats *rs = &rt->st.ring[n->ring];
-	uint64_t t0, deadline, timeout_ns;
-	uint32_t seen;
-	int i;
-
-	if (need_met(rt, n))
-		return 0;
-	flush_published(rt);	/* what we wait for may need them to run */
-	STAT_ADD(rs->stalls, 1);
-	t0 = pto_now_ns();
-	timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
-	deadline = t0 + timeout_ns;
-	seen = load_acquire(&w->sched.progress);
-	for (;;) {
-		for (i = 0; i < ORCH_SPINS && !need_met(rt, n); i++)
-			cpu_relax();
-		if (i < ORCH_SPINS)
-			break;
-		if (READ_ONCE(w->sched_flags.error))
-			goto cancelled;
-		wake_scheduler(rt);
-		WRITE_ONCE(w->orch_flags.sleeping, 1);
-		smp_mb();
-		if (!need_met(rt, n) &&
-		    load_acquire(&w->sched.progress) == seen)
-			futex_wait(&w->sched.progress, seen, 10);
-		WRITE_ONCE(w->orch_flags.sleeping, 0);
-		if (need_met(rt, n))
-			break;
-		if (load_acquire(&w->sched.progress) != seen ||
-		    READ_ONCE(w->sched.active)) {
-			/* something ran or retired: not stuck yet */
-			seen = load_acquire(&w->sched.progress);
-			deadline = pto_now_ns() + timeout_ns;
-			continue;
-		}
-		if (pto_now_ns() >= deadline) {
-			diagnose_deadlock(rt, n, (pto_now_ns() - t0) / 1000000);
-			STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
-			return -EDEADLK;
-		}
-	}
-	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
-	if (rt->trace)
-		pto_trace_span(rt->trace, "stall", t0, pto_now_ns(),
-			       rt->orch.next_id);
-	return 0;
-cancelled:
-	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
-	return -ECANCELED;
-}
 
 /* ---- scopes -------------------------------------------------------------- */
 
@@ -340,16 +42,6 @@ static int push_segment(struct pto_runtime *rt, uint64_t begin, uint64_t end)
 	return 0;
 }
 
-static void wake_scheduler(struct pto_runtime *rt)
-{
-	struct pto_window_header *w = rt->win;
-
-	WRITE_ONCE(w->notify.sched_wake, w->notify.sched_wake + 1);
-	smp_mb();
-	if (READ_ONCE(w->sched_flags.sleeping))
-		rt->be.ops->notify(&rt->be);
-}
-
 /* Tell the scheduler a scope no longer holds the tasks of a segment. */
 static void release_segment(struct pto_runtime *rt, const struct pto_segment *s)
 {
@@ -367,8 +59,8 @@ static void release_segment(struct pto_runtime *rt, const struct pto_segment *s)
 		rt->orch.release_tail = load_acquire(&w->sched.release_tail);
 		if (head - rt->orch.release_tail <= rt->release_mask)
 			break;
-		flush_published(rt);
-		wake_scheduler(rt);
+		orch_flush_published(rt);
+		orch_wake_scheduler(rt);
 		cpu_relax();
 	}
 	rt->be.release[head & rt->release_mask] =
@@ -430,12 +122,11 @@ int pto_scope_end(struct pto_runtime *rt)
 	o->scopes[o->nscopes - 1].seg_start = head;
 	/* a sleeping scheduler misses this by at most its first, 1 ms sleep */
 	if (READ_ONCE(rt->win->sched_flags.sleeping)) {
-		flush_published(rt);
-		wake_scheduler(rt);
+		orch_flush_published(rt);
+		orch_wake_scheduler(rt);
 	}
 	return ret;
 }
-
 /* ---- submission ---------------------------------------------------------- */
 
 /* Device address of a host address, or -1 when the device cannot see it. */
@@ -733,7 +424,7 @@ static void fill_desc(struct pto_task_desc *d, uint32_t kernel_id,
 static int wait_all(struct pto_runtime *rt, const struct plan *plan,
 		    uint32_t deps, struct pto_heap_alloc *ha)
 {
-	struct need needs[3] = {
+	struct pto_need needs[3] = {
 		{ PTO_RING_DEP, deps },
 		{ PTO_RING_TENSORMAP, plan->tm_entries },
 		{ PTO_RING_HEAP, plan->out_bytes },
@@ -745,16 +436,16 @@ static int wait_all(struct pto_runtime *rt, const struct plan *plan,
 	 * The common case: everything fits by the cached view (the caller
 	 * has just freed the TensorMap entries of retired tasks).
 	 */
-	if (dep_fits(rt, deps) && tm_fits(rt, plan->tm_entries) &&
-	    (!plan->out_bytes || heap_place(rt, plan->out_bytes, ha)))
+	if (orch_dep_fits(rt, deps) && orch_tm_fits(rt, plan->tm_entries) &&
+	    (!plan->out_bytes || orch_heap_place(rt, plan->out_bytes, ha)))
 		return 0;
 	for (i = 0; i < k; i++) {
-		ret = orch_wait(rt, &needs[i]);
+		ret = pto_flow_wait(rt, &needs[i]);
 		if (ret)
 			return ret;
 	}
 	if (plan->out_bytes)
-		heap_place(rt, plan->out_bytes, ha);	/* fits: waited */
+		orch_heap_place(rt, plan->out_bytes, ha);	/* fits: waited */
 	return 0;
 }
 
@@ -794,10 +485,10 @@ static void publish(struct pto_runtime *rt, uint64_t id,
 	__builtin_prefetch(pto_desc(rt, id + 1), 1);
 	__builtin_prefetch(&rt->be.dep[rt->orch.dep_idx], 1);
 	if (READ_ONCE(w->sched_flags.sleeping)) {
-		flush_published(rt);
-		wake_scheduler(rt);
+		orch_flush_published(rt);
+		orch_wake_scheduler(rt);
 	} else if ((id + 1) % PUBLISH_BATCH == 0) {
-		flush_published(rt);
+		orch_flush_published(rt);
 	}
 	STAT_ADD(rt->st.tasks_submitted, 1);
 	/*
@@ -807,21 +498,21 @@ static void publish(struct pto_runtime *rt, uint64_t id,
 	 */
 	all = (id & 63) == 0;
 	if (all)
-		refresh_tails(rt);
-	note_use(rt, PTO_RING_TASK, id + 1 - rt->orch.last_alive);
+		orch_refresh_tails(rt);
+	pto_stats_note_use(rt, PTO_RING_TASK, id + 1 - rt->orch.last_alive);
 	if (deps || all)
-		note_use(rt, PTO_RING_DEP, dep_used(rt));
+		pto_stats_note_use(rt, PTO_RING_DEP, orch_dep_used(rt));
 	if (plan->tm_entries || all)
-		note_use(rt, PTO_RING_TENSORMAP, rt->orch.tm.live);
+		pto_stats_note_use(rt, PTO_RING_TENSORMAP, rt->orch.tm.live);
 	if (plan->out_bytes || all)
-		note_use(rt, PTO_RING_HEAP, heap_used(rt));
+		pto_stats_note_use(rt, PTO_RING_HEAP, orch_heap_used(rt));
 }
 
 static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		      uint32_t type, const struct pto_param *p, uint32_t n,
 		      struct producers *pr)
 {
-	struct need slot = { PTO_RING_TASK, 1 };
+	struct pto_need slot = { PTO_RING_TASK, 1 };
 	uint64_t id = rt->orch.next_id, t0 = 0;
 	struct pto_task_desc *d;
 	struct pto_heap_alloc ha = { 0, 0, 0 };
@@ -839,12 +530,12 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	if (READ_ONCE(rt->win->sched_flags.error))
 		return submit_error(rt, -ECANCELED);
 
-	if (tasks_in_flight(rt) >= rt->cfg.task_window) {	/* fits(), inline */
-		ret = orch_wait(rt, &slot);
+	if (orch_tasks_in_flight(rt) >= rt->cfg.task_window) {	/* fits(), inline */
+		ret = pto_flow_wait(rt, &slot);
 		if (ret)
 			return submit_error(rt, ret);
 	}
-	tm_sync(rt);
+	orch_tm_sync(rt);
 
 	pr->self = id;
 	find_producers(rt, p, n, pr);
@@ -857,7 +548,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	d = pto_desc(rt, id);
 	fill_desc(d, kernel_id, type, n);
 	if (plan.out_bytes) {
-		if (heap_used(rt) == 0)
+		if (orch_heap_used(rt) == 0)
 			rt->orch.heap_floor = ha.start;
 		rt->win->orch.heap_top = ha.end;
 		d->packed_end = ha.end;
@@ -959,17 +650,17 @@ int pto_orch_run_end(struct pto_runtime *rt)
 	push_segment(rt, o->scopes[0].seg_start, o->next_id);
 	while (o->nsegs)
 		release_segment(rt, &o->segs[--o->nsegs]);
-	flush_published(rt);
+	orch_flush_published(rt);
 	o->nscopes = 0;
 	WRITE_ONCE(o->in_run, false);
 	store_release(&rt->win->notify.orch_done, 1);
-	wake_scheduler(rt);
+	orch_wake_scheduler(rt);
 	return ret;
 }
 
 /* After the scheduler has retired everything: free the TensorMap too. */
 void pto_orch_run_cleanup(struct pto_runtime *rt)
 {
-	refresh_tails(rt);
-	tm_sync(rt);
+	orch_refresh_tails(rt);
+	orch_tm_sync(rt);
 }

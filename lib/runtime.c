@@ -1,36 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * The runtime object: creation on a backend, kernels, device memory,
- * pto_run() and statistics.
+ * The runtime object: creation on a backend, device memory and pto_run(),
+ * which brings the orchestrator, the scheduler and the device together.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
+#include "config.h"
+#include "log.h"
 #include "runtime.h"
+#include "stats.h"
 #include "statspage.h"
 #include "sync.h"
-
-static const char *const op_names[PTO_OP_COUNT] = {
-	[PTO_OP_NOP] = "nop",
-	[PTO_OP_COPY] = "copy",
-	[PTO_OP_FILL_U32] = "fill_u32",
-	[PTO_OP_ADD_F32] = "add_f32",
-	[PTO_OP_MUL_F32] = "mul_f32",
-	[PTO_OP_GEMM_F32] = "gemm_f32",
-	[PTO_OP_MATMUL_BT_F32] = "matmul_bt_f32",
-	[PTO_OP_SOFTMAX_PREP_F32] = "softmax_prep_f32",
-	[PTO_OP_ONLINE_UPDATE_F32] = "online_update_f32",
-	[PTO_OP_ROW_DIV_F32] = "row_div_f32",
-	[PTO_OP_ADD_U32] = "add_u32",
-	[PTO_OP_SPIN_NS] = "spin_ns",
-};
-
-const char *pto_op_name(uint32_t op)
-{
-	return op < PTO_OP_COUNT ? op_names[op] : NULL;
-}
+#include "trace.h"
 
 static uint32_t cring_entries_for(uint32_t num_cores)
 {
@@ -75,12 +60,20 @@ static void mark_slots_empty(struct pto_runtime *rt)
 		rt->desc[i].task_id = UINT64_MAX;
 }
 
+/* "sim" is the in-process simulator; anything else names a /dev/ptoN. */
+static const struct pto_backend_ops *backend_for(const char *device)
+{
+	if (!device || !*device || !strcmp(device, "sim"))
+		return &pto_sim_backend_ops;
+	return &pto_dev_backend_ops;
+}
+
 static int open_backend(struct pto_runtime *rt)
 {
 	struct pto_backend_setup s;
 	int ret;
 
-	rt->be.ops = pto_backend_for(rt->cfg.device);
+	rt->be.ops = backend_for(rt->cfg.device);
 	ret = rt->be.ops->open(&rt->be, &rt->cfg);
 	if (ret)
 		return ret;
@@ -109,34 +102,25 @@ static int open_backend(struct pto_runtime *rt)
 	return 0;
 }
 
-static void init_stats(struct pto_runtime *rt)
-{
-	uint32_t t;
-
-	rt->st.ring[PTO_RING_TASK].size = rt->cfg.task_window;
-	rt->st.ring[PTO_RING_HEAP].size = rt->heap_ring_size;
-	rt->st.ring[PTO_RING_DEP].size = rt->dep_pool_size;
-	rt->st.ring[PTO_RING_TENSORMAP].size = rt->cfg.tensormap_pool_size;
-	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
-		rt->st.cores[t] = rt->be.cores[t];
-}
-
 int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 {
-	struct pto_config defaults;
+	struct pto_config own;
 	struct pto_runtime *rt;
 	int ret;
 
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!cfg) {
-		pto_config_init(&defaults);
-		cfg = &defaults;
-	}
-	ret = pto_config_validate(cfg);
+	ret = 0;
+	if (cfg)
+		ret = pto_config_import(cfg, &own);
+	else
+		pto_config_init(&own);
+	if (!ret)
+		ret = pto_config_validate(&own);
 	if (ret)
 		return ret;
+	cfg = &own;
 	/* aligned: the runtime keeps each thread's hot state on its own lines */
 	rt = aligned_alloc(_Alignof(struct pto_runtime),
 			   pto_align_up(sizeof(*rt), _Alignof(struct pto_runtime)));
@@ -169,9 +153,9 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 		pto_runtime_destroy(rt);
 		return ret;
 	}
-	init_stats(rt);
+	pto_stats_init(rt);
 	rt->page = pto_statspage_create(rt->device);
-	pto_sched_publish_stats(rt);
+	pto_stats_publish(rt);
 	*out = rt;
 	return 0;
 }
@@ -189,48 +173,6 @@ void pto_runtime_destroy(struct pto_runtime *rt)
 	pto_arena_destroy(rt->arena);
 	pthread_mutex_destroy(&rt->arena_lock);
 	free(rt);
-}
-
-static int register_kernel(struct pto_runtime *rt, uint32_t kernel_id,
-			   enum pto_worker_type type, uint32_t op,
-			   pto_kernel_fn fn, const char *name)
-{
-	struct pto_kernel *k;
-	int ret;
-
-	if (!rt || kernel_id >= PTO_MAX_KERNELS ||
-	    (unsigned int)type >= PTO_NUM_WORKER_TYPES || rt->orch.in_run)
-		return -EINVAL;
-	k = &rt->kernels[kernel_id];
-	if (k->registered)
-		return -EEXIST;
-	ret = rt->be.ops->bind_kernel(&rt->be, kernel_id, type, op, fn);
-	if (ret)
-		return ret;
-	*k = (struct pto_kernel){ .registered = true, .builtin = !fn,
-				  .type = type, .op = op, .fn = fn };
-	snprintf(k->name, sizeof(k->name), "%s",
-		 name && *name ? name : pto_op_name(op));
-	return 0;
-}
-
-int pto_kernel_register(struct pto_runtime *rt, uint32_t kernel_id,
-			enum pto_worker_type type, pto_kernel_fn fn,
-			const char *name)
-{
-	if (!fn)
-		return -EINVAL;
-	if (rt && !rt->be.c_kernels)
-		return -EOPNOTSUPP;
-	return register_kernel(rt, kernel_id, type, PTO_OP_NOP, fn, name);
-}
-
-int pto_kernel_register_builtin(struct pto_runtime *rt, uint32_t kernel_id,
-				enum pto_worker_type type, uint32_t op)
-{
-	if (op >= PTO_OP_COUNT)
-		return -EINVAL;
-	return register_kernel(rt, kernel_id, type, op, NULL, NULL);
 }
 
 void *pto_malloc(struct pto_runtime *rt, size_t size)
@@ -282,7 +224,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	pto_sched_join(rt);
 	pto_orch_run_cleanup(rt);
 	STAT_ADD(rt->st.run_ns, pto_now_ns() - t0);
-	pto_sched_publish_stats(rt);
+	pto_stats_publish(rt);
 
 	err = READ_ONCE(rt->win->sched_flags.error);
 	/* an orchestration passing on -ECANCELED reports the cause instead */
@@ -293,101 +235,4 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	if (rt->orch.error)
 		return rt->orch.error;
 	return end;
-}
-
-static void fill_live_stats(struct pto_runtime *rt, struct pto_stats *st)
-{
-	struct pto_window_header *w = rt->win;
-
-	/* the scheduler's tails, read afresh (not the orchestrator's copies) */
-	st->ring[PTO_RING_TASK].in_use = w->notify.task_head -
-		load_acquire(&w->sched.last_task_alive);
-	st->ring[PTO_RING_HEAP].in_use = pto_heap_ring_used(w->orch.heap_top,
-		load_acquire(&w->sched.heap_tail), rt->orch.heap_floor);
-	st->ring[PTO_RING_DEP].in_use = w->orch.dep_top -
-		load_acquire(&w->sched.dep_tail);
-	st->ring[PTO_RING_TENSORMAP].in_use = rt->orch.tm.live;
-}
-
-_Static_assert(sizeof(struct pto_stats) % sizeof(uint64_t) == 0,
-	       "pto_stats is copied in 64-bit words");
-
-int pto_get_stats(struct pto_runtime *rt, struct pto_stats *st)
-{
-	const uint64_t *src = (const uint64_t *)&rt->st;
-	uint64_t *dst = (uint64_t *)st;
-	size_t i;
-
-	if (!rt || !st)
-		return -EINVAL;
-	/* the scheduler updates its counters while a run goes on */
-	for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
-		dst[i] = READ_ONCE(src[i]);
-	st->tasks_completed = READ_ONCE(rt->sst.tasks_completed);
-	st->tasks_failed = READ_ONCE(rt->sst.tasks_failed);
-	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++)
-		st->busy_ns[i] = READ_ONCE(rt->sst.busy_ns[i]);
-	fill_live_stats(rt, st);
-	return 0;
-}
-
-static void print_ring_advice(FILE *out, enum pto_ring r,
-			      const struct pto_ring_stats *rs)
-{
-	static const char *const env[PTO_NUM_RINGS] = {
-		"PTO_TASK_WINDOW", "PTO_HEAP_SIZE", "PTO_DEP_POOL",
-		"PTO_TENSORMAP_POOL",
-	};
-
-	if (rs->stalls && rs->stall_ns > 1000000) {
-		fprintf(out, "  %s: full %" PRIu64 " times, %.1f ms waited; "
-			"%s=%" PRIu64 " would let the orchestrator run further "
-			"ahead\n", pto_ring_name(r), rs->stalls,
-			rs->stall_ns / 1e6, env[r], rs->size * 2);
-	} else if (rs->high_water && rs->high_water * 8 < rs->size &&
-		   rs->size > 1024) {
-		fprintf(out, "  %s: never more than %" PRIu64 " of %" PRIu64
-			" used; %s=%" PRIu64 " would do and save memory\n",
-			pto_ring_name(r), rs->high_water, rs->size, env[r],
-			pto_next_pow2(rs->high_water * 2));
-	}
-}
-
-void pto_print_stats(struct pto_runtime *rt, FILE *out)
-{
-	struct pto_stats st;
-	uint32_t r, t;
-	double wall;
-
-	if (pto_get_stats(rt, &st))
-		return;
-	wall = st.run_ns ? (double)st.run_ns : 1.0;
-	fprintf(out, "pto stats (%s): %" PRIu64 " runs, %" PRIu64
-		" tasks submitted, %" PRIu64 " completed, %" PRIu64
-		" failed, %" PRIu64 " dependencies, %.3f ms in pto_run\n",
-		rt->device, st.runs, st.tasks_submitted, st.tasks_completed,
-		st.tasks_failed, st.edges, st.run_ns / 1e6);
-	if (st.tasks_submitted)
-		fprintf(out, "  %.3f us per task\n",
-			st.run_ns / 1e3 / (double)st.tasks_submitted);
-	fprintf(out, "  %-16s %12s %12s %12s %10s %12s\n", "ring", "size",
-		"in use", "high water", "stalls", "stall ms");
-	for (r = 0; r < PTO_NUM_RINGS; r++) {
-		const struct pto_ring_stats *rs = &st.ring[r];
-
-		fprintf(out, "  %-16s %12" PRIu64 " %12" PRIu64 " %12" PRIu64
-			" %10" PRIu64 " %12.3f\n", pto_ring_name(r), rs->size,
-			rs->in_use, rs->high_water, rs->stalls,
-			rs->stall_ns / 1e6);
-	}
-	fprintf(out, "  %-16s %6s %12s %8s\n", "cores", "count", "busy ms",
-		"util");
-	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
-		fprintf(out, "  %-16s %6u %12.3f %7.1f%%\n",
-			pto_worker_type_name(t), st.cores[t],
-			st.busy_ns[t] / 1e6, st.cores[t] ?
-			100.0 * st.busy_ns[t] / wall / st.cores[t] : 0.0);
-	fprintf(out, "  sizing advice:\n");
-	for (r = 0; r < PTO_NUM_RINGS; r++)
-		print_ring_advice(out, r, &st.ring[r]);
 }

@@ -2,7 +2,7 @@
 /*
  * libpto internals: the runtime object and what its parts share.
  *
- * Roles (DESIGN §3):
+ * Roles:
  *   orchestrator  the thread inside pto_run(): task ring head, heap ring
  *                 top, dep pool top, TensorMap, scope stack, descriptors
  *   scheduler     a libpto thread: task states, fanin/fanout counts,
@@ -137,6 +137,7 @@ struct pto_sched_stats {
 	uint64_t busy_ns[PTO_NUM_WORKER_TYPES];
 };
 
+struct pto_arena;
 struct pto_trace;
 
 struct pto_runtime {
@@ -178,27 +179,6 @@ int pto_sched_init(struct pto_runtime *rt);
 void pto_sched_fini(struct pto_runtime *rt);
 int pto_sched_start(struct pto_runtime *rt);
 void pto_sched_join(struct pto_runtime *rt);
-void pto_sched_publish_stats(struct pto_runtime *rt);
-
-/* arena.c */
-struct pto_arena *pto_arena_create(uint64_t base, uint64_t size);
-void pto_arena_destroy(struct pto_arena *a);
-int64_t pto_arena_alloc(struct pto_arena *a, uint64_t size);
-int pto_arena_free(struct pto_arena *a, uint64_t off);
-
-/* config.c */
-int pto_config_validate(const struct pto_config *cfg);
-
-/* trace.c */
-struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt);
-void pto_trace_close(struct pto_trace *t);
-void pto_trace_task(struct pto_trace *t, const struct pto_completion *c,
-		    uint32_t kernel_id, const char *name);
-void pto_trace_span(struct pto_trace *t, const char *name, uint64_t start_ns,
-		    uint64_t end_ns, uint64_t task_id);
-
-/* Error reporting for diagnostics: "pto: " prefix on stderr. */
-void pto_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static inline struct pto_task_desc *pto_desc(struct pto_runtime *rt,
 					     uint64_t task_id)

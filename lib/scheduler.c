@@ -19,8 +19,9 @@
 #include <string.h>
 
 #include "runtime.h"
-#include "statspage.h"
+#include "stats.h"
 #include "sync.h"
+#include "trace.h"
 
 /*
  * Idle loop iterations before the scheduler sleeps: adaptive between these
@@ -500,40 +501,6 @@ static void sleep_until_work(struct pto_runtime *rt)
 	}
 }
 
-void pto_sched_publish_stats(struct pto_runtime *rt)
-{
-	struct pto_statspage *pg = rt->page;
-	const struct pto_stats *st = &rt->st;
-	const struct pto_sched_stats *sst = &rt->sst;
-	uint32_t i;
-
-	if (!pg)
-		return;
-	pto_statspage_begin(pg);
-	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++) {
-		pg->cores[i] = rt->be.cores[i];
-		pg->busy_ns[i] = sst->busy_ns[i];
-	}
-	pg->tasks_submitted = READ_ONCE(st->tasks_submitted);
-	pg->tasks_completed = sst->tasks_completed;
-	pg->tasks_failed = sst->tasks_failed;
-	pg->tasks_in_flight = load_acquire(&rt->win->notify.task_head) -
-			      rt->win->sched.last_task_alive;
-	pg->runs = READ_ONCE(st->runs);
-	pg->running = READ_ONCE(rt->orch.in_run) || !run_finished(rt);
-	for (i = 0; i < PTO_NUM_RINGS; i++) {
-		const struct pto_ring_stats *rs = &st->ring[i];
-
-		pg->ring[i].size = READ_ONCE(rs->size);
-		pg->ring[i].in_use = READ_ONCE(rs->in_use);
-		pg->ring[i].high_water = READ_ONCE(rs->high_water);
-		pg->ring[i].stalls = READ_ONCE(rs->stalls);
-		pg->ring[i].stall_ns = READ_ONCE(rs->stall_ns);
-	}
-	pg->last_error = READ_ONCE(rt->win->sched_flags.error);
-	pto_statspage_end(pg);
-}
-
 static void maybe_publish_stats(struct pto_runtime *rt)
 {
 	uint64_t now;
@@ -544,7 +511,7 @@ static void maybe_publish_stats(struct pto_runtime *rt)
 	if (now - rt->sched.last_stats_ns < STATS_INTERVAL_NS)
 		return;
 	rt->sched.last_stats_ns = now;
-	pto_sched_publish_stats(rt);
+	pto_stats_publish(rt);
 }
 
 static void *sched_main(void *arg)
@@ -582,7 +549,7 @@ static void *sched_main(void *arg)
 		sleep_until_work(rt);
 		idle = 0;
 	}
-	pto_sched_publish_stats(rt);
+	pto_stats_publish(rt);
 	return NULL;
 }
 

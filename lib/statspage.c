@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "statspage.h"
 
 /*
@@ -88,7 +89,7 @@ static struct pto_statspage *page_publish(const char *tmp, const char *path,
 
 struct pto_statspage *pto_statspage_create(const char *device)
 {
-	const char *env = getenv("PTO_STATS");
+	const char *env = getenv(pto_env_name(PTO_ENV_STATS));
 	const char *dir = pto_statspage_dir();
 	char tmp[PATH_MAX];
 	struct page_entry *e;

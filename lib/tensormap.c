@@ -243,16 +243,6 @@ uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 	return w.covered ? w.cover : PTO_TM_NO_COVER;
 }
 
-uint64_t pto_tm_lookup(struct pto_tensormap *tm, uint64_t base,
-		       uint64_t begin, uint64_t end, bool as_writer,
-		       uint64_t oldest_live, pto_tm_visit_fn visit, void *ctx)
-{
-	struct pto_tm_key k;
-
-	pto_tm_key(tm, &k, base, begin, end);
-	return pto_tm_lookup_key(tm, &k, as_writer, oldest_live, visit, ctx);
-}
-
 int pto_tm_insert_key(struct pto_tensormap *tm, const struct pto_tm_key *k,
 		      bool writer, uint64_t task_id, uint64_t owner)
 {

@@ -120,16 +120,13 @@ int pto_tm_init(struct pto_tensormap *tm, uint32_t pool_size,
 void pto_tm_destroy(struct pto_tensormap *tm);
 
 /*
- * Visit the live tasks whose accesses overlap [begin, end) of base:
+ * Visit the live tasks whose accesses overlap the key's range of its base:
  * writers always, readers too when as_writer.  Entries of tasks below
  * oldest_live are retired and end each chain walk, as does the newest
  * writer covering the whole range, which is returned (PTO_TM_NO_COVER:
  * none was found; every task visited is then newer than it).
  */
 #define PTO_TM_NO_COVER UINT64_MAX
-uint64_t pto_tm_lookup(struct pto_tensormap *tm, uint64_t base,
-		       uint64_t begin, uint64_t end, bool as_writer,
-		       uint64_t oldest_live, pto_tm_visit_fn visit, void *ctx);
 uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 			   const struct pto_tm_key *k, bool as_writer,
 			   uint64_t oldest_live, pto_tm_visit_fn visit,

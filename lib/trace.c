@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
+#include "log.h"
 #include "runtime.h"
 #include "sync.h"
+#include "trace.h"
 
 #define ORCH_TID 100000
 
@@ -32,14 +35,16 @@ static void name_track(struct pto_trace *t, uint32_t tid, const char *name)
 {
 	event_sep(t);
 	fprintf(t->f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
-		"\"tid\":%u,\"args\":{\"name\":\"%s\"}}", tid, name);
+		"\"tid\":%u,\"args\":{\"name\":", tid);
+	pto_json_str(t->f, name);
+	fputs("}}", t->f);
 }
 
 struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt)
 {
 	struct pto_trace *t = calloc(1, sizeof(*t));
 	uint32_t type, i, core = 0;
-	char name[48];
+	char name[96];
 
 	if (!t)
 		return NULL;
@@ -54,8 +59,11 @@ struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt)
 	t->first = true;
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", t->f);
 	event_sep(t);
-	fprintf(t->f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
-		"\"args\":{\"name\":\"pto %s\"}}", rt->device);
+	snprintf(name, sizeof(name), "pto %s", rt->device);
+	fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
+	      "\"args\":{\"name\":", t->f);
+	pto_json_str(t->f, name);
+	fputs("}}", t->f);
 	for (type = 0; type < PTO_NUM_WORKER_TYPES; type++) {
 		for (i = 0; i < rt->be.cores[type]; i++, core++) {
 			snprintf(name, sizeof(name), "%s%u",
@@ -85,12 +93,18 @@ static double rel_us(struct pto_trace *t, uint64_t ns)
 void pto_trace_task(struct pto_trace *t, const struct pto_completion *c,
 		    uint32_t kernel_id, const char *name)
 {
+	char slice[64];
+
+	snprintf(slice, sizeof(slice), "%s#%llu", name,
+		 (unsigned long long)c->task_id);
 	pthread_mutex_lock(&t->lock);
 	event_sep(t);
-	fprintf(t->f, "{\"name\":\"%s#%llu\",\"cat\":\"task\","
+	fputs("{\"name\":", t->f);
+	pto_json_str(t->f, slice);
+	fprintf(t->f, ",\"cat\":\"task\","
 		"\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
 		"\"args\":{\"task\":%llu,\"kernel\":%u,\"status\":%d}}",
-		name, (unsigned long long)c->task_id, c->core, rel_us(t, c->start_ns),
+		c->core, rel_us(t, c->start_ns),
 		rel_us(t, c->end_ns) - rel_us(t, c->start_ns),
 		(unsigned long long)c->task_id, kernel_id, c->status);
 	pthread_mutex_unlock(&t->lock);
@@ -101,9 +115,11 @@ void pto_trace_span(struct pto_trace *t, const char *name, uint64_t start_ns,
 {
 	pthread_mutex_lock(&t->lock);
 	event_sep(t);
-	fprintf(t->f, "{\"name\":\"%s\",\"cat\":\"orchestrator\",\"ph\":\"X\","
+	fputs("{\"name\":", t->f);
+	pto_json_str(t->f, name);
+	fprintf(t->f, ",\"cat\":\"orchestrator\",\"ph\":\"X\","
 		"\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
-		"\"args\":{\"task\":%" PRIu64 "}}", name, ORCH_TID,
+		"\"args\":{\"task\":%" PRIu64 "}}", ORCH_TID,
 		rel_us(t, start_ns), rel_us(t, end_ns) - rel_us(t, start_ns),
 		task_id);
 	pthread_mutex_unlock(&t->lock);

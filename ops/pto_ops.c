@@ -18,6 +18,22 @@
 #include <pto/pto_uapi.h>
 #include "pto_ops.h"
 
+/* Names and argument counts, one row per op. */
+static const char *const op_names[PTO_OP_COUNT] = {
+	[PTO_OP_NOP] = "nop",
+	[PTO_OP_COPY] = "copy",
+	[PTO_OP_FILL_U32] = "fill_u32",
+	[PTO_OP_ADD_F32] = "add_f32",
+	[PTO_OP_MUL_F32] = "mul_f32",
+	[PTO_OP_GEMM_F32] = "gemm_f32",
+	[PTO_OP_MATMUL_BT_F32] = "matmul_bt_f32",
+	[PTO_OP_SOFTMAX_PREP_F32] = "softmax_prep_f32",
+	[PTO_OP_ONLINE_UPDATE_F32] = "online_update_f32",
+	[PTO_OP_ROW_DIV_F32] = "row_div_f32",
+	[PTO_OP_ADD_U32] = "add_u32",
+	[PTO_OP_SPIN_NS] = "spin_ns",
+};
+
 static const signed char op_nargs[PTO_OP_COUNT] = {
 	[PTO_OP_NOP] = 0,
 	[PTO_OP_COPY] = 3,
@@ -32,6 +48,11 @@ static const signed char op_nargs[PTO_OP_COUNT] = {
 	[PTO_OP_ADD_U32] = 4,
 	[PTO_OP_SPIN_NS] = 1,
 };
+
+const char *pto_op_name(u32 op)
+{
+	return op < PTO_OP_COUNT ? op_names[op] : (const char *)0;
+}
 
 int pto_op_nargs(u32 op)
 {

@@ -36,6 +36,9 @@ struct pto_op_mem {
 int pto_op_exec(u32 op, const u64 *args, u32 nargs,
 		const struct pto_op_mem *mem);
 
+/* Name of op ("gemm_f32"), or NULL for an unknown op. */
+const char *pto_op_name(u32 op);
+
 /* Number of arguments op needs (NOP: 0), or -1 for an unknown op. */
 int pto_op_nargs(u32 op);
 

@@ -8,15 +8,9 @@ SAMPLE_NAMES := bgemm bgemm_builtin paged_attention paged_attention_builtin \
 	tree_reduce
 SAMPLE_SOS += $(SAMPLE_NAMES:%=$(O)/samples/%.so)
 
-SAMPLE_CFLAGS := -fvisibility=hidden -Iops
+SAMPLE_CFLAGS := -fvisibility=hidden
 
 $(O)/samples/%.o: samples/%.c
-	@mkdir -p $(dir $@)
-	$(if $(Q),@echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAMPLE_CFLAGS) -MMD -MP -c $< -o $@
-
-# The built-in ops' exp, for the bit-exact paged attention reference.
-$(O)/samples/pto_ops.o: ops/pto_ops.c
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAMPLE_CFLAGS) -MMD -MP -c $< -o $@
@@ -29,8 +23,7 @@ $(O)/samples/bgemm_builtin.so: $(O)/samples/bgemm_builtin.o \
 $(O)/samples/paged_attention.so: $(O)/samples/paged_attention.o \
 	$(O)/samples/pa_common.o
 $(O)/samples/paged_attention_builtin.so: \
-	$(O)/samples/paged_attention_builtin.o $(O)/samples/pa_common.o \
-	$(O)/samples/pto_ops.o
+	$(O)/samples/paged_attention_builtin.o $(O)/samples/pa_common.o
 $(O)/samples/tree_reduce.so: $(O)/samples/tree_reduce.o
 
 SAMPLE_SO_FILES := $(SAMPLE_NAMES:%=$(O)/samples/%.so)

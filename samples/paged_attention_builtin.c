@@ -11,7 +11,7 @@
  * At the end PTO_OP_ROW_DIV_F32.  See pa.h for the structure.
  *
  * The reference repeats the ops' arithmetic in the same order with the
- * ops' own exp (ops/pto_ops.c is linked in), so the check is bit-exact;
+ * ops' own exp (pto_op_expf() from libpto), so the check is bit-exact;
  * the double-precision reference checks that this is attention at all.
  */
 #include <errno.h>
@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "pa.h"
-#include "pto_ops.h"
 
 static int pa_register(struct pto_runtime *rt)
 {

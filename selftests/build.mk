@@ -7,3 +7,4 @@
 -include selftests/ptotop/build.mk
 -include selftests/vm/build.mk
 -include selftests/install/build.mk
+-include selftests/abi/build.mk

@@ -9,7 +9,15 @@
  * consumers have finished, and runs the tasks on the device (the in-process
  * simulator by default, or /dev/ptoN).
  *
- * See Documentation/libpto.rst.
+ * See Documentation/libpto.rst and libpto(3).
+ *
+ * ABI: the library is libpto.so.0.  Structs the caller allocates and the
+ * library fills or reads (struct pto_config, struct pto_stats) only grow
+ * at the end, and the library learns the caller's size (the size field of
+ * struct pto_config, the size argument of pto_get_stats_sized()), so a
+ * program built against an older header keeps working with a newer
+ * library, and one built against a newer header is told clearly when the
+ * library lacks what it asks for.
  */
 #ifndef PTO_PTO_H
 #define PTO_PTO_H
@@ -25,16 +33,17 @@ extern "C" {
 #endif
 
 #define PTO_VERSION_MAJOR 0
-#define PTO_VERSION_MINOR 1
+#define PTO_VERSION_MINOR 2
 
 struct pto_runtime;
 
+/* Kinds of cores; the values are the device ABI's. */
 enum pto_worker_type {
-	PTO_WORKER_CUBE,
-	PTO_WORKER_VECTOR,
-	PTO_WORKER_AICPU,
-	PTO_WORKER_ACCEL,
-	PTO_NUM_WORKER_TYPES
+	PTO_WORKER_CUBE = PTO_UAPI_WORKER_CUBE,
+	PTO_WORKER_VECTOR = PTO_UAPI_WORKER_VECTOR,
+	PTO_WORKER_AICPU = PTO_UAPI_WORKER_AICPU,
+	PTO_WORKER_ACCEL = PTO_UAPI_WORKER_ACCEL,
+	PTO_NUM_WORKER_TYPES = PTO_UAPI_NUM_WORKER_TYPES
 };
 
 enum pto_param_kind {
@@ -86,59 +95,218 @@ static inline uint64_t pto_f32_bits(float f)
 typedef void (*pto_kernel_fn)(const uint64_t *args, uint32_t nargs);
 typedef int (*pto_orch_fn)(struct pto_runtime *rt, void *arg);
 
+/**
+ * struct pto_config - how a runtime is set up
+ * @device: "sim" (the default) or a device node such as "/dev/pto0"
+ * @task_window: task ring slots, a power of two
+ * @heap_size: heap ring bytes
+ * @dep_pool_size: dependency list entries
+ * @tensormap_pool_size: TensorMap entries
+ * @cores: simulator only: cores of each worker type
+ * @stall_timeout_ms: no progress for this long while blocked on a ring is
+ *	a deadlock (-EDEADLK)
+ * @trace_path: write a Chrome/Perfetto JSON trace there when set
+ * @arena_size: bytes pto_malloc() may hand out
+ * @size: sizeof(struct pto_config) as the caller knows it, set by
+ *	pto_config_init(); 0 means a program built against libpto 0.1
+ *
+ * Fill it with pto_config_init() (defaults, then PTO_* environment
+ * overrides), then change what you need.  New fields are only ever added
+ * at the end.
+ */
 struct pto_config {
-	const char *device;		/* "sim" (default) or "/dev/ptoN" */
-	uint32_t task_window;		/* task ring slots, power of two */
-	uint64_t heap_size;		/* heap ring bytes */
-	uint32_t dep_pool_size;		/* dependency list entries */
-	uint32_t tensormap_pool_size;	/* TensorMap entries */
-	uint32_t cores[PTO_NUM_WORKER_TYPES];	/* sim: cores of each type */
-	uint32_t stall_timeout_ms;	/* blocked this long = deadlock */
-	const char *trace_path;		/* Chrome/Perfetto JSON trace */
-	/* extensions */
-	uint64_t arena_size;		/* pto_malloc bytes (PTO_ARENA_SIZE) */
-	uint32_t flags;			/* PTO_CFG_* */
+	const char *device;
+	uint32_t task_window;
+	uint64_t heap_size;
+	uint32_t dep_pool_size;
+	uint32_t tensormap_pool_size;
+	uint32_t cores[PTO_NUM_WORKER_TYPES];
+	uint32_t stall_timeout_ms;
+	const char *trace_path;
+	uint64_t arena_size;
+	uint32_t size;
 };
 
-/* Defaults, then PTO_* environment overrides. */
-void pto_config_init(struct pto_config *cfg);
+/**
+ * pto_config_init_sized() - defaults, then PTO_* environment overrides
+ * @cfg: the configuration to fill
+ * @size: sizeof(*cfg) as the caller was compiled with
+ *
+ * Call it through pto_config_init(), which passes the size.  Fields the
+ * library does not know are zeroed.
+ */
+void pto_config_init_sized(struct pto_config *cfg, size_t size);
 
+/* The entry point of programs built against libpto 0.1 (no size). */
+void (pto_config_init)(struct pto_config *cfg);
+#define pto_config_init(cfg) pto_config_init_sized((cfg), sizeof(*(cfg)))
+
+/**
+ * pto_runtime_create() - open a device and set up a runtime on it
+ * @cfg: configuration, or NULL for pto_config_init()'s defaults
+ * @rt: receives the runtime
+ *
+ * Return: 0; -EINVAL for a bad configuration (with a message naming the
+ * field); -ENOENT, -EACCES or -ENODEV when the device cannot be opened;
+ * -EPROTO when the device speaks another ABI; -ENOMEM.
+ */
 int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **rt);
+
+/**
+ * pto_runtime_destroy() - stop the device and free everything
+ * @rt: a runtime, or NULL; must not be inside pto_run()
+ */
 void pto_runtime_destroy(struct pto_runtime *rt);
 
+/**
+ * pto_kernel_register() - bind a kernel id to a C function (simulator)
+ * @rt: the runtime
+ * @kernel_id: id tasks name, below PTO_MAX_KERNELS
+ * @type: the worker type whose cores run it
+ * @fn: the kernel
+ * @name: a name for traces and statistics, or NULL
+ *
+ * Return: 0; -EEXIST when the id is bound; -EOPNOTSUPP on a device, which
+ * runs built-in ops only; -EINVAL.
+ */
 int pto_kernel_register(struct pto_runtime *rt, uint32_t kernel_id,
 			enum pto_worker_type type, pto_kernel_fn fn,
 			const char *name);
+
+/**
+ * pto_kernel_register_builtin() - bind a kernel id to a built-in op
+ * @rt: the runtime
+ * @kernel_id: id tasks name, below PTO_MAX_KERNELS
+ * @type: the worker type whose cores run it
+ * @op: enum pto_op
+ *
+ * Return: 0; -EEXIST when the id is bound; -EINVAL.
+ */
 int pto_kernel_register_builtin(struct pto_runtime *rt, uint32_t kernel_id,
 				enum pto_worker_type type, uint32_t op);
 
-/* Device memory, host-visible, 64-byte aligned; NULL when exhausted. */
+/**
+ * pto_malloc() - device memory the host can read and write
+ * @rt: the runtime
+ * @size: bytes
+ *
+ * Return: a 64-byte aligned pointer valid until pto_free() or the
+ * runtime's end, or NULL when the arena is exhausted.
+ */
 void *pto_malloc(struct pto_runtime *rt, size_t size);
+
+/**
+ * pto_free() - give back pto_malloc() memory
+ * @rt: the runtime
+ * @ptr: a pointer pto_malloc() returned, or NULL
+ */
 void pto_free(struct pto_runtime *rt, void *ptr);
 
+/**
+ * pto_run() - run an orchestration function to completion
+ * @rt: the runtime
+ * @fn: the orchestration function, called on this thread inside an outer
+ *	scope
+ * @arg: passed to @fn
+ *
+ * Returns once every submitted task has completed and been consumed.
+ *
+ * Return: 0, the negative value @fn returned, or the run's first error
+ * (-EIO or -ETIMEDOUT for a failed task, -EDEADLK, -ENOMEM).
+ */
 int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
+
+/**
+ * pto_scope_begin() - open a scope inside a run
+ * @rt: the runtime
+ *
+ * Tasks submitted until the matching pto_scope_end() are held by this
+ * scope (and only this one); their OUTPUT buffers live until it ends and
+ * their consumers are done.
+ */
 void pto_scope_begin(struct pto_runtime *rt);
+
+/**
+ * pto_scope_end() - close the innermost scope
+ * @rt: the runtime
+ *
+ * Return: 0, or -EINVAL when no scope of the orchestration is open.
+ */
 int pto_scope_end(struct pto_runtime *rt);
+
+/**
+ * pto_submit_task() - submit a task
+ * @rt: the runtime, inside pto_run()
+ * @kernel_id: a registered kernel
+ * @type: the worker type it was registered for
+ * @params: its parameters, in the order the kernel receives them
+ * @nparams: at most PTO_MAX_PARAMS
+ *
+ * Waits while a ring is full (back-pressure).  OUTPUT parameters receive
+ * their buffer's address before it returns.
+ *
+ * Return: the task's id (>= 0); -EINVAL, -ENOENT (unknown kernel), -E2BIG
+ * (a buffer larger than its ring), -EFAULT (memory the device cannot
+ * see), -ENODEV (no core of that type), -EDEADLK, -ECANCELED (an earlier
+ * task failed; the run drains).
+ */
 int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
 			enum pto_worker_type type,
 			const struct pto_param *params, uint32_t nparams);
 
-/*
- * Called from inside a C kernel (sim): fail the running task with a
- * negative errno.  The run then reports the error and drains.
+/**
+ * pto_kernel_set_error() - fail the running task (from a C kernel)
+ * @err: a negative errno
+ *
+ * The run then reports the error and drains.
  */
 void pto_kernel_set_error(int err);
 
 /* ---- helpers for tools ------------------------------------------------- */
 
-/* "cube", "vector", "aicpu", "accel" */
+/**
+ * pto_worker_type_name() - "cube", "vector", "aicpu" or "accel"
+ * @type: enum pto_worker_type
+ *
+ * Return: the name, or "?" for an unknown type.
+ */
 const char *pto_worker_type_name(uint32_t type);
-/* Parse "cube=4,vector=8,aicpu=1,accel=1" (any subset) into cores[]. */
+
+/**
+ * pto_parse_cores() - parse "cube=4,vector=8,aicpu=1,accel=1"
+ * @s: any subset of the four, comma separated
+ * @cores: updated for the types named; left alone on error
+ *
+ * Return: 0, or -EINVAL.
+ */
 int pto_parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES]);
-/* Parse a byte count with an optional K/M/G (binary) suffix. */
+
+/**
+ * pto_parse_size() - parse a byte count with an optional K, M or G suffix
+ * @s: "123", "64K", "256M", "1G" (binary units)
+ * @out: the value
+ *
+ * Return: 0, or -EINVAL.
+ */
 int pto_parse_size(const char *s, uint64_t *out);
-/* Name of a built-in op ("gemm_f32"), or NULL. */
+
+/**
+ * pto_op_name() - name of a built-in op ("gemm_f32")
+ * @op: enum pto_op
+ *
+ * Return: the name, or NULL for an unknown op.
+ */
 const char *pto_op_name(uint32_t op);
+
+/**
+ * pto_op_expf() - the exp the built-in ops use
+ * @x: argument
+ *
+ * For references that must match the ops bit for bit.
+ *
+ * Return: e to the power x, computed the same way on every backend.
+ */
+float pto_op_expf(float x);
 
 /* ---- flow-control statistics -------------------------------------------- */
 
@@ -158,21 +326,63 @@ struct pto_ring_stats {
 	uint64_t stall_ns;	/* time it waited */
 };
 
+/**
+ * struct pto_stats - a runtime's counters
+ * @ring: per ring: size, use and stalls
+ * @tasks_submitted: tasks submitted
+ * @tasks_completed: tasks completed
+ * @tasks_failed: tasks that failed
+ * @edges: dependencies inferred
+ * @busy_ns: core time per worker type
+ * @cores: cores per worker type
+ * @runs: pto_run() calls
+ * @run_ns: wall time inside pto_run()
+ *
+ * New fields are only ever added at the end; pto_get_stats() fills as
+ * much as the caller's size holds.
+ */
 struct pto_stats {
 	struct pto_ring_stats ring[PTO_NUM_RINGS];
 	uint64_t tasks_submitted;
 	uint64_t tasks_completed;
 	uint64_t tasks_failed;
-	uint64_t edges;			/* dependencies inferred */
-	uint64_t busy_ns[PTO_NUM_WORKER_TYPES];	/* core time per type */
+	uint64_t edges;
+	uint64_t busy_ns[PTO_NUM_WORKER_TYPES];
 	uint32_t cores[PTO_NUM_WORKER_TYPES];
 	uint64_t runs;
-	uint64_t run_ns;		/* wall time inside pto_run */
+	uint64_t run_ns;
 };
 
+/**
+ * pto_ring_name() - "task window", "heap ring", ...
+ * @ring: enum pto_ring
+ *
+ * Return: the name, or "?".
+ */
 const char *pto_ring_name(enum pto_ring ring);
-int pto_get_stats(struct pto_runtime *rt, struct pto_stats *st);
-/* Human-readable table with sizing advice. */
+
+/**
+ * pto_get_stats_sized() - copy a runtime's counters
+ * @rt: the runtime; may be inside pto_run() on another thread
+ * @st: filled up to @size bytes
+ * @size: sizeof(*st) as the caller was compiled with
+ *
+ * Call it through pto_get_stats(), which passes the size.
+ *
+ * Return: 0, or -EINVAL.
+ */
+int pto_get_stats_sized(struct pto_runtime *rt, struct pto_stats *st,
+			size_t size);
+
+/* The entry point of programs built against libpto 0.1 (no size). */
+int (pto_get_stats)(struct pto_runtime *rt, struct pto_stats *st);
+#define pto_get_stats(rt, st) pto_get_stats_sized((rt), (st), sizeof(*(st)))
+
+/**
+ * pto_print_stats() - a human-readable table with sizing advice
+ * @rt: the runtime
+ * @out: where to print it
+ */
 void pto_print_stats(struct pto_runtime *rt, FILE *out);
 
 #ifdef __cplusplus

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 
 #include "backend.h"
+#include "kernel.h"
 #include "pto_ops.h"
 #include "rings.h"
 #include "sync.h"
@@ -65,16 +66,6 @@ struct sim {
 	uint32_t irq;		/* futex the scheduler sleeps on */
 	uint32_t sched_waiting;
 };
-
-/* initial-exec: no __tls_get_addr call per task from inside libpto.so */
-static __thread int *current_task_status
-	__attribute__((tls_model("initial-exec")));
-
-void pto_kernel_set_error(int err)
-{
-	if (current_task_status && err < 0 && !*current_task_status)
-		*current_task_status = err;
-}
 
 static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 {
@@ -293,7 +284,7 @@ static int run_task(struct sim *sim, const struct pto_task_desc *d)
 {
 	static const struct pto_op_mem host_mem = { .base = 0, .size = ~0ull };
 	const struct sim_kernel *k;
-	int status = 0;
+	struct pto_kernel_ctx kc;
 
 	if (d->kernel_id >= PTO_MAX_KERNELS || d->nargs > PTO_MAX_ARGS)
 		return -EINVAL;
@@ -301,10 +292,10 @@ static int run_task(struct sim *sim, const struct pto_task_desc *d)
 	if (!k->bound)
 		return -ENOENT;
 	if (k->fn) {
-		current_task_status = &status;
+		pto_kernel_enter(&kc);
 		k->fn((const uint64_t *)d->args, d->nargs);
-		current_task_status = NULL;
-		return status;
+		pto_kernel_leave();
+		return kc.status;
 	}
 	if (k->op == PTO_OP_SPIN_NS) {
 		if (d->nargs < 1)

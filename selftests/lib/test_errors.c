@@ -67,6 +67,47 @@ static void test_bad_device(void)
 		     WEXITSTATUS(status));
 }
 
+/*
+ * A program built against a newer header passes a larger struct
+ * pto_config: fields we do not know must be left at zero, or the runtime
+ * refuses it rather than ignore what it asks for.
+ */
+static void test_config_sizes(void)
+{
+	struct {
+		struct pto_config cfg;
+		uint64_t newer[4];
+	} big;
+	struct pto_runtime *rt = NULL;
+	struct pto_stats st[2];
+
+	pto_config_init_sized(&big.cfg, sizeof(big));
+	ok(big.cfg.size == sizeof(big) && !big.newer[0] && !big.newer[3],
+	   "config: a larger caller's struct is zeroed past our fields");
+	big.cfg.cores[PTO_WORKER_VECTOR] = 1;
+	ok_eq(pto_runtime_create(&big.cfg, &rt), 0,
+	      "config: a larger struct with unknown fields zero is accepted");
+	if (rt) {
+		memset(st, 0x5a, sizeof(st));
+		ok_eq(pto_get_stats_sized(rt, &st[0], sizeof(st)), 0,
+		      "stats: a larger caller's buffer is filled");
+		ok(st[0].ring[PTO_RING_TASK].size == big.cfg.task_window &&
+		   ((unsigned char *)&st[1])[sizeof(st[1]) - 1] == 0,
+		   "stats: our fields set, the rest zeroed");
+		ok_eq(pto_get_stats_sized(rt, &st[0], 8), -EINVAL,
+		      "stats: a buffer smaller than any struct pto_stats");
+		pto_runtime_destroy(rt);
+		rt = NULL;
+	}
+	big.newer[2] = 1;
+	ok_eq(pto_runtime_create(&big.cfg, &rt), -E2BIG,
+	      "config: a field this library does not know is -E2BIG");
+	big.newer[2] = 0;
+	big.cfg.size = 8;
+	ok_eq(pto_runtime_create(&big.cfg, &rt), -EINVAL,
+	      "config: a size smaller than any struct pto_config is -EINVAL");
+}
+
 static void test_config(void)
 {
 	struct pto_config cfg;
@@ -76,6 +117,7 @@ static void test_config(void)
 	ok_eq(pto_runtime_create(&cfg, &rt), -EINVAL,
 	      "config: task window 6 (not a power of two) is -EINVAL");
 	test_bad_device();
+	test_config_sizes();
 
 	setenv("PTO_TASK_WINDOW", "32", 1);
 	setenv("PTO_HEAP_SIZE", "65536", 1);

@@ -20,6 +20,18 @@
 #include "sync.h"
 #include "tensormap.h"
 
+/* A lookup by range, as the orchestrator makes one: key, then walk. */
+static uint64_t pto_tm_lookup(struct pto_tensormap *tm, uint64_t base,
+			      uint64_t begin, uint64_t end, bool as_writer,
+			      uint64_t oldest_live, pto_tm_visit_fn visit,
+			      void *ctx)
+{
+	struct pto_tm_key k;
+
+	pto_tm_key(tm, &k, base, begin, end);
+	return pto_tm_lookup_key(tm, &k, as_writer, oldest_live, visit, ctx);
+}
+
 /* ---- ring arithmetic ----------------------------------------------------- */
 
 static void test_arith(void)

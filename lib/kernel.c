@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernels: binding kernel ids to C functions or built-in ops, and the
+ * calls a kernel may make while it runs.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "kernel.h"
+#include "runtime.h"
+
+__thread struct pto_kernel_ctx *pto_kernel_current
+	__attribute__((tls_model("initial-exec")));
+
+static int register_kernel(struct pto_runtime *rt, uint32_t kernel_id,
+			   enum pto_worker_type type, uint32_t op,
+			   pto_kernel_fn fn, const char *name)
+{
+	struct pto_kernel *k;
+	int ret;
+
+	if (!rt || kernel_id >= PTO_MAX_KERNELS ||
+	    (unsigned int)type >= PTO_NUM_WORKER_TYPES || rt->orch.in_run)
+		return -EINVAL;
+	k = &rt->kernels[kernel_id];
+	if (k->registered)
+		return -EEXIST;
+	ret = rt->be.ops->bind_kernel(&rt->be, kernel_id, type, op, fn);
+	if (ret)
+		return ret;
+	*k = (struct pto_kernel){ .registered = true, .builtin = !fn,
+				  .type = type, .op = op, .fn = fn };
+	snprintf(k->name, sizeof(k->name), "%s",
+		 name && *name ? name : pto_op_name(op));
+	return 0;
+}
+
+int pto_kernel_register(struct pto_runtime *rt, uint32_t kernel_id,
+			enum pto_worker_type type, pto_kernel_fn fn,
+			const char *name)
+{
+	if (!fn)
+		return -EINVAL;
+	if (rt && !rt->be.c_kernels)
+		return -EOPNOTSUPP;
+	return register_kernel(rt, kernel_id, type, PTO_OP_NOP, fn, name);
+}
+
+int pto_kernel_register_builtin(struct pto_runtime *rt, uint32_t kernel_id,
+				enum pto_worker_type type, uint32_t op)
+{
+	if (op >= PTO_OP_COUNT)
+		return -EINVAL;
+	return register_kernel(rt, kernel_id, type, op, NULL, NULL);
+}
+
+void pto_kernel_set_error(int err)
+{
+	struct pto_kernel_ctx *c = pto_kernel_current;
+
+	if (c && err < 0 && !c->status)
+		c->status = err;
+}

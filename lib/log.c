@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Diagnostics on stderr; see log.h.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "log.h"
+
+void pto_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("pto: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}

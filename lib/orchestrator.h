@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The orchestrator's side of the shared window, shared by the files that
+ * make up the orchestrator: orchestrator.c (scopes and submission) and
+ * flow.c (waiting on full rings, deadlock diagnosis).
+ *
+ * The scheduler's tails only grow, so a stale copy is a safe, pessimistic
+ * view.  The orchestrator works from its copies and re-reads the shared
+ * cache line only when a ring looks full (or every so often for fresh
+ * statistics), which keeps that line from bouncing on every submit.
+ */
+#ifndef PTO_LIB_ORCHESTRATOR_H
+#define PTO_LIB_ORCHESTRATOR_H
+
+#include "runtime.h"
+#include "sync.h"
+
+static inline void orch_refresh_tails(struct pto_runtime *rt)
+{
+	struct pto_window_sched *ws = &rt->win->sched;
+
+	rt->orch.last_alive = load_acquire(&ws->last_task_alive);
+	rt->orch.heap_tail = load_acquire(&ws->heap_tail);
+	rt->orch.dep_tail = load_acquire(&ws->dep_tail);
+}
+
+/*
+ * Make every task submitted and every scope end reported so far visible
+ * to the scheduler.  Both go out in batches (see publish() in
+ * orchestrator.c), and always before the orchestrator waits or ends the
+ * run, or when the scheduler sleeps, so the scheduler never waits for
+ * something the orchestrator holds back.  Each store to the notify line
+ * takes the line from the scheduler's CPU, which polls it: one per batch,
+ * not one per task or scope.  Tasks go first: a scope end covers only
+ * published tasks.
+ */
+static inline void orch_flush_published(struct pto_runtime *rt)
+{
+	struct pto_window_notify *wn = &rt->win->notify;
+
+	if (wn->task_head != rt->orch.next_id)
+		store_release(&wn->task_head, rt->orch.next_id);
+	if (wn->release_head != rt->orch.release_head)
+		store_release(&wn->release_head, rt->orch.release_head);
+}
+
+/* Tell the scheduler there is work, and wake it if it sleeps. */
+static inline void orch_wake_scheduler(struct pto_runtime *rt)
+{
+	struct pto_window_header *w = rt->win;
+
+	WRITE_ONCE(w->notify.sched_wake, w->notify.sched_wake + 1);
+	smp_mb();
+	if (READ_ONCE(w->sched_flags.sleeping))
+		rt->be.ops->notify(&rt->be);
+}
+
+static inline uint64_t orch_tasks_in_flight(struct pto_runtime *rt)
+{
+	return rt->orch.next_id - rt->orch.last_alive;
+}
+
+static inline uint64_t orch_heap_used(struct pto_runtime *rt)
+{
+	return pto_heap_ring_used(rt->win->orch.heap_top, rt->orch.heap_tail,
+				  rt->orch.heap_floor);
+}
+
+static inline uint64_t orch_dep_used(struct pto_runtime *rt)
+{
+	return rt->win->orch.dep_top - rt->orch.dep_tail;
+}
+
+/*
+ * Free the TensorMap entries of every task retired as of the orchestrator's
+ * view.  Must run before a task slot is reused: the slot check and this
+ * cleanup use the same view, so the slot's previous task is always freed.
+ */
+static inline void orch_tm_sync(struct pto_runtime *rt)
+{
+	uint64_t alive = rt->orch.last_alive;
+
+	while (rt->orch.tm_cleaned < alive)
+		pto_tm_retire_task(&rt->orch.tm, rt->orch.tm_cleaned++);
+}
+
+/* Place bytes in the heap ring by the cached view; false: no room yet. */
+static inline bool orch_heap_place(struct pto_runtime *rt, uint64_t bytes,
+				   struct pto_heap_alloc *ha)
+{
+	return pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
+				 rt->orch.heap_tail, rt->orch.heap_floor,
+				 bytes, ha);
+}
+
+static inline bool orch_dep_fits(struct pto_runtime *rt, uint64_t entries)
+{
+	return orch_dep_used(rt) + entries <= rt->dep_pool_size;
+}
+
+static inline bool orch_tm_fits(struct pto_runtime *rt, uint64_t entries)
+{
+	return pto_tm_free_entries(&rt->orch.tm) >= entries;
+}
+
+/* ---- flow.c: back-pressure and deadlock diagnosis ------------------------ */
+
+/* What a submission waits for: an amount of one ring. */
+struct pto_need {
+	enum pto_ring ring;
+	uint64_t amount;	/* slots, bytes or entries wanted */
+};
+
+/*
+ * Wait until n fits, publishing what the scheduler has not seen and
+ * sleeping while nothing moves.  Returns 0; -EDEADLK when nothing ran or
+ * retired for the stall timeout (after explaining why on stderr); or
+ * -ECANCELED when a task failed meanwhile.
+ */
+int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n);
+
+#endif /* PTO_LIB_ORCHESTRATOR_H */

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Statistics kept while a run goes on; see stats.c.
+ */
+#ifndef PTO_LIB_STATS_H
+#define PTO_LIB_STATS_H
+
+#include "runtime.h"
+#include "sync.h"
+
+/* Record that a ring holds n now (orchestrator only). */
+static inline void pto_stats_note_use(struct pto_runtime *rt,
+				      enum pto_ring ring, uint64_t n)
+{
+	struct pto_ring_stats *rs = &rt->st.ring[ring];
+
+	WRITE_ONCE(rs->in_use, n);
+	if (n > rs->high_water)
+		WRITE_ONCE(rs->high_water, n);
+}
+
+/* Sizes and core counts, once the backend is set up. */
+void pto_stats_init(struct pto_runtime *rt);
+
+/* Copy the counters into the stats page, if there is one. */
+void pto_stats_publish(struct pto_runtime *rt);
+
+#endif /* PTO_LIB_STATS_H */
