@@ -9,6 +9,7 @@
 #include <linux/io_uring.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
@@ -18,6 +19,7 @@
 
 #include "pto_drv.h"
 #include "pto_compat.h"
+#include "pto_layout.h"
 
 static atomic64_t pto_next_client_id = ATOMIC64_INIT(0);
 
@@ -266,6 +268,7 @@ static int pto_ioctl_get_info(struct pto_ctx *ctx, void __user *u, size_t us)
 	struct pto_info k;
 	int ret, i;
 
+	BUILD_BUG_ON(PTO_OP_COUNT > 64);
 	ret = pto_copy_in(&k, sizeof(k), u, us);
 	if (ret)
 		return ret;
@@ -273,83 +276,128 @@ static int pto_ioctl_get_info(struct pto_ctx *ctx, void __user *u, size_t us)
 		return -EINVAL;
 	memset(&k, 0, sizeof(k));
 	k.abi_version = PTO_ABI_VERSION;
+	k.features = PTO_DRV_FEATURES;
 	for (i = 0; i < PTO_UAPI_NUM_WORKER_TYPES; i++)
 		k.cores[i] = pdev->cores[i];
-	k.max_task_window = pto_max_task_window;
-	k.max_dep_pool = pto_max_dep_pool;
-	k.max_heap_size = pto_max_heap_size;
-	k.num_ops = PTO_OP_COUNT;
+	k.max_rings = PTO_MAX_RINGS;
+	k.max_task_window = READ_ONCE(pto_max_task_window);
+	k.max_dep_pool = READ_ONCE(pto_max_dep_pool);
 	k.max_args = PTO_MAX_ARGS;
+	k.max_heap_size = READ_ONCE(pto_max_heap_size);
+	k.ops = GENMASK_ULL(PTO_OP_COUNT - 1, 0);
 	k.task_timeout_ms = READ_ONCE(pto_task_timeout_ms);
 	return pto_copy_out(u, us, &k, sizeof(k));
 }
 
+/* Every field SETUP fills in, which callers pass as zero. */
+static bool pto_setup_out_zero(const struct pto_setup *s)
+{
+	return pto_zero(&s->window, sizeof(s->window)) &&
+	       pto_zero(&s->heap, sizeof(s->heap)) &&
+	       pto_zero(&s->regs, sizeof(s->regs)) &&
+	       pto_zero(&s->cring, sizeof(s->cring)) &&
+	       !s->header_offset && !s->order_offset && !s->release_offset &&
+	       !s->arena_offset && !s->cring_entries_offset &&
+	       !s->regs_stride && !s->num_cores;
+}
+
+/*
+ * The in fields of SETUP, before pto_layout() places them.  The limits
+ * are module parameters that may change meanwhile: each is read once.
+ */
 static int pto_setup_check(const struct pto_setup *s)
 {
-	if (s->flags || s->__pad0 || s->__pad1 ||
-	    !pto_zero(s->__pad2, sizeof(s->__pad2)))
+	u32 max_tw = READ_ONCE(pto_max_task_window);
+	u32 max_dep = READ_ONCE(pto_max_dep_pool);
+	/*
+	 * The order ring holds every task in flight, of every ring; the
+	 * release ring at most one scope end per task.  4096 keeps small
+	 * windows from limiting scopes.
+	 */
+	u64 max_entries = (u64)max(max_tw, 4096U) * PTO_MAX_RINGS;
+	u32 r;
+
+	if (s->flags || s->__pad0 || !pto_zero(s->__pad1, sizeof(s->__pad1)))
 		return -EINVAL;
-	if (s->window_offset || s->window_size || s->heap_offset ||
-	    s->regs_offset || s->regs_size || s->cring_offset ||
-	    s->cring_size_bytes || s->num_cores)
-		return -EINVAL;		/* out fields must come in zeroed */
-	if (!is_power_of_2(s->task_window) ||
-	    s->task_window > pto_max_task_window)
+	if (!pto_setup_out_zero(s))
 		return -EINVAL;
-	if (!s->dep_pool_size || s->dep_pool_size > pto_max_dep_pool)
+	if (s->features & ~PTO_DRV_FEATURES)
+		return -EINVAL;
+	if (!s->nrings || s->nrings > PTO_MAX_RINGS)
+		return -EINVAL;
+	for (r = 0; r < PTO_MAX_RINGS; r++) {
+		const struct pto_ring_geometry *g = &s->ring[r];
+
+		if (r >= s->nrings) {
+			if (!pto_zero(g, sizeof(*g)))
+				return -EINVAL;
+			continue;
+		}
+		if (g->desc_offset || g->dep_offset || g->heap_offset ||
+		    g->__pad)
+			return -EINVAL;
+		if (!is_power_of_2(g->task_window) || g->task_window > max_tw)
+			return -EINVAL;
+		if (!g->dep_pool_size || g->dep_pool_size > max_dep)
+			return -EINVAL;
+		/* every ring has a heap ring: tasks place outputs there */
+		if (!g->heap_size || !IS_ALIGNED(g->heap_size, 64))
+			return -EINVAL;
+	}
+	if (!is_power_of_2(s->order_ring_size) ||
+	    s->order_ring_size > max_entries)
 		return -EINVAL;
 	if (!is_power_of_2(s->release_ring_size) ||
-	    s->release_ring_size > max(pto_max_task_window, 4096U))
+	    s->release_ring_size > max_entries)
 		return -EINVAL;
 	if (!is_power_of_2(s->cring_size) || s->cring_size > PTO_MAX_CRING)
 		return -EINVAL;
-	if (!s->heap_size || s->heap_size > pto_max_heap_size ||
-	    s->heap_ring_size > s->heap_size)
+	/* pto_layout() checks that the heap rings fit */
+	if (s->heap_size > READ_ONCE(pto_max_heap_size))
 		return -EINVAL;
 	return 0;
 }
 
+/* Allocate the regions SETUP placed and write what the device owns. */
 static int pto_alloc_regions(struct pto_ctx *ctx, const struct pto_setup *s)
 {
-	size_t dep_off = 4096 + (size_t)s->task_window * 256;
-	size_t rel_off = dep_off + (size_t)s->dep_pool_size * 16;
-	int i;
+	u8 *win, *cring;
+	u32 i;
 
-	ctx->region_size[PTO_REGION_WINDOW] =
-		PAGE_ALIGN(rel_off + (size_t)s->release_ring_size * 16);
-	ctx->region_size[PTO_REGION_HEAP] = PAGE_ALIGN(s->heap_size);
-	ctx->region_size[PTO_REGION_REGS] =
-		PAGE_ALIGN(ctx->num_cores * sizeof(struct pto_core_regs));
-	ctx->region_size[PTO_REGION_CRING] = PAGE_ALIGN(PTO_CRING_ENTRIES_OFFSET +
-		(size_t)s->cring_size * sizeof(struct pto_completion));
+	ctx->region_size[PTO_REGION_WINDOW] = s->window.size;
+	ctx->region_size[PTO_REGION_HEAP] = s->heap.size;
+	ctx->region_size[PTO_REGION_REGS] = s->regs.size;
+	ctx->region_size[PTO_REGION_CRING] = s->cring.size;
 	for (i = 0; i < PTO_NUM_REGIONS; i++) {
 		ctx->region[i] = vmalloc_user(ctx->region_size[i]);
 		if (!ctx->region[i])
 			return -ENOMEM;
 	}
+	win = ctx->region[PTO_REGION_WINDOW];
+	cring = ctx->region[PTO_REGION_CRING];
 
-	ctx->win = ctx->region[PTO_REGION_WINDOW];
-	ctx->win->geo.magic = PTO_WINDOW_MAGIC;
-	ctx->win->geo.abi_version = PTO_ABI_VERSION;
-	ctx->win->geo.task_window = s->task_window;
-	ctx->win->geo.dep_pool_size = s->dep_pool_size;
-	ctx->win->geo.release_ring_size = s->release_ring_size;
-	ctx->win->geo.max_args = PTO_MAX_ARGS;
-	ctx->win->geo.heap_ring_size = s->heap_ring_size;
-	ctx->win->geo.heap_size = s->heap_size;
-	ctx->win->geo.desc_offset = 4096;
-	ctx->win->geo.dep_offset = dep_off;
-	ctx->win->geo.release_offset = rel_off;
-	ctx->desc = ctx->region[PTO_REGION_WINDOW] + 4096;
+	ctx->win = (struct pto_window_header *)(win + s->header_offset);
+	ctx->win->ident.magic = PTO_WINDOW_MAGIC;
+	ctx->win->ident.abi_version = PTO_ABI_VERSION;
+	ctx->win->ident.features = s->features;
+	ctx->win->ident.nrings = s->nrings;
+
+	ctx->heap_size = s->heap_size;
+	ctx->nrings = s->nrings;
+	for (i = 0; i < s->nrings; i++) {
+		ctx->ring[i].desc = (struct pto_task_desc *)
+			(win + s->ring[i].desc_offset);
+		ctx->ring[i].task_window = s->ring[i].task_window;
+	}
+	/* pto_layout() makes regs_stride the size of a block */
 	ctx->regs = ctx->region[PTO_REGION_REGS];
 	/* idle cores sleep on their doorbell: the host must KICK them */
 	for (i = 0; i < ctx->num_cores; i++)
 		ctx->regs[i].core_waiting = 1;
-	ctx->cring = ctx->region[PTO_REGION_CRING];
+	ctx->cring = (struct pto_cring_header *)cring;
 	ctx->cring->size = s->cring_size;
-	ctx->centries = ctx->region[PTO_REGION_CRING] + PTO_CRING_ENTRIES_OFFSET;
-	ctx->task_window = s->task_window;
-	ctx->heap_size = s->heap_size;
+	ctx->centries = (struct pto_completion *)
+		(cring + s->cring_entries_offset);
 	ctx->cring_size = s->cring_size;
 	return 0;
 }
@@ -372,6 +420,13 @@ static int pto_do_setup(struct pto_ctx *ctx, struct pto_setup *s)
 	u32 i, t, c = 0;
 	int ret;
 
+	if (pto_layout(s, pdev->num_cores))
+		return -EINVAL;		/* sizes overflow, or heap too small */
+	s->window.offset = (u64)PTO_REGION_WINDOW << PTO_MMAP_SHIFT;
+	s->heap.offset = (u64)PTO_REGION_HEAP << PTO_MMAP_SHIFT;
+	s->regs.offset = (u64)PTO_REGION_REGS << PTO_MMAP_SHIFT;
+	s->cring.offset = (u64)PTO_REGION_CRING << PTO_MMAP_SHIFT;
+
 	ctx->num_cores = pdev->num_cores;
 	ctx->cores = kcalloc(ctx->num_cores, sizeof(*ctx->cores), GFP_KERNEL);
 	if (!ctx->cores)
@@ -390,15 +445,6 @@ static int pto_do_setup(struct pto_ctx *ctx, struct pto_setup *s)
 		pto_free_regions(ctx);
 		return ret;
 	}
-
-	s->window_offset = (u64)PTO_REGION_WINDOW << PTO_MMAP_SHIFT;
-	s->window_size = ctx->region_size[PTO_REGION_WINDOW];
-	s->heap_offset = (u64)PTO_REGION_HEAP << PTO_MMAP_SHIFT;
-	s->regs_offset = (u64)PTO_REGION_REGS << PTO_MMAP_SHIFT;
-	s->regs_size = ctx->region_size[PTO_REGION_REGS];
-	s->cring_offset = (u64)PTO_REGION_CRING << PTO_MMAP_SHIFT;
-	s->cring_size_bytes = ctx->region_size[PTO_REGION_CRING];
-	s->num_cores = ctx->num_cores;
 	/* the regions and cores above are complete before anyone sees this */
 	smp_store_release(&ctx->setup_done, true);
 	return 0;
@@ -429,6 +475,7 @@ static int pto_ioctl_setup(struct pto_ctx *ctx, void __user *u, size_t us)
 static int pto_ioctl_bind_op(struct pto_ctx *ctx, void __user *u, size_t us)
 {
 	struct pto_bind_op k;
+	u32 kid, type;
 	int ret;
 
 	ret = pto_copy_in(&k, sizeof(k), u, us);
@@ -437,26 +484,33 @@ static int pto_ioctl_bind_op(struct pto_ctx *ctx, void __user *u, size_t us)
 	if (k.flags || k.kernel_id >= PTO_MAX_KERNELS ||
 	    k.worker_type >= PTO_UAPI_NUM_WORKER_TYPES || k.op >= PTO_OP_COUNT)
 		return -EINVAL;
-	if (!ctx->pdev->cores[k.worker_type])
+	kid = array_index_nospec(k.kernel_id, PTO_MAX_KERNELS);
+	type = array_index_nospec(k.worker_type, PTO_UAPI_NUM_WORKER_TYPES);
+	if (!ctx->pdev->cores[type])
 		return -ENXIO;		/* no core could ever run it */
 	mutex_lock(&ctx->lock);
-	WRITE_ONCE(ctx->type_of[k.kernel_id], k.worker_type);
-	WRITE_ONCE(ctx->op_of[k.kernel_id], k.op + 1);
+	WRITE_ONCE(ctx->type_of[kid], type);
+	WRITE_ONCE(ctx->op_of[kid], k.op + 1);
 	mutex_unlock(&ctx->lock);
 	return 0;
 }
 
 static int pto_kick(struct pto_ctx *ctx, const struct pto_kick *k)
 {
+	u32 core = k->core;
+
 	if (k->flags || k->__pad)
 		return -EINVAL;
 	if (!pto_ctx_ready(ctx))
 		return -EINVAL;
-	if (k->core != PTO_KICK_ALL && k->core >= ctx->num_cores)
-		return -EINVAL;
+	if (core != PTO_KICK_ALL) {
+		if (core >= ctx->num_cores)
+			return -EINVAL;
+		core = array_index_nospec(core, ctx->num_cores);
+	}
 	if (READ_ONCE(ctx->failed))
 		return -EIO;
-	ctx->pdev->ops->kick(ctx, k->core);
+	ctx->pdev->ops->kick(ctx, core);
 	return 0;
 }
 
@@ -527,6 +581,7 @@ static long pto_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	if (_IOC_TYPE(cmd) != PTO_IOCTL_BASE || nr >= ARRAY_SIZE(pto_ioctls))
 		return -ENOTTY;
+	nr = array_index_nospec(nr, ARRAY_SIZE(pto_ioctls));
 	/* any size: copy_struct_from_user() extensibility; same direction */
 	if ((cmd & ~IOCSIZE_MASK) != (pto_ioctls[nr].cmd & ~IOCSIZE_MASK))
 		return -ENOTTY;
@@ -550,6 +605,7 @@ static int pto_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EINVAL;
 	if ((off & ((1UL << shift) - 1)) || r >= PTO_NUM_REGIONS)
 		return -EINVAL;
+	r = array_index_nospec(r, PTO_NUM_REGIONS);
 	if (vma->vm_end - vma->vm_start > ctx->region_size[r])
 		return -EINVAL;
 	if (!(vma->vm_flags & VM_SHARED))
@@ -655,7 +711,7 @@ static void pto_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct pto_ctx *ctx = file->private_data;
 	bool setup = pto_ctx_ready(ctx);
-	u64 inflight = 0;
+	u64 inflight = 0, slots = 0;
 	u32 i, c;
 	int t;
 
@@ -672,7 +728,10 @@ static void pto_show_fdinfo(struct seq_file *m, struct file *file)
 		   setup ? ctx->region_size[PTO_REGION_HEAP] >> 10 : 0);
 	seq_printf(m, "pto-memory-window:\t%zu KiB\n",
 		   setup ? ctx->region_size[PTO_REGION_WINDOW] >> 10 : 0);
-	seq_printf(m, "pto-task-window:\t%u\n", setup ? ctx->task_window : 0);
+	/* task slots over all rings */
+	for (i = 0; setup && i < ctx->nrings; i++)
+		slots += ctx->ring[i].task_window;
+	seq_printf(m, "pto-task-window:\t%llu\n", slots);
 	for (i = 0; setup && i < ctx->num_cores; i++) {
 		c = READ_ONCE(ctx->regs[i].doorbell) -
 		    READ_ONCE(ctx->cores[i].done);

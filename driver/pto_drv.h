@@ -27,18 +27,18 @@
 #define PTO_MAX_CORES_PER_TYPE	64
 #define PTO_MAX_CRING		65536
 
+/* What every device of this driver supports (GET_INFO.features). */
+#define PTO_DRV_FEATURES	(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL)
+
 /* mmap offsets: region r lives at r << PTO_MMAP_SHIFT */
 #define PTO_MMAP_SHIFT		36
-enum pto_region {
+enum pto_region_id {
 	PTO_REGION_WINDOW,
 	PTO_REGION_HEAP,
 	PTO_REGION_REGS,
 	PTO_REGION_CRING,
 	PTO_NUM_REGIONS,
 };
-
-/* Completion ring entries start one page into the cring region. */
-#define PTO_CRING_ENTRIES_OFFSET	4096
 
 struct pto_ctx;
 
@@ -79,6 +79,12 @@ struct pto_core {
 	struct work_struct work;
 };
 
+/* What the cores need of one task ring. */
+struct pto_ring {
+	struct pto_task_desc *desc;	/* in the window */
+	u32 task_window;		/* entries of desc, a power of two */
+};
+
 struct pto_ctx {
 	struct pto_device *pdev;
 	struct list_head node;		/* pdev->ctxs */
@@ -92,12 +98,12 @@ struct pto_ctx {
 	/* regions (vmalloc_user), sizes are page aligned */
 	void *region[PTO_NUM_REGIONS];
 	size_t region_size[PTO_NUM_REGIONS];
-	u32 task_window;
 	u64 heap_size;
 	u32 cring_size;
 
 	struct pto_window_header *win;
-	struct pto_task_desc *desc;
+	u32 nrings;
+	struct pto_ring ring[PTO_MAX_RINGS];
 	struct pto_core_regs *regs;
 	struct pto_cring_header *cring;
 	struct pto_completion *centries;
@@ -143,7 +149,7 @@ void pto_ctx_shutdown(struct pto_ctx *ctx, int res);
 
 /* pto_vdev.c */
 int pto_post_completion(struct pto_ctx *ctx, struct pto_core *core,
-			u64 task_id, int status, u64 start_ns, u64 end_ns,
+			u64 handle, int status, u64 start_ns, u64 end_ns,
 			int fail);
 
 /* SETUP finished: regions, cores and sizes may be used without the lock. */

@@ -327,15 +327,17 @@ static int __init pto_init(void)
 	unsigned int i;
 	int ret;
 
+	/* the uapi's layouts, as libpto and the simulator see them */
 	BUILD_BUG_ON(sizeof(struct pto_task_desc) != 256);
 	BUILD_BUG_ON(sizeof(struct pto_dep_entry) != 16);
 	BUILD_BUG_ON(sizeof(struct pto_release_entry) != 16);
 	BUILD_BUG_ON(sizeof(struct pto_core_regs) != 128);
 	BUILD_BUG_ON(sizeof(struct pto_completion) != 64);
-	BUILD_BUG_ON(sizeof(struct pto_window_header) != 6 * 64);
-	BUILD_BUG_ON(sizeof(struct pto_cring_header) > PTO_CRING_ENTRIES_OFFSET);
-	BUILD_BUG_ON(sizeof(struct pto_info) != 88);
-	BUILD_BUG_ON(sizeof(struct pto_setup) != 120);
+	BUILD_BUG_ON(sizeof(struct pto_window_header) != 9 * 64);
+	BUILD_BUG_ON(sizeof(struct pto_cring_header) != 3 * 64);
+	BUILD_BUG_ON(sizeof(struct pto_info) != 104);
+	BUILD_BUG_ON(sizeof(struct pto_ring_geometry) != 48);
+	BUILD_BUG_ON(sizeof(struct pto_setup) != 376);
 	BUILD_BUG_ON(sizeof(struct pto_wait) != 32);
 	BUILD_BUG_ON(ARRAY_SIZE(pto_type_names) != PTO_UAPI_NUM_WORKER_TYPES);
 

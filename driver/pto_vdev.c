@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The software device: every core of a context is a work item on an
- * unbound workqueue.  A KICK queues the core's work; the work takes what
- * the host queued behind the doorbell, runs it and posts a completion.
+ * The software device: every core of a context is a work item on pto_wq.
+ * A KICK queues the core's work; the work takes what the host queued
+ * behind the doorbell, runs it and posts a completion.
  *
  * Everything in the mapped regions is written by userspace and therefore
  * untrusted: values are read once into kernel copies and validated there.
  */
 #include <linux/delay.h>
 #include <linux/ktime.h>
+#include <linux/nospec.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <asm/fpu/api.h>
@@ -19,9 +20,8 @@
 /* Tasks one work run executes before yielding to other contexts. */
 #define PTO_CORE_BATCH	32
 
-/* A task's description, copied out of the shared window. */
+/* A task's description, copied out of the shared window and checked. */
 struct pto_task_copy {
-	u64 task_id;
 	u32 kernel_id;
 	u32 nargs;
 	u64 args[PTO_MAX_ARGS];
@@ -50,17 +50,29 @@ static int pto_spin(struct pto_ctx *ctx, u64 ns, u64 start, u64 timeout_ns)
 	}
 }
 
-static int pto_copy_task(struct pto_ctx *ctx, u64 task_id,
+/*
+ * Copy the descriptor a queued handle names.  The handle and the
+ * descriptor are userspace's: the ring must be one SETUP made, and the
+ * descriptor in the handle's slot must carry that handle.
+ */
+static int pto_copy_task(struct pto_ctx *ctx, u64 handle,
 			 struct pto_task_copy *t)
 {
-	struct pto_task_desc *d = &ctx->desc[task_id & (ctx->task_window - 1)];
+	u32 r = PTO_TASK_RING(handle);
+	const struct pto_ring *ring;
+	struct pto_task_desc *d;
 
-	t->task_id = READ_ONCE(d->task_id);
+	if (r >= ctx->nrings)
+		return -EINVAL;
+	ring = &ctx->ring[array_index_nospec(r, ctx->nrings)];
+	d = &ring->desc[PTO_TASK_SEQ(handle) & (ring->task_window - 1)];
+	if (READ_ONCE(d->task_id) != handle)
+		return -EINVAL;
 	t->kernel_id = READ_ONCE(d->kernel_id);
 	t->nargs = READ_ONCE(d->nargs);
-	if (t->task_id != task_id || t->kernel_id >= PTO_MAX_KERNELS ||
-	    t->nargs > PTO_MAX_ARGS)
+	if (t->kernel_id >= PTO_MAX_KERNELS || t->nargs > PTO_MAX_ARGS)
 		return -EINVAL;
+	t->kernel_id = array_index_nospec(t->kernel_id, PTO_MAX_KERNELS);
 	memcpy(t->args, d->args, t->nargs * sizeof(u64));
 	return 0;
 }
@@ -85,7 +97,7 @@ static int pto_check_cost(u32 op, const struct pto_task_copy *t)
 	return 0;
 }
 
-static int pto_run_task(struct pto_core *core, u64 task_id, u64 start)
+static int pto_run_task(struct pto_core *core, u64 handle, u64 start)
 {
 	struct pto_ctx *ctx = core->ctx;
 	u64 timeout_ns = (u64)READ_ONCE(pto_task_timeout_ms) * NSEC_PER_MSEC;
@@ -100,7 +112,7 @@ static int pto_run_task(struct pto_core *core, u64 task_id, u64 start)
 
 	if (READ_ONCE(ctx->failed) || pto_ctx_gone(ctx))
 		return -ECANCELED;
-	ret = pto_copy_task(ctx, task_id, &t);
+	ret = pto_copy_task(ctx, handle, &t);
 	if (ret)
 		return ret;
 	op = READ_ONCE(ctx->op_of[t.kernel_id]);
@@ -127,26 +139,27 @@ static bool pto_core_step(struct pto_core *core)
 {
 	struct pto_ctx *ctx = core->ctx;
 	struct pto_core_regs *r = &ctx->regs[core->index];
-	u64 entry, task_id, start, end;
+	u64 entry, handle, start, end;
 	int status;
 
 	entry = READ_ONCE(r->queue[core->consumed % PTO_CORE_QUEUE_SLOTS]);
 	core->consumed++;
 	/* the host may reuse the slot once it sees consumed move */
 	smp_store_release(&r->consumed, core->consumed);
-	task_id = entry - 1;
-	WRITE_ONCE(r->status_task, task_id);
+	/* entries are handle + 1; 0 is never a valid entry */
+	handle = entry - 1;
+	WRITE_ONCE(r->status_task, handle);
 	WRITE_ONCE(r->status, PTO_CORE_ACK);
 
 	start = ktime_get_ns();
-	status = entry ? pto_run_task(core, task_id, start) : -EINVAL;
+	status = entry ? pto_run_task(core, handle, start) : -EINVAL;
 	end = ktime_get_ns();
 
 	WRITE_ONCE(r->busy_ns, READ_ONCE(r->busy_ns) + (end - start));
 	atomic64_add(end - start, &ctx->busy_ns[core->type]);
 	atomic64_add(end - start, &ctx->pdev->busy_ns[core->type]);
 	/* a timed-out task fails its context (drm_sched style) */
-	if (pto_post_completion(ctx, core, task_id, status, start, end,
+	if (pto_post_completion(ctx, core, handle, status, start, end,
 				status == -ETIMEDOUT ? -ETIMEDOUT : 0))
 		return false;
 	core->done++;
@@ -201,7 +214,7 @@ static void pto_core_work(struct work_struct *work)
  * its unread completions overwritten.
  */
 int pto_post_completion(struct pto_ctx *ctx, struct pto_core *core,
-			u64 task_id, int status, u64 start_ns, u64 end_ns,
+			u64 handle, int status, u64 start_ns, u64 end_ns,
 			int fail)
 {
 	struct pto_completion *e;
@@ -224,7 +237,7 @@ int pto_post_completion(struct pto_ctx *ctx, struct pto_core *core,
 	ctx->cring_tail = pos + 1;
 	WRITE_ONCE(ctx->cring->tail, pos + 1);
 	e = &ctx->centries[pos & (ctx->cring_size - 1)];
-	WRITE_ONCE(e->task_id, task_id);
+	WRITE_ONCE(e->task_id, handle);
 	WRITE_ONCE(e->core, core->index);
 	WRITE_ONCE(e->status, status);
 	WRITE_ONCE(e->start_ns, start_ns);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The device interface libpto drives.  Two implementations: the in-process
- * simulator (backend/sim.c) and the /dev/ptoN driver (backend/dev.c).  Both expose
- * the regions of <pto/pto_uapi.h>; the scheduler's dispatch and completion
- * path is the same code for both.
+ * simulator (backend/sim.c) and the /dev/ptoN driver (backend/dev.c).  Both
+ * expose the regions of <pto/pto_uapi.h>, laid out as SETUP answers; the
+ * scheduler's dispatch and completion path is the same code for both.
  */
 #ifndef PTO_LIB_BACKEND_H
 #define PTO_LIB_BACKEND_H
@@ -15,25 +15,19 @@
 
 struct pto_backend;
 
-/* Sizes libpto asks for; the backend lays out and maps the regions. */
-struct pto_backend_setup {
-	uint32_t task_window;		/* power of two */
-	uint32_t dep_pool_size;
-	uint32_t release_ring_size;	/* power of two */
-	uint32_t cring_size;		/* power of two */
-	uint64_t heap_ring_size;
-	uint64_t heap_size;		/* ring + pto_malloc arena */
-};
-
 struct pto_backend_ops {
 	const char *name;
 	/*
 	 * Open the device named cfg->device, learn its cores (be->cores,
-	 * be->num_cores, be->core_type) and whether it runs C kernels.
+	 * be->num_cores, be->first_core), whether it runs C kernels, and the
+	 * features it offers (be->features).
 	 */
 	int (*open)(struct pto_backend *be, const struct pto_config *cfg);
-	/* Create and map the regions; fills every region pointer below. */
-	int (*setup)(struct pto_backend *be, const struct pto_backend_setup *s);
+	/*
+	 * Create the regions SETUP request s asks for, fill in its out
+	 * fields and map them: be->region[] and be->geo.
+	 */
+	int (*setup)(struct pto_backend *be, const struct pto_setup *s);
 	/* Stop the cores, unmap, close.  Safe after a failed open/setup. */
 	void (*close)(struct pto_backend *be);
 	/* Bind kernel_id to a built-in op (fn == NULL) or a C function. */
@@ -56,6 +50,22 @@ struct pto_backend_ops {
 	void (*notify)(struct pto_backend *be);
 };
 
+/* The regions of a context, in the order of enum pto_backend_region. */
+enum pto_backend_region {
+	PTO_BE_WINDOW,
+	PTO_BE_HEAP,
+	PTO_BE_REGS,
+	PTO_BE_CRING,
+	PTO_BE_NUM_REGIONS
+};
+
+/* One task ring's arrays, from SETUP's offsets. */
+struct pto_backend_ring {
+	struct pto_task_desc *desc;
+	struct pto_dep_entry *dep;
+	uint8_t *heap;			/* host address of the ring's heap */
+};
+
 struct pto_backend {
 	const struct pto_backend_ops *ops;
 	void *priv;
@@ -63,32 +73,47 @@ struct pto_backend {
 	/* from open() */
 	bool c_kernels;			/* runs pto_kernel_fn kernels */
 	bool batch_kick;		/* one kick(PTO_KICK_ALL) beats many */
+	uint64_t features;		/* PTO_FEATURE_* the device offers */
 	uint32_t cores[PTO_NUM_WORKER_TYPES];
 	uint32_t num_cores;		/* cores are numbered in type order */
 	uint32_t first_core[PTO_NUM_WORKER_TYPES];
 
-	/* from setup() */
-	struct pto_window_header *win;
-	struct pto_task_desc *desc;
-	struct pto_dep_entry *dep;
-	struct pto_release_entry *release;
-	uint8_t *heap;			/* host address of heap offset 0 */
-	uint64_t heap_size;
+	/* from setup(): the request with SETUP's answer, and the mappings */
+	struct pto_setup geo;
+	uint8_t *region[PTO_BE_NUM_REGIONS];
 	/*
 	 * Device address of heap offset 0: the sim uses host addresses
 	 * (heap_dev_base = (uintptr_t)heap), the driver heap offsets (0).
 	 */
 	uint64_t heap_dev_base;
 	bool host_addresses;		/* any host address is a device address */
-	struct pto_core_regs *regs;	/* num_cores blocks */
+
+	/* derived from the above by pto_backend_attach() */
+	struct pto_window_header *win;
+	struct pto_backend_ring ring[PTO_MAX_RINGS];
+	uint64_t *order;		/* submission order ring */
+	struct pto_release_entry *release;
+	uint8_t *heap;			/* host address of heap offset 0 */
+	uint64_t heap_size;
 	struct pto_cring_header *cring;
 	struct pto_completion *cring_entries;
 };
 
+/* Core c's register block. */
+static inline struct pto_core_regs *pto_regs(const struct pto_backend *be,
+					     uint32_t c)
+{
+	return (struct pto_core_regs *)(be->region[PTO_BE_REGS] +
+					(uint64_t)c * be->geo.regs_stride);
+}
+
+/*
+ * Point the backend's arrays into its regions by SETUP's offsets, after
+ * checking the window's identity.  0 or -EPROTO.
+ */
+int pto_backend_attach(struct pto_backend *be);
+
 extern const struct pto_backend_ops pto_sim_backend_ops;
 extern const struct pto_backend_ops pto_dev_backend_ops;
-
-/* Pick the backend for a device name ("sim" or a path). */
-const struct pto_backend_ops *pto_backend_for(const char *device);
 
 #endif /* PTO_LIB_BACKEND_H */

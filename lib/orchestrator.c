@@ -337,8 +337,8 @@ static uint32_t dep_alloc(struct pto_runtime *rt, uint64_t task_id,
 	uint32_t idx = rt->orch.dep_idx;
 
 	rt->orch.dep_idx = idx + 1 == rt->dep_pool_size ? 0 : idx + 1;
-	rt->win->orch.dep_top++;
-	rt->be.dep[idx] = (struct pto_dep_entry){ .task_id = task_id,
+	rt->win->orch.dep_top[0]++;
+	rt->be.ring[0].dep[idx] = (struct pto_dep_entry){ .task_id = task_id,
 						  .next = next };
 	return idx + 1;
 }
@@ -384,10 +384,11 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 			d->args[i] = q->value;
 			break;
 		case PTO_PARAM_OUTPUT:
-			host = (uintptr_t)(rt->be.heap + heap_off);
+			host = (uintptr_t)(rt->be.ring[0].heap + heap_off);
 			*q->ref = (void *)(uintptr_t)host;
 			d->args[i] = rt->be.host_addresses ? host :
-				     heap_off + rt->be.heap_dev_base;
+				     rt->be.heap_dev_base +
+				     rt->be.geo.ring[0].heap_offset + heap_off;
 			heap_off += pto_align_up(q->size, PTO_HEAP_ALIGN);
 			pto_tm_insert(tm, host, 0, q->size, true, id, id);
 			break;
@@ -483,7 +484,7 @@ static void publish(struct pto_runtime *rt, uint64_t id,
 	 * so the next submission does not wait for the lines.
 	 */
 	__builtin_prefetch(pto_desc(rt, id + 1), 1);
-	__builtin_prefetch(&rt->be.dep[rt->orch.dep_idx], 1);
+	__builtin_prefetch(&rt->be.ring[0].dep[rt->orch.dep_idx], 1);
 	if (READ_ONCE(w->sched_flags.sleeping)) {
 		orch_flush_published(rt);
 		orch_wake_scheduler(rt);
@@ -550,7 +551,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	if (plan.out_bytes) {
 		if (orch_heap_used(rt) == 0)
 			rt->orch.heap_floor = ha.start;
-		rt->win->orch.heap_top = ha.end;
+		rt->win->orch.heap_top[0] = ha.end;
 		d->packed_end = ha.end;
 		d->flags |= PTO_TASK_F_HEAP;
 	}

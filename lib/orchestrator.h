@@ -19,9 +19,9 @@ static inline void orch_refresh_tails(struct pto_runtime *rt)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
 
-	rt->orch.last_alive = load_acquire(&ws->last_task_alive);
-	rt->orch.heap_tail = load_acquire(&ws->heap_tail);
-	rt->orch.dep_tail = load_acquire(&ws->dep_tail);
+	rt->orch.last_alive = load_acquire(&ws->last_task_alive[0]);
+	rt->orch.heap_tail = load_acquire(&ws->heap_tail[0]);
+	rt->orch.dep_tail = load_acquire(&ws->dep_tail[0]);
 }
 
 /*
@@ -62,13 +62,13 @@ static inline uint64_t orch_tasks_in_flight(struct pto_runtime *rt)
 
 static inline uint64_t orch_heap_used(struct pto_runtime *rt)
 {
-	return pto_heap_ring_used(rt->win->orch.heap_top, rt->orch.heap_tail,
+	return pto_heap_ring_used(rt->win->orch.heap_top[0], rt->orch.heap_tail,
 				  rt->orch.heap_floor);
 }
 
 static inline uint64_t orch_dep_used(struct pto_runtime *rt)
 {
-	return rt->win->orch.dep_top - rt->orch.dep_tail;
+	return rt->win->orch.dep_top[0] - rt->orch.dep_tail;
 }
 
 /*
@@ -88,7 +88,7 @@ static inline void orch_tm_sync(struct pto_runtime *rt)
 static inline bool orch_heap_place(struct pto_runtime *rt, uint64_t bytes,
 				   struct pto_heap_alloc *ha)
 {
-	return pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top,
+	return pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top[0],
 				 rt->orch.heap_tail, rt->orch.heap_floor,
 				 bytes, ha);
 }

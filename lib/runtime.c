@@ -24,29 +24,15 @@ static uint32_t cring_entries_for(uint32_t num_cores)
 	return n < 64 ? 64 : (uint32_t)n;
 }
 
-/* One cache line per writer and rate; see include/uapi/pto/pto_uapi.h. */
-_Static_assert(sizeof(struct pto_window_geometry) == 64 &&
-	       sizeof(struct pto_window_orch) == 64 &&
+/* Whole cache lines per writer and rate; see <pto/pto_uapi.h>. */
+_Static_assert(sizeof(struct pto_window_ident) == 64 &&
+	       sizeof(struct pto_window_orch) == 128 &&
 	       sizeof(struct pto_window_notify) == 64 &&
-	       sizeof(struct pto_window_sched) == 64 &&
+	       sizeof(struct pto_window_sched) == 192 &&
 	       sizeof(struct pto_window_flags) == 64,
-	       "each window header part is one cache line");
+	       "each window header part is whole cache lines");
 _Static_assert(sizeof(struct pto_task_desc) == 256,
 	       "descriptors are four cache lines");
-
-static int check_window(struct pto_runtime *rt)
-{
-	const struct pto_window_geometry *g = &rt->win->geo;
-
-	if (g->magic != PTO_WINDOW_MAGIC || g->abi_version != PTO_ABI_VERSION ||
-	    g->task_window != rt->cfg.task_window ||
-	    g->dep_pool_size != rt->dep_pool_size) {
-		pto_log("%s: unexpected shared-window geometry (ABI %u)\n",
-			rt->device, g->abi_version);
-		return -EPROTO;
-	}
-	return 0;
-}
 
 /*
  * A descriptor is published when its task_id equals the id its slot is
@@ -70,7 +56,7 @@ static const struct pto_backend_ops *backend_for(const char *device)
 
 static int open_backend(struct pto_runtime *rt)
 {
-	struct pto_backend_setup s;
+	struct pto_setup s;
 	int ret;
 
 	rt->be.ops = backend_for(rt->cfg.device);
@@ -79,25 +65,25 @@ static int open_backend(struct pto_runtime *rt)
 		return ret;
 	rt->heap_ring_size = pto_align_up(rt->cfg.heap_size, PTO_HEAP_ALIGN);
 	rt->dep_pool_size = rt->cfg.dep_pool_size;
-	s = (struct pto_backend_setup){
-		.task_window = rt->cfg.task_window,
-		.dep_pool_size = rt->cfg.dep_pool_size,
-		.release_ring_size = rt->cfg.task_window,
-		.cring_size = cring_entries_for(rt->be.num_cores),
-		.heap_ring_size = rt->heap_ring_size,
-		.heap_size = rt->heap_ring_size +
-			     pto_align_up(rt->cfg.arena_size, 4096),
-	};
+	memset(&s, 0, sizeof(s));
+	s.nrings = 1;
+	s.ring[0].task_window = rt->cfg.task_window;
+	s.ring[0].dep_pool_size = rt->cfg.dep_pool_size;
+	s.ring[0].heap_size = rt->heap_ring_size;
+	s.order_ring_size = rt->cfg.task_window;
+	s.release_ring_size = rt->cfg.task_window;
+	s.cring_size = cring_entries_for(rt->be.num_cores);
+	s.heap_size = pto_align_up(rt->heap_ring_size, 4096) +
+		      pto_align_up(rt->cfg.arena_size, 4096);
 	ret = rt->be.ops->setup(&rt->be, &s);
+	if (!ret)
+		ret = pto_backend_attach(&rt->be);
 	if (ret)
 		return ret;
 	rt->win = rt->be.win;
-	rt->desc = rt->be.desc;
+	rt->desc = rt->be.ring[0].desc;
 	rt->window_mask = rt->cfg.task_window - 1;
 	rt->release_mask = rt->cfg.task_window - 1;
-	ret = check_window(rt);
-	if (ret)
-		return ret;
 	mark_slots_empty(rt);
 	return 0;
 }
@@ -139,8 +125,9 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 	if (!ret)
 		ret = pto_sched_init(rt);
 	if (!ret) {
-		rt->arena = pto_arena_create(rt->heap_ring_size,
-					     rt->be.heap_size - rt->heap_ring_size);
+		rt->arena = pto_arena_create(rt->be.geo.arena_offset,
+					     rt->be.heap_size -
+					     rt->be.geo.arena_offset);
 		if (!rt->arena)
 			ret = -ENOMEM;
 	}

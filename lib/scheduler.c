@@ -95,9 +95,9 @@ static void complete_task(struct pto_runtime *rt, uint64_t id, int status)
 		}
 	}
 	/* producers: this consumer no longer needs their results */
-	for (e = pto_desc(rt, id)->fanin_head; e; e = rt->be.dep[e - 1].next)
+	for (e = pto_desc(rt, id)->fanin_head; e; e = rt->be.ring[0].dep[e - 1].next)
 		if (dep[e - 1].held)
-			release(rt, rt->be.dep[e - 1].task_id);
+			release(rt, rt->be.ring[0].dep[e - 1].task_id);
 	try_consume(rt, id);
 
 	WRITE_ONCE(ws->active, ws->active - 1);
@@ -193,8 +193,8 @@ static void scan_task(struct pto_runtime *rt, uint64_t id)
 
 	ss->state = PTO_TASK_PENDING;
 	ss->refs = 1;	/* the owning scope */
-	for (e = pto_desc(rt, id)->fanin_head; e; e = rt->be.dep[e - 1].next) {
-		uint64_t pid = rt->be.dep[e - 1].task_id;
+	for (e = pto_desc(rt, id)->fanin_head; e; e = rt->be.ring[0].dep[e - 1].next) {
+		uint64_t pid = rt->be.ring[0].dep[e - 1].task_id;
 		struct pto_sched_dep *sd = &s->dep[e - 1];
 		struct pto_sched_slot *ps = sslot(rt, pid);
 
@@ -279,7 +279,7 @@ static int process_releases(struct pto_runtime *rt)
 /* Queue task id on core c (the device reads the descriptor from the window). */
 static void queue_on_core(struct pto_runtime *rt, uint32_t c, uint64_t id)
 {
-	struct pto_core_regs *r = &rt->be.regs[c];
+	struct pto_core_regs *r = pto_regs(&rt->be, c);
 	uint32_t db = r->doorbell;
 
 	/* atomic: a core may still read a slot it then fails to claim */
@@ -410,9 +410,9 @@ static void publish_retired(struct pto_runtime *rt)
 	if (!n)
 		return;
 	s->unpublished = 0;
-	store_release(&w->sched.heap_tail, s->heap_tail);
-	store_release(&w->sched.dep_tail, s->dep_tail);
-	store_release(&w->sched.last_task_alive, s->retired);
+	store_release(&w->sched.heap_tail[0], s->heap_tail);
+	store_release(&w->sched.dep_tail[0], s->dep_tail);
+	store_release(&w->sched.last_task_alive[0], s->retired);
 	__atomic_fetch_add(&w->sched.progress, 1, __ATOMIC_RELEASE);
 	wake_orchestrator(rt, n, false);
 }
@@ -454,7 +454,7 @@ static bool run_finished(struct pto_runtime *rt)
 
 	if (!load_acquire(&w->notify.orch_done))
 		return false;
-	return w->sched.last_task_alive == load_acquire(&w->notify.task_head) &&
+	return w->sched.last_task_alive[0] == load_acquire(&w->notify.task_head) &&
 	       w->sched.release_tail == load_acquire(&w->notify.release_head) &&
 	       rt->sched.outstanding == 0;
 }
@@ -593,9 +593,9 @@ int pto_sched_start(struct pto_runtime *rt)
 	struct pto_window_sched *ws = &rt->win->sched;
 
 	/* the window's tails are where the last run left them */
-	rt->sched.retired = ws->last_task_alive;
-	rt->sched.heap_tail = ws->heap_tail;
-	rt->sched.dep_tail = ws->dep_tail;
+	rt->sched.retired = ws->last_task_alive[0];
+	rt->sched.heap_tail = ws->heap_tail[0];
+	rt->sched.dep_tail = ws->dep_tail[0];
 	rt->sched.unpublished = 0;
 	rt->sched.failed = false;
 	rt->sched.wake_batch = rt->cfg.task_window / 8;

@@ -47,11 +47,11 @@ static void fill_live_stats(struct pto_runtime *rt, struct pto_stats *st)
 
 	/* the scheduler's tails, read afresh (not the orchestrator's copies) */
 	st->ring[PTO_RING_TASK].in_use = w->notify.task_head -
-		load_acquire(&w->sched.last_task_alive);
-	st->ring[PTO_RING_HEAP].in_use = pto_heap_ring_used(w->orch.heap_top,
-		load_acquire(&w->sched.heap_tail), rt->orch.heap_floor);
-	st->ring[PTO_RING_DEP].in_use = w->orch.dep_top -
-		load_acquire(&w->sched.dep_tail);
+		load_acquire(&w->sched.last_task_alive[0]);
+	st->ring[PTO_RING_HEAP].in_use = pto_heap_ring_used(w->orch.heap_top[0],
+		load_acquire(&w->sched.heap_tail[0]), rt->orch.heap_floor);
+	st->ring[PTO_RING_DEP].in_use = w->orch.dep_top[0] -
+		load_acquire(&w->sched.dep_tail[0]);
 	st->ring[PTO_RING_TENSORMAP].in_use = rt->orch.tm.live;
 }
 
@@ -173,7 +173,7 @@ void pto_stats_publish(struct pto_runtime *rt)
 	pg->tasks_completed = sst->tasks_completed;
 	pg->tasks_failed = sst->tasks_failed;
 	pg->tasks_in_flight = load_acquire(&rt->win->notify.task_head) -
-			      load_acquire(&rt->win->sched.last_task_alive);
+			      load_acquire(&rt->win->sched.last_task_alive[0]);
 	pg->runs = READ_ONCE(st->runs);
 	pg->running = READ_ONCE(rt->orch.in_run) || pg->tasks_in_flight;
 	for (i = 0; i < PTO_NUM_RINGS; i++) {

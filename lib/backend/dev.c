@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * The dev backend: a context of /dev/ptoN (pto.ko).  The regions are the
- * driver's, mapped shared; dispatch writes the doorbell registers and
- * KICKs only cores that sleep; the scheduler sleeps in io_uring on two
- * things at once: a PTO_URING_CMD_WAIT for completions and a poll on an
- * eventfd the orchestrator's notify() writes.
+ * driver's, mapped shared at the offsets SETUP returns; dispatch writes
+ * the doorbell registers and KICKs only cores that sleep.  The scheduler
+ * sleeps on two things at once: completions, and an eventfd the
+ * orchestrator's notify() writes.  With the device's io_uring commands
+ * (PTO_FEATURE_URING_CMD) that is a PTO_URING_CMD_WAIT and a poll on the
+ * eventfd in one ring; without them, poll() on both descriptors.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +22,12 @@
 #include <liburing.h>
 
 #include "backend.h"
+#include "log.h"
 
 enum { UD_WAIT = 1, UD_POLL = 2 };
+
+/* Features libpto uses when the device offers them. */
+#define DEV_FEATURES_WANTED	(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL)
 
 struct dev {
 	int fd;
@@ -31,15 +38,33 @@ struct dev {
 	bool gone;		/* the device was removed */
 	uint64_t max_heap;	/* GET_INFO's max_heap_size */
 	struct io_uring ring;
-	void *map[4];
-	size_t map_len[4];
 };
+
+static int dev_get_info(struct dev *d, const char *path, struct pto_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (ioctl(d->fd, PTO_IOCTL_GET_INFO, info)) {
+		int err = -errno;
+
+		pto_log("%s: GET_INFO failed: %s (is it a PTO device?)\n",
+			path, strerror(-err));
+		return err;
+	}
+	if (info->abi_version != PTO_ABI_VERSION) {
+		pto_log("%s: the driver speaks device ABI %u, this libpto ABI %u; "
+			"install a matching pto.ko or libpto\n", path,
+			info->abi_version, PTO_ABI_VERSION);
+		return -EPROTO;
+	}
+	return 0;
+}
 
 static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 {
 	struct pto_info info;
 	struct dev *d = calloc(1, sizeof(*d));
 	uint32_t t, n = 0;
+	int ret;
 
 	if (!d)
 		return -ENOMEM;
@@ -48,14 +73,13 @@ static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 	d->fd = open(cfg->device, O_RDWR | O_CLOEXEC);
 	if (d->fd < 0)
 		return -errno;
-	memset(&info, 0, sizeof(info));
-	if (ioctl(d->fd, PTO_IOCTL_GET_INFO, &info))
-		return -errno;
-	if (info.abi_version != PTO_ABI_VERSION)
-		return -EPROTO;
+	ret = dev_get_info(d, cfg->device, &info);
+	if (ret)
+		return ret;
 	d->max_heap = info.max_heap_size;
 	be->c_kernels = false;
 	be->batch_kick = true;	/* a KICK is a system call */
+	be->features = info.features;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
 		be->first_core[t] = n;
 		be->cores[t] = info.cores[t];
@@ -65,63 +89,46 @@ static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 	return 0;
 }
 
-static void *dev_map(struct dev *d, int i, uint64_t off, uint64_t len)
+static uint8_t *dev_map(struct dev *d, const struct pto_region *r)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd,
-		       off);
+	void *p = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       d->fd, (off_t)r->offset);
 
-	if (p == MAP_FAILED)
-		return NULL;
-	d->map[i] = p;
-	d->map_len[i] = len;
-	return p;
+	return p == MAP_FAILED ? NULL : p;
 }
 
-static int dev_setup(struct pto_backend *be, const struct pto_backend_setup *s)
+static int dev_setup(struct pto_backend *be, const struct pto_setup *req)
 {
 	struct dev *d = be->priv;
-	struct pto_setup st;
-	uint8_t *w, *c;
+	struct pto_setup *s = &be->geo;
+	uint8_t **region = be->region;
 	int ret;
 
-	memset(&st, 0, sizeof(st));
-	st.task_window = s->task_window;
-	st.dep_pool_size = s->dep_pool_size;
-	st.release_ring_size = s->release_ring_size;
-	st.heap_ring_size = s->heap_ring_size;
+	*s = *req;
+	s->features = be->features & DEV_FEATURES_WANTED;
 	/*
 	 * The sim reserves a huge pto_malloc arena lazily; the driver's heap
 	 * is real memory, so the arena shrinks to what the device allows.
 	 */
-	st.heap_size = s->heap_size;
-	if (st.heap_size > d->max_heap && d->max_heap >= s->heap_ring_size)
-		st.heap_size = d->max_heap & ~4095ull;
-	st.cring_size = s->cring_size;
-	if (ioctl(d->fd, PTO_IOCTL_SETUP, &st))
+	if (s->heap_size > d->max_heap)
+		s->heap_size = d->max_heap & ~4095ull;
+	if (ioctl(d->fd, PTO_IOCTL_SETUP, s))
 		return -errno;
-	w = dev_map(d, 0, st.window_offset, st.window_size);
-	be->heap = dev_map(d, 1, st.heap_offset, st.heap_size);
-	be->regs = dev_map(d, 2, st.regs_offset, st.regs_size);
-	c = dev_map(d, 3, st.cring_offset, st.cring_size_bytes);
-	if (!w || !be->heap || !be->regs || !c)
+	region[PTO_BE_WINDOW] = dev_map(d, &s->window);
+	region[PTO_BE_HEAP] = dev_map(d, &s->heap);
+	region[PTO_BE_REGS] = dev_map(d, &s->regs);
+	region[PTO_BE_CRING] = dev_map(d, &s->cring);
+	if (!region[PTO_BE_WINDOW] || !region[PTO_BE_HEAP] ||
+	    !region[PTO_BE_REGS] || !region[PTO_BE_CRING])
 		return -errno;
-	be->win = (struct pto_window_header *)w;
-	if (be->win->geo.magic != PTO_WINDOW_MAGIC ||
-	    be->win->geo.task_window != s->task_window)
-		return -EPROTO;
-	be->desc = (struct pto_task_desc *)(w + be->win->geo.desc_offset);
-	be->dep = (struct pto_dep_entry *)(w + be->win->geo.dep_offset);
-	be->release = (struct pto_release_entry *)
-		(w + be->win->geo.release_offset);
-	be->heap_size = st.heap_size;
 	be->heap_dev_base = 0;
 	be->host_addresses = false;
-	be->cring = (struct pto_cring_header *)c;
-	be->cring_entries = (struct pto_completion *)(c + 4096);
 
 	d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->efd < 0)
 		return -errno;
+	if (!(s->features & PTO_FEATURE_URING_CMD))
+		return 0;
 	ret = io_uring_queue_init(8, &d->ring, 0);
 	if (ret)
 		return ret;
@@ -129,18 +136,24 @@ static int dev_setup(struct pto_backend *be, const struct pto_backend_setup *s)
 	return 0;
 }
 
+static void dev_unmap(uint8_t *p, const struct pto_region *r)
+{
+	if (p)
+		munmap(p, r->size);
+}
+
 static void dev_close(struct pto_backend *be)
 {
 	struct dev *d = be->priv;
-	int i;
 
 	if (!d)
 		return;
 	if (d->ring_ok)
 		io_uring_queue_exit(&d->ring);
-	for (i = 0; i < 4; i++)
-		if (d->map[i])
-			munmap(d->map[i], d->map_len[i]);
+	dev_unmap(be->region[PTO_BE_WINDOW], &be->geo.window);
+	dev_unmap(be->region[PTO_BE_HEAP], &be->geo.heap);
+	dev_unmap(be->region[PTO_BE_REGS], &be->geo.regs);
+	dev_unmap(be->region[PTO_BE_CRING], &be->geo.cring);
 	if (d->efd >= 0)
 		close(d->efd);
 	if (d->fd >= 0)
@@ -180,7 +193,7 @@ static void dev_kick(struct pto_backend *be, uint32_t core)
 		last = be->num_cores;
 	}
 	for (c = first; c < last; c++) {
-		struct pto_core_regs *r = &be->regs[c];
+		struct pto_core_regs *r = pto_regs(be, c);
 
 		if (__atomic_load_n(&r->core_waiting, __ATOMIC_RELAXED) &&
 		    __atomic_load_n(&r->consumed, __ATOMIC_RELAXED) !=
@@ -200,6 +213,14 @@ static bool dev_cring_ready(struct pto_backend *be, uint64_t head)
 
 	return __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) ==
 	       (uint32_t)(head + 1);
+}
+
+static bool dev_idle(struct pto_backend *be, uint64_t cring_head,
+		     uint32_t sched_wake_seen)
+{
+	return !dev_cring_ready(be, cring_head) &&
+	       __atomic_load_n(&be->win->notify.sched_wake,
+			       __ATOMIC_ACQUIRE) == sched_wake_seen;
 }
 
 static void dev_arm(struct dev *d, uint64_t cring_head, uint32_t timeout_ms)
@@ -233,11 +254,18 @@ static void dev_arm(struct dev *d, uint64_t cring_head, uint32_t timeout_ms)
 	io_uring_submit(&d->ring);
 }
 
+static void dev_drain_eventfd(struct dev *d)
+{
+	uint64_t v;
+
+	if (read(d->efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing was written since the last drain */
+	}
+}
+
 static int dev_reap(struct dev *d)
 {
 	struct io_uring_cqe *cqe;
-	uint64_t v;
-	int ret = 0;
 
 	while (io_uring_peek_cqe(&d->ring, &cqe) == 0) {
 		if (io_uring_cqe_get_data64(cqe) == UD_WAIT) {
@@ -246,16 +274,15 @@ static int dev_reap(struct dev *d)
 				d->gone = true;
 		} else {
 			d->poll_inflight = false;
-			if (read(d->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				ret = -errno;
+			dev_drain_eventfd(d);
 		}
 		io_uring_cqe_seen(&d->ring, cqe);
 	}
-	return d->gone ? -ENODEV : ret;
+	return d->gone ? -ENODEV : 0;
 }
 
-static int dev_wait(struct pto_backend *be, uint64_t cring_head,
-		    uint32_t sched_wake_seen, uint32_t timeout_ms)
+static int dev_wait_uring(struct pto_backend *be, uint64_t cring_head,
+			  uint32_t sched_wake_seen, uint32_t timeout_ms)
 {
 	struct dev *d = be->priv;
 	struct __kernel_timespec ts = {
@@ -264,14 +291,46 @@ static int dev_wait(struct pto_backend *be, uint64_t cring_head,
 	};
 	struct io_uring_cqe *cqe;
 
-	if (d->gone)
-		return -ENODEV;
 	dev_arm(d, cring_head, timeout_ms);
-	if (!dev_cring_ready(be, cring_head) &&
-	    __atomic_load_n(&be->win->notify.sched_wake, __ATOMIC_ACQUIRE) ==
-	    sched_wake_seen)
+	if (dev_idle(be, cring_head, sched_wake_seen))
 		io_uring_wait_cqe_timeout(&d->ring, &cqe, &ts);
 	return dev_reap(d);
+}
+
+/* Without io_uring commands: poll() the device and the eventfd. */
+static int dev_wait_poll(struct pto_backend *be, uint64_t cring_head,
+			 uint32_t sched_wake_seen, uint32_t timeout_ms)
+{
+	struct dev *d = be->priv;
+	struct pollfd pfd[2] = {
+		{ .fd = d->fd, .events = POLLIN },
+		{ .fd = d->efd, .events = POLLIN },
+	};
+
+	if (!dev_idle(be, cring_head, sched_wake_seen))
+		return 0;
+	if (poll(pfd, 2, (int)(timeout_ms > INT32_MAX ? INT32_MAX :
+			      timeout_ms)) < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (pfd[1].revents & POLLIN)
+		dev_drain_eventfd(d);
+	if ((pfd[0].revents & (POLLERR | POLLHUP)) &&
+	    !(pfd[0].revents & POLLIN))
+		d->gone = true;
+	return d->gone ? -ENODEV : 0;
+}
+
+static int dev_wait(struct pto_backend *be, uint64_t cring_head,
+		    uint32_t sched_wake_seen, uint32_t timeout_ms)
+{
+	struct dev *d = be->priv;
+
+	if (d->gone)
+		return -ENODEV;
+	if (d->ring_ok)
+		return dev_wait_uring(be, cring_head, sched_wake_seen,
+				      timeout_ms);
+	return dev_wait_poll(be, cring_head, sched_wake_seen, timeout_ms);
 }
 
 static void dev_notify(struct pto_backend *be)

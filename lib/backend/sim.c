@@ -26,6 +26,7 @@
 
 #include "backend.h"
 #include "kernel.h"
+#include "pto_layout.h"
 #include "pto_ops.h"
 #include "rings.h"
 #include "sync.h"
@@ -55,12 +56,7 @@ struct sim {
 	struct pto_backend *be;
 	struct sim_kernel kernels[PTO_MAX_KERNELS];
 	struct sim_core *cores;
-	void *window;
-	size_t window_size;
-	size_t heap_map_size;
-	void *cring_mem;
-	size_t cring_bytes;
-	uint32_t window_mask;
+	uint32_t window_mask[PTO_MAX_RINGS];	/* per ring: task_window - 1 */
 	uint32_t cring_mask;
 	uint32_t stop;
 	uint32_t irq;		/* futex the scheduler sleeps on */
@@ -96,41 +92,40 @@ static void *map_zeroed(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* The window layout pto.ko uses too: header page, descriptors, deps, releases. */
-static int map_window(struct sim *sim, const struct pto_backend_setup *s)
+static void unmap(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size);
+}
+
+/*
+ * The regions of a context, laid out by pto_layout() exactly as pto.ko
+ * lays them out.  The window is faulted in now, so memory use does not
+ * grow with a run; the heap stays lazy.
+ */
+static int map_regions(struct sim *sim)
 {
 	struct pto_backend *be = sim->be;
-	struct pto_window_geometry *g;
-	uint64_t desc_off = PAGE;
-	uint64_t dep_off = desc_off + (uint64_t)s->task_window * sizeof(struct pto_task_desc);
-	uint64_t rel_off = dep_off + (uint64_t)s->dep_pool_size * sizeof(struct pto_dep_entry);
-	uint64_t size = pto_align_up(rel_off + (uint64_t)s->release_ring_size *
-				     sizeof(struct pto_release_entry), PAGE);
-	uint8_t *w = map_zeroed(size);
+	struct pto_setup *s = &be->geo;
+	struct pto_window_ident *id;
+	uint8_t **region = be->region;
 
-	if (!w)
+	region[PTO_BE_WINDOW] = map_zeroed(s->window.size);
+	region[PTO_BE_HEAP] = map_zeroed(s->heap.size);
+	region[PTO_BE_CRING] = map_zeroed(s->cring.size);
+	region[PTO_BE_REGS] = aligned_alloc(PAGE, s->regs.size);
+	if (!region[PTO_BE_WINDOW] || !region[PTO_BE_HEAP] ||
+	    !region[PTO_BE_CRING] || !region[PTO_BE_REGS])
 		return -ENOMEM;
-	/* fault the window in now, so memory use does not grow with a run */
-	memset(w, 0, size);
-	sim->window = w;
-	sim->window_size = size;
-	sim->window_mask = s->task_window - 1;
-	be->win = (struct pto_window_header *)w;
-	be->desc = (struct pto_task_desc *)(w + desc_off);
-	be->dep = (struct pto_dep_entry *)(w + dep_off);
-	be->release = (struct pto_release_entry *)(w + rel_off);
-	g = &be->win->geo;
-	g->magic = PTO_WINDOW_MAGIC;
-	g->abi_version = PTO_ABI_VERSION;
-	g->task_window = s->task_window;
-	g->dep_pool_size = s->dep_pool_size;
-	g->release_ring_size = s->release_ring_size;
-	g->max_args = PTO_MAX_ARGS;
-	g->heap_ring_size = s->heap_ring_size;
-	g->heap_size = s->heap_size;
-	g->desc_offset = desc_off;
-	g->dep_offset = dep_off;
-	g->release_offset = rel_off;
+	memset(region[PTO_BE_WINDOW], 0, s->window.size);
+	memset(region[PTO_BE_REGS], 0, s->regs.size);
+	id = (struct pto_window_ident *)(region[PTO_BE_WINDOW] +
+					 s->header_offset);
+	id->magic = PTO_WINDOW_MAGIC;
+	id->abi_version = PTO_ABI_VERSION;
+	id->features = s->features;
+	id->nrings = s->nrings;
+	((struct pto_cring_header *)region[PTO_BE_CRING])->size = s->cring_size;
 	return 0;
 }
 
@@ -157,34 +152,23 @@ static int start_cores(struct sim *sim)
 	return 0;
 }
 
-static int sim_setup(struct pto_backend *be, const struct pto_backend_setup *s)
+static int sim_setup(struct pto_backend *be, const struct pto_setup *req)
 {
 	struct sim *sim = be->priv;
+	uint32_t r;
 	int ret;
 
-	ret = map_window(sim, s);
+	be->geo = *req;
+	if (pto_layout(&be->geo, be->num_cores))
+		return -EINVAL;
+	for (r = 0; r < req->nrings; r++)
+		sim->window_mask[r] = req->ring[r].task_window - 1;
+	sim->cring_mask = req->cring_size - 1;
+	ret = map_regions(sim);
 	if (ret)
 		return ret;
-	sim->heap_map_size = pto_align_up(s->heap_size, PAGE);
-	be->heap = map_zeroed(sim->heap_map_size);
-	if (!be->heap)
-		return -ENOMEM;
-	be->heap_size = s->heap_size;
-	be->heap_dev_base = (uintptr_t)be->heap;
+	be->heap_dev_base = (uintptr_t)be->region[PTO_BE_HEAP];
 	be->host_addresses = true;
-	be->regs = aligned_alloc(64, pto_align_up((uint64_t)be->num_cores *
-						  sizeof(*be->regs), 64));
-	if (!be->regs)
-		return -ENOMEM;
-	memset(be->regs, 0, (size_t)be->num_cores * sizeof(*be->regs));
-	sim->cring_bytes = PAGE + (size_t)s->cring_size * sizeof(struct pto_completion);
-	sim->cring_mem = map_zeroed(sim->cring_bytes);
-	if (!sim->cring_mem)
-		return -ENOMEM;
-	be->cring = sim->cring_mem;
-	be->cring->size = s->cring_size;
-	be->cring_entries = (struct pto_completion *)((uint8_t *)sim->cring_mem + PAGE);
-	sim->cring_mask = s->cring_size - 1;
 	return start_cores(sim);
 }
 
@@ -199,18 +183,16 @@ static void sim_close(struct pto_backend *be)
 	for (i = 0; sim->cores && i < be->num_cores; i++) {
 		if (!sim->cores[i].started)
 			continue;
-		__atomic_fetch_add(&be->regs[i].doorbell, 0, __ATOMIC_SEQ_CST);
-		futex_wake(&be->regs[i].doorbell, 1);
+		__atomic_fetch_add(&pto_regs(be, i)->doorbell, 0,
+				   __ATOMIC_SEQ_CST);
+		futex_wake(&pto_regs(be, i)->doorbell, 1);
 		pthread_join(sim->cores[i].thread, NULL);
 	}
 	free(sim->cores);
-	free(be->regs);
-	if (be->heap)
-		munmap(be->heap, sim->heap_map_size);
-	if (sim->window)
-		munmap(sim->window, sim->window_size);
-	if (sim->cring_mem)
-		munmap(sim->cring_mem, sim->cring_bytes);
+	free(be->region[PTO_BE_REGS]);
+	unmap(be->region[PTO_BE_WINDOW], be->geo.window.size);
+	unmap(be->region[PTO_BE_HEAP], be->geo.heap.size);
+	unmap(be->region[PTO_BE_CRING], be->geo.cring.size);
 	free(sim);
 	be->priv = NULL;
 }
@@ -346,9 +328,18 @@ static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
 		raise_irq(sim);
 }
 
+/*
+ * The descriptor of a task handle; the caller checks its task_id, which a
+ * handle naming no ring never matches.
+ */
 static const struct pto_task_desc *task_desc(struct sim *sim, uint64_t id)
 {
-	return &sim->be->desc[id & sim->window_mask];
+	static const struct pto_task_desc no_task = { .task_id = ~0ull };
+	uint32_t r = PTO_TASK_RING(id);
+
+	if (r >= sim->be->geo.nrings)
+		return &no_task;
+	return &sim->be->ring[r].desc[PTO_TASK_SEQ(id) & sim->window_mask[r]];
 }
 
 /*
@@ -520,7 +511,7 @@ static void sim_kick(struct pto_backend *be, uint32_t core)
 
 	smp_mb();	/* doorbell store before the core_waiting load */
 	for (c = 0; c < be->num_cores; c++) {
-		struct pto_core_regs *r = &be->regs[c];
+		struct pto_core_regs *r = pto_regs(be, c);
 
 		if ((core != PTO_KICK_ALL && c != core) ||
 		    !READ_ONCE(r->core_waiting))
@@ -544,7 +535,7 @@ static void *core_main(void *arg)
 {
 	struct sim_core *sc = arg;
 	struct sim *sim = sc->sim;
-	struct pto_core_regs *r = &sim->be->regs[sc->index];
+	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
 	unsigned int idle = 0;
 	uint64_t clock = 0;
 	char name[16];

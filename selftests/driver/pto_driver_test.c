@@ -115,7 +115,7 @@ TEST(get_info)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, PTO_IOCTL_GET_INFO, &info));
 	EXPECT_EQ(PTO_ABI_VERSION, info.abi_version);
-	EXPECT_EQ(PTO_OP_COUNT, info.num_ops);
+	EXPECT_EQ((1ull << PTO_OP_COUNT) - 1, info.ops);
 	EXPECT_EQ(PTO_MAX_ARGS, info.max_args);
 	EXPECT_LT(0, info.max_task_window);
 	EXPECT_LT(0, info.max_heap_size);
@@ -188,20 +188,19 @@ static int try_setup(int fd, void (*mut)(struct pto_setup *s))
 	static void mut_##name(struct pto_setup *s) { stmt; }
 SETUP_MUT(flags, s->flags = 1)
 SETUP_MUT(pad0, s->__pad0 = 1)
-SETUP_MUT(pad1, s->__pad1 = 1)
-SETUP_MUT(pad2, s->__pad2[1] = 1)
-SETUP_MUT(out_nonzero, s->heap_offset = 4096)
-SETUP_MUT(tw_zero, s->task_window = 0)
-SETUP_MUT(tw_npot, s->task_window = 48)
-SETUP_MUT(tw_big, s->task_window = 1u << 31)
-SETUP_MUT(dep_zero, s->dep_pool_size = 0)
-SETUP_MUT(dep_big, s->dep_pool_size = ~0u)
+SETUP_MUT(pad1, s->__pad1[3] = 1)
+SETUP_MUT(out_nonzero, s->heap.offset = 4096)
+SETUP_MUT(tw_zero, s->ring[0].task_window = 0)
+SETUP_MUT(tw_npot, s->ring[0].task_window = 48)
+SETUP_MUT(tw_big, s->ring[0].task_window = 1u << 31)
+SETUP_MUT(dep_zero, s->ring[0].dep_pool_size = 0)
+SETUP_MUT(dep_big, s->ring[0].dep_pool_size = ~0u)
 SETUP_MUT(rel_npot, s->release_ring_size = 3)
 SETUP_MUT(cring_npot, s->cring_size = 100)
 SETUP_MUT(cring_big, s->cring_size = 1u << 30)
-SETUP_MUT(heap_zero, s->heap_size = 0; s->heap_ring_size = 0)
+SETUP_MUT(heap_zero, s->heap_size = 0)
 SETUP_MUT(heap_big, s->heap_size = 1ull << 50)
-SETUP_MUT(ring_gt_heap, s->heap_ring_size = s->heap_size + 1)
+SETUP_MUT(heap_lt_ring, s->heap_size = s->ring[0].heap_size - 4096)
 
 TEST(setup_invalid)
 {
@@ -210,10 +209,10 @@ TEST(setup_invalid)
 		void (*mut)(struct pto_setup *s);
 	} cases[] = {
 #define C(n) { #n, mut_##n }
-		C(flags), C(pad0), C(pad1), C(pad2), C(out_nonzero),
+		C(flags), C(pad0), C(pad1), C(out_nonzero),
 		C(tw_zero), C(tw_npot), C(tw_big), C(dep_zero), C(dep_big),
 		C(rel_npot), C(cring_npot), C(cring_big), C(heap_zero),
-		C(heap_big), C(ring_gt_heap),
+		C(heap_big), C(heap_lt_ring),
 #undef C
 	};
 	int fd = open(pto_t_dev(), O_RDWR);
@@ -235,30 +234,35 @@ TEST(setup_invalid)
 TEST(setup_geometry)
 {
 	struct pto_t p;
-	uint64_t dep, rel;
+	uint64_t dep, order, rel;
 
 	ASSERT_EQ(0, pto_t_open(&p, 128, HEAP, 256));
-	EXPECT_EQ(PTO_WINDOW_MAGIC, p.win->geo.magic);
-	EXPECT_EQ(PTO_ABI_VERSION, p.win->geo.abi_version);
-	EXPECT_EQ(128, p.win->geo.task_window);
-	EXPECT_EQ(256, p.win->geo.dep_pool_size);
-	EXPECT_EQ(64, p.win->geo.release_ring_size);
-	EXPECT_EQ(PTO_MAX_ARGS, p.win->geo.max_args);
-	EXPECT_EQ(HEAP, p.win->geo.heap_size);
-	EXPECT_EQ(HEAP / 2, p.win->geo.heap_ring_size);
-	EXPECT_EQ(4096, p.win->geo.desc_offset);
+	EXPECT_EQ(PTO_WINDOW_MAGIC, p.win->ident.magic);
+	EXPECT_EQ(PTO_ABI_VERSION, p.win->ident.abi_version);
+	EXPECT_EQ(p.s.features, p.win->ident.features);
+	EXPECT_EQ(1, p.win->ident.nrings);
+	EXPECT_EQ(0, p.s.header_offset);
+	EXPECT_EQ(4096, p.s.ring[0].desc_offset);
 	dep = 4096 + 128 * 256;
-	rel = dep + 256 * 16;
-	EXPECT_EQ(dep, p.win->geo.dep_offset);
-	EXPECT_EQ(rel, p.win->geo.release_offset);
-	EXPECT_EQ((rel + 64 * 16 + 4095) & ~4095ull, p.s.window_size);
+	order = dep + 256 * 16;
+	rel = order + 128 * 8;
+	EXPECT_EQ(dep, p.s.ring[0].dep_offset);
+	EXPECT_EQ(order, p.s.order_offset);
+	EXPECT_EQ(rel, p.s.release_offset);
+	EXPECT_EQ((rel + 64 * 16 + 4095) & ~4095ull, p.s.window.size);
+	EXPECT_EQ(0, p.s.ring[0].heap_offset);
+	EXPECT_EQ(HEAP / 2, p.s.arena_offset);
+	EXPECT_EQ(HEAP, p.s.heap.size);
+	EXPECT_EQ(4096, p.s.cring_entries_offset);
 	EXPECT_EQ(256, p.cring->size);
 	EXPECT_EQ(p.info.cores[0] + p.info.cores[1] + p.info.cores[2] +
 		  p.info.cores[3], p.s.num_cores);
+	EXPECT_EQ(sizeof(struct pto_core_regs), p.s.regs_stride);
 	EXPECT_EQ((p.s.num_cores * sizeof(struct pto_core_regs) + 4095) &
-		  ~4095ull, p.s.regs_size);
+		  ~4095ull, p.s.regs.size);
 	/* memory comes zeroed */
-	EXPECT_EQ(0, p.heap[0] | p.heap[HEAP - 1] | p.regs[0].doorbell);
+	EXPECT_EQ(0, p.heap[0] | p.heap[HEAP - 1] |
+		  pto_t_regs(&p, 0)->doorbell);
 	pto_t_close(&p);
 }
 
@@ -349,35 +353,35 @@ TEST(mmap_bounds_and_permissions)
 
 	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 64));
 	/* one page past a region's end */
-	m = mmap(NULL, p.s.window_size + 4096, PROT_READ, MAP_SHARED, p.fd,
-		 p.s.window_offset);
+	m = mmap(NULL, p.s.window.size + 4096, PROT_READ, MAP_SHARED, p.fd,
+		 p.s.window.offset);
 	EXPECT_EQ(MAP_FAILED, m);
 	EXPECT_EQ(EINVAL, errno);
-	m = mmap(NULL, HEAP + 4096, PROT_READ, MAP_SHARED, p.fd,
-		 p.s.heap_offset);
+	m = mmap(NULL, p.s.heap.size + 4096, PROT_READ, MAP_SHARED, p.fd,
+		 p.s.heap.offset);
 	EXPECT_EQ(MAP_FAILED, m);
 	/* an offset inside a region, and one past the last region */
 	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, p.fd,
-		 p.s.heap_offset + 4096);
+		 p.s.heap.offset + 4096);
 	EXPECT_EQ(MAP_FAILED, m);
 	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, p.fd,
-		 p.s.cring_offset + (p.s.cring_offset - p.s.regs_offset));
+		 p.s.cring.offset + (p.s.cring.offset - p.s.regs.offset));
 	EXPECT_EQ(MAP_FAILED, m);
 	/* private and executable mappings are refused */
 	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, p.fd,
-		 p.s.heap_offset);
+		 p.s.heap.offset);
 	EXPECT_EQ(MAP_FAILED, m);
 	m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, p.fd,
-		 p.s.heap_offset);
+		 p.s.heap.offset);
 	EXPECT_EQ(MAP_FAILED, m);
 	EXPECT_EQ(EPERM, errno);
 	/* a smaller mapping is fine but cannot become executable */
-	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, p.fd, p.s.heap_offset);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, p.fd, p.s.heap.offset);
 	ASSERT_NE(MAP_FAILED, m);
 	EXPECT_EQ(-1, mprotect(m, 4096, PROT_READ | PROT_EXEC));
 	munmap(m, 4096);
 	/* two mappings of one region share memory */
-	m = pto_t_map(p.fd, p.s.heap_offset, 4096);
+	m = pto_t_map(p.fd, p.s.heap.offset, 4096);
 	ASSERT_NE(NULL, m);
 	p.heap[100] = 0x5a;
 	EXPECT_EQ(0x5a, ((uint8_t *)m)[100]);
@@ -463,9 +467,9 @@ TEST(ops_ioctl)
 	EXPECT_EQ(0, c.status);
 	EXPECT_EQ((uint32_t)(id + 1), c.seq);
 	EXPECT_LE(c.start_ns, c.end_ns);
-	EXPECT_EQ(PTO_CORE_FIN, p.regs[vcore].status);
-	EXPECT_EQ(id, p.regs[vcore].status_task);
-	EXPECT_EQ(1, p.regs[vcore].consumed);
+	EXPECT_EQ(PTO_CORE_FIN, pto_t_regs(&p, vcore)->status);
+	EXPECT_EQ(id, pto_t_regs(&p, vcore)->status_task);
+	EXPECT_EQ(1, pto_t_regs(&p, vcore)->consumed);
 	u = (uint32_t *)(p.heap + 4096);
 	for (i = 0; i < n; i++)
 		if (u[i] != 0xdeadbeef)
@@ -574,15 +578,15 @@ TEST(bad_addresses_and_descriptors)
 	EXPECT_EQ(-EINVAL, pto_t_run(&p, vcore, 2, args, 0));
 	EXPECT_EQ(-EINVAL, pto_t_run(&p, vcore, 1, args, PTO_MAX_ARGS) ?
 		  -EINVAL : 0);
-	/* descriptor whose task_id does not match the queued id */
+	/* descriptor whose task_id does not match the queued handle */
 	id = pto_t_queue(&p, vcore, 1, args, 3);
-	p.desc[id & 63].task_id = id + 64;
+	pto_t_desc(&p, id)->task_id = id + 64;
 	ASSERT_EQ(0, pto_t_kick(&p, vcore));
 	ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
 	EXPECT_EQ(-EINVAL, c.status);
 	/* nargs beyond PTO_MAX_ARGS */
 	id = pto_t_queue(&p, vcore, 1, args, 3);
-	p.desc[id & 63].nargs = PTO_MAX_ARGS + 1;
+	pto_t_desc(&p, id)->nargs = PTO_MAX_ARGS + 1;
 	ASSERT_EQ(0, pto_t_kick(&p, vcore));
 	ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
 	EXPECT_EQ(-EINVAL, c.status);
@@ -631,7 +635,7 @@ static void run_many(struct __test_metadata *_metadata, struct pto_t *p,
 				continue;
 			/* in-flight ids must fit the ring and the window */
 			if (queued - done >= p->cring->size ||
-			    queued - oldest >= p->s.task_window)
+			    queued - oldest >= p->s.ring[0].task_window)
 				break;
 			pto_t_queue(p, core, type, NULL, 0);
 			outstanding[core]++;
@@ -670,9 +674,9 @@ static void run_many(struct __test_metadata *_metadata, struct pto_t *p,
 			ASSERT_EQ(0, c.status)
 				TH_LOG("task %llu core %u: desc id %llu kid %u nargs %u",
 				       (unsigned long long)c.task_id, c.core,
-				       (unsigned long long)p->desc[c.task_id & (p->s.task_window - 1)].task_id,
-				       p->desc[c.task_id & (p->s.task_window - 1)].kernel_id,
-				       p->desc[c.task_id & (p->s.task_window - 1)].nargs);
+				       (unsigned long long)pto_t_desc(p, c.task_id)->task_id,
+				       pto_t_desc(p, c.task_id)->kernel_id,
+				       pto_t_desc(p, c.task_id)->nargs);
 			ASSERT_GT(total, c.task_id);
 			ASSERT_EQ(0, seen[c.task_id]);
 			seen[c.task_id] = 1;
@@ -803,8 +807,9 @@ TEST(fairness_between_contexts)
 		while (pto_t_reap(&hog, &c))
 			queued--;
 		for (core = 0; core < hog.info.cores[0]; core++)
-			while (hog.regs[core].doorbell -
-			       hog.regs[core].consumed < PTO_CORE_QUEUE_SLOTS &&
+			while (pto_t_regs(&hog, core)->doorbell -
+			       pto_t_regs(&hog, core)->consumed <
+			       PTO_CORE_QUEUE_SLOTS &&
 			       queued < 32) {
 				pto_t_queue(&hog, core, 1, spin, 1);
 				queued++;
@@ -1044,7 +1049,7 @@ TEST(fdinfo_contents)
 	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-memory-heap", v, sizeof(v)));
 	EXPECT_STREQ(want, v);
 	snprintf(want, sizeof(want), "%llu KiB",
-		 (unsigned long long)p.s.window_size / 1024);
+		 (unsigned long long)p.s.window.size / 1024);
 	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-memory-window", v, sizeof(v)));
 	EXPECT_STREQ(want, v);
 	snprintf(want, sizeof(want), "%u", p.info.cores[2]);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers for driving /dev/ptoN directly through the uapi, without libpto:
- * open + SETUP + mmap, queue a task on a core, reap completions.
+ * open + SETUP + mmap, queue a task on a core, reap completions.  Every
+ * place in the regions comes from SETUP's answer.
  */
 #ifndef PTO_TEST_UTIL_H
 #define PTO_TEST_UTIL_H
@@ -22,14 +23,15 @@ struct pto_t {
 	int fd;
 	struct pto_info info;
 	struct pto_setup s;
+	uint8_t *window;
 	struct pto_window_header *win;
-	struct pto_task_desc *desc;
+	struct pto_task_desc *desc[PTO_MAX_RINGS];
 	uint8_t *heap;
-	struct pto_core_regs *regs;
+	uint8_t *regs;
 	struct pto_cring_header *cring;
 	struct pto_completion *ce;
 	uint32_t first_core[PTO_UAPI_NUM_WORKER_TYPES];
-	uint64_t next_id;
+	uint64_t next_seq[PTO_MAX_RINGS];
 	uint64_t head;
 };
 
@@ -48,14 +50,24 @@ static inline uint64_t pto_t_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* Ring r of a SETUP request: tw descriptors, a 256-entry pool, its heap. */
+static inline void pto_t_setup_ring(struct pto_setup *s, uint32_t r,
+				    uint32_t tw, uint64_t ring_heap)
+{
+	s->ring[r].task_window = tw;
+	s->ring[r].dep_pool_size = 256;
+	s->ring[r].heap_size = ring_heap;
+}
+
+/* One ring of tw descriptors, half the heap its heap ring. */
 static inline void pto_t_setup_args(struct pto_setup *s, uint32_t tw,
 				    uint64_t heap, uint32_t cring)
 {
 	memset(s, 0, sizeof(*s));
-	s->task_window = tw;
-	s->dep_pool_size = 256;
+	s->nrings = 1;
+	pto_t_setup_ring(s, 0, tw, heap / 2);
+	s->order_ring_size = tw;
 	s->release_ring_size = 64;
-	s->heap_ring_size = heap / 2;
 	s->heap_size = heap;
 	s->cring_size = cring;
 }
@@ -67,9 +79,11 @@ static inline void *pto_t_map(int fd, uint64_t off, uint64_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* Open and set up a context; returns 0 or -errno. */
-static inline int pto_t_open(struct pto_t *p, uint32_t tw, uint64_t heap,
-			     uint32_t cring)
+/*
+ * Open a context with the SETUP request s (features: all the device
+ * has, when s asks for none) and map it; returns 0 or -errno.
+ */
+static inline int pto_t_open_setup(struct pto_t *p, const struct pto_setup *s)
 {
 	uint32_t t, c = 0;
 
@@ -79,17 +93,21 @@ static inline int pto_t_open(struct pto_t *p, uint32_t tw, uint64_t heap,
 		return -errno;
 	if (ioctl(p->fd, PTO_IOCTL_GET_INFO, &p->info))
 		return -errno;
-	pto_t_setup_args(&p->s, tw, heap, cring);
+	p->s = *s;
+	if (!p->s.features)
+		p->s.features = p->info.features & PTO_FEATURES_KNOWN;
 	if (ioctl(p->fd, PTO_IOCTL_SETUP, &p->s))
 		return -errno;
-	p->win = pto_t_map(p->fd, p->s.window_offset, p->s.window_size);
-	p->heap = pto_t_map(p->fd, p->s.heap_offset, heap);
-	p->regs = pto_t_map(p->fd, p->s.regs_offset, p->s.regs_size);
-	p->cring = pto_t_map(p->fd, p->s.cring_offset, p->s.cring_size_bytes);
-	if (!p->win || !p->heap || !p->regs || !p->cring)
+	p->window = pto_t_map(p->fd, p->s.window.offset, p->s.window.size);
+	p->heap = pto_t_map(p->fd, p->s.heap.offset, p->s.heap.size);
+	p->regs = pto_t_map(p->fd, p->s.regs.offset, p->s.regs.size);
+	p->cring = pto_t_map(p->fd, p->s.cring.offset, p->s.cring.size);
+	if (!p->window || !p->heap || !p->regs || !p->cring)
 		return -errno;
-	p->desc = (void *)((uint8_t *)p->win + p->win->geo.desc_offset);
-	p->ce = (void *)((uint8_t *)p->cring + 4096);
+	p->win = (void *)(p->window + p->s.header_offset);
+	for (t = 0; t < p->s.nrings && t < PTO_MAX_RINGS; t++)
+		p->desc[t] = (void *)(p->window + p->s.ring[t].desc_offset);
+	p->ce = (void *)((uint8_t *)p->cring + p->s.cring_entries_offset);
 	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++) {
 		p->first_core[t] = c;
 		c += p->info.cores[t];
@@ -97,23 +115,47 @@ static inline int pto_t_open(struct pto_t *p, uint32_t tw, uint64_t heap,
 	return 0;
 }
 
+/* Open a context with one ring; returns 0 or -errno. */
+static inline int pto_t_open(struct pto_t *p, uint32_t tw, uint64_t heap,
+			     uint32_t cring)
+{
+	struct pto_setup s;
+
+	pto_t_setup_args(&s, tw, heap, cring);
+	return pto_t_open_setup(p, &s);
+}
+
 static inline void pto_t_close(struct pto_t *p)
 {
-	if (p->win)
-		munmap(p->win, p->s.window_size);
+	if (p->window)
+		munmap(p->window, p->s.window.size);
 	if (p->heap)
-		munmap(p->heap, p->s.heap_size);
+		munmap(p->heap, p->s.heap.size);
 	if (p->regs)
-		munmap(p->regs, p->s.regs_size);
+		munmap(p->regs, p->s.regs.size);
 	if (p->cring)
-		munmap(p->cring, p->s.cring_size_bytes);
+		munmap(p->cring, p->s.cring.size);
 	if (p->fd >= 0)
 		close(p->fd);
 	p->fd = -1;
-	p->win = NULL;
+	p->window = NULL;
 	p->heap = NULL;
 	p->regs = NULL;
 	p->cring = NULL;
+}
+
+/* A core's register block, regs_stride apart. */
+static inline struct pto_core_regs *pto_t_regs(struct pto_t *p, uint32_t core)
+{
+	return (void *)(p->regs + (size_t)core * p->s.regs_stride);
+}
+
+/* The descriptor slot of handle h (its ring must be set up). */
+static inline struct pto_task_desc *pto_t_desc(struct pto_t *p, uint64_t h)
+{
+	uint32_t r = PTO_TASK_RING(h);
+
+	return &p->desc[r][PTO_TASK_SEQ(h) & (p->s.ring[r].task_window - 1)];
 }
 
 static inline int pto_t_bind(struct pto_t *p, uint32_t kid, uint32_t type,
@@ -125,23 +167,40 @@ static inline int pto_t_bind(struct pto_t *p, uint32_t kid, uint32_t type,
 	return ioctl(p->fd, PTO_IOCTL_BIND_OP, &b) ? -errno : 0;
 }
 
-/* Write a descriptor and queue it on core (no KICK); returns the task id. */
+/* Queue handle h on core behind its doorbell (no descriptor, no KICK). */
+static inline void pto_t_push(struct pto_t *p, uint32_t core, uint64_t h)
+{
+	struct pto_core_regs *r = pto_t_regs(p, core);
+	uint32_t bell = r->doorbell;
+
+	r->queue[bell % PTO_CORE_QUEUE_SLOTS] = h + 1;
+	__atomic_store_n(&r->doorbell, bell + 1, __ATOMIC_RELEASE);
+}
+
+/* Write a descriptor of ring and queue it on core; returns its handle. */
+static inline uint64_t pto_t_queue_ring(struct pto_t *p, uint32_t ring,
+					uint32_t core, uint32_t kid,
+					const uint64_t *args, uint32_t nargs)
+{
+	uint64_t h = PTO_TASK_HANDLE(ring, p->next_seq[ring]++);
+	struct pto_task_desc *d = pto_t_desc(p, h);
+
+	d->kernel_id = kid;
+	d->nargs = nargs;
+	if (nargs)
+		memcpy(d->args, args, nargs * sizeof(uint64_t));
+	/* the handle last, as libpto stores it */
+	__atomic_store_n(&d->task_id, h, __ATOMIC_RELEASE);
+	pto_t_push(p, core, h);
+	return h;
+}
+
+/* A task of ring 0; returns its handle. */
 static inline uint64_t pto_t_queue(struct pto_t *p, uint32_t core,
 				   uint32_t kid, const uint64_t *args,
 				   uint32_t nargs)
 {
-	uint64_t id = p->next_id++;
-	struct pto_task_desc *d = &p->desc[id & (p->s.task_window - 1)];
-	struct pto_core_regs *r = &p->regs[core];
-	uint32_t bell = r->doorbell;
-
-	d->task_id = id;
-	d->kernel_id = kid;
-	d->nargs = nargs;
-	memcpy(d->args, args, nargs * sizeof(uint64_t));
-	r->queue[bell % PTO_CORE_QUEUE_SLOTS] = id + 1;
-	__atomic_store_n(&r->doorbell, bell + 1, __ATOMIC_RELEASE);
-	return id;
+	return pto_t_queue_ring(p, 0, core, kid, args, nargs);
 }
 
 static inline int pto_t_kick(struct pto_t *p, uint32_t core)
@@ -191,12 +250,12 @@ static inline int pto_t_complete(struct pto_t *p, struct pto_completion *out,
 	return 0;
 }
 
-/* Run one task on core through ioctls; returns the completion status. */
+/* Run one task of ring 0 on core; returns the completion status. */
 static inline int pto_t_run(struct pto_t *p, uint32_t core, uint32_t kid,
 			    const uint64_t *args, uint32_t nargs)
 {
 	struct pto_completion c = { 0 };
-	uint64_t id = pto_t_queue(p, core, kid, args, nargs);
+	uint64_t h = pto_t_queue(p, core, kid, args, nargs);
 	int ret = pto_t_kick(p, core);
 
 	if (ret)
@@ -204,7 +263,7 @@ static inline int pto_t_run(struct pto_t *p, uint32_t core, uint32_t kid,
 	ret = pto_t_complete(p, &c, 10000000000ull);
 	if (ret)
 		return ret;
-	if (c.task_id != id)
+	if (c.task_id != h)
 		return -EILSEQ;
 	return c.status;
 }

@@ -127,8 +127,9 @@ static double throughput(struct bench *b, int mode, int n)
 {
 	struct pto_t *p = &b->p;
 	uint32_t cores = p->info.cores[0], out[PTO_MAX_CORES], core;
-	uint64_t t0 = pto_t_now_ns(), oldest = p->next_id;
-	uint32_t tw = p->s.task_window;
+	/* every task in ring 0: handles are sequence numbers */
+	uint64_t t0 = pto_t_now_ns(), oldest = p->next_seq[0];
+	uint32_t tw = p->s.ring[0].task_window;
 	int queued = 0, done = 0;
 	struct pto_completion c;
 	uint8_t *fin = calloc(tw, 1);
@@ -145,7 +146,7 @@ static double throughput(struct bench *b, int mode, int n)
 			/* ids in flight must fit the descriptor window */
 			while (out[core] < PTO_CORE_QUEUE_SLOTS && queued < n &&
 			       queued - done < (int)p->cring->size &&
-			       p->next_id - oldest < tw) {
+			       p->next_seq[0] - oldest < tw) {
 				pto_t_queue(p, core, 0, NULL, 0);
 				out[core]++;
 				queued++;
@@ -172,9 +173,9 @@ static double throughput(struct bench *b, int mode, int n)
 			}
 			out[c.core]--;
 			done++;
-			fin[c.task_id & (tw - 1)] = 1;
+			fin[PTO_TASK_SEQ(c.task_id) & (tw - 1)] = 1;
 		} while (pto_t_reap(p, &c));
-		while (oldest < p->next_id && fin[oldest & (tw - 1)])
+		while (oldest < p->next_seq[0] && fin[oldest & (tw - 1)])
 			fin[oldest++ & (tw - 1)] = 0;
 	}
 	free(fin);

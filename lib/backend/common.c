@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What both backends share: finding the context's structures in its
+ * regions by SETUP's offsets.
+ */
+#include <errno.h>
+
+#include "backend.h"
+#include "log.h"
+
+int pto_backend_attach(struct pto_backend *be)
+{
+	const struct pto_setup *s = &be->geo;
+	uint8_t *win = be->region[PTO_BE_WINDOW];
+	uint8_t *cring = be->region[PTO_BE_CRING];
+	const struct pto_window_ident *id;
+	uint32_t r;
+
+	be->win = (struct pto_window_header *)(win + s->header_offset);
+	id = &be->win->ident;
+	if (id->magic != PTO_WINDOW_MAGIC ||
+	    id->abi_version != PTO_ABI_VERSION || id->nrings != s->nrings) {
+		pto_log("%s: the shared window is not a PTO window of ABI %u "
+			"(magic %#x, ABI %u, %u rings)\n", be->ops->name,
+			PTO_ABI_VERSION, id->magic, id->abi_version,
+			id->nrings);
+		return -EPROTO;
+	}
+	for (r = 0; r < s->nrings; r++) {
+		be->ring[r].desc = (struct pto_task_desc *)
+			(win + s->ring[r].desc_offset);
+		be->ring[r].dep = (struct pto_dep_entry *)
+			(win + s->ring[r].dep_offset);
+		be->ring[r].heap = be->region[PTO_BE_HEAP] +
+				   s->ring[r].heap_offset;
+	}
+	be->order = (uint64_t *)(win + s->order_offset);
+	be->release = (struct pto_release_entry *)(win + s->release_offset);
+	be->heap = be->region[PTO_BE_HEAP];
+	be->heap_size = s->heap_size;
+	be->cring = (struct pto_cring_header *)cring;
+	be->cring_entries = (struct pto_completion *)
+		(cring + s->cring_entries_offset);
+	return 0;
+}
