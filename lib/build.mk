@@ -17,9 +17,8 @@ LINK_LIBPTO_SHARED = -L$(O) -lpto -Wl,-rpath,'$$ORIGIN/..' $(LDLIBS_PTO)
 LINK_LIBPTO_STATIC = $(LIBPTO_A) $(LDLIBS_PTO)
 
 # The per-task paths cross files (submit -> TensorMap -> visit callback,
-# scheduler -> sim kick -> execute): -O3 with link-time optimisation made
-# ptobench's bgemm 15-20% faster per task than -O2 (see
-# Documentation/ptobench.rst).  Fat LTO objects keep libpto.a usable by a
+# scheduler -> sim kick -> execute), so -O3 with link-time optimisation
+# inlines across them (the gain is in Documentation/ptobench.rst).  Fat LTO objects keep libpto.a usable by a
 # compiler that does not do LTO.  Sanitizer builds keep plain objects.
 ifeq ($(SAN),)
 LIBPTO_OPT := -O3 -flto=auto -ffat-lto-objects

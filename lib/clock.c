@@ -4,8 +4,8 @@
  * from the CPU's time-stamp counter.
  *
  * Every task's start and end are timestamped (busy time, traces), and
- * clock_gettime() costs about 27 ns on the VMs this runs on: a tenth of
- * the host thread's time per task.  Where the kernel itself keeps time
+ * clock_gettime() is a noticeable part of a short task's cost on virtual
+ * machines (Documentation/ptobench.rst has the figures).  Where the kernel itself keeps time
  * with the TSC (clocksource "tsc", which it picks only when the counter
  * is invariant and synchronised across CPUs), a thread reads the counter
  * and scales it from an anchor: a (counter, clock_gettime) pair it takes

@@ -14,8 +14,8 @@
 
 /*
  * Small enough that the descriptors and TensorMap entries in flight stay in
- * the CPU caches (a 16384-slot window measured 30-40% slower per task on
- * BGEMM-like graphs), large enough to keep many cores fed.
+ * the CPU caches (larger windows are slower per task; see
+ * Documentation/ptobench.rst), large enough to keep many cores fed.
  */
 #define DEFAULT_TASK_WINDOW	4096
 #define DEFAULT_HEAP_SIZE	(64ull << 20)

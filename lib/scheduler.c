@@ -219,8 +219,8 @@ static void scan_task(struct pto_runtime *rt, uint64_t id)
 
 /*
  * Descriptors and dependency entries arrive from the orchestrator's CPU,
- * a cross-CPU transfer each (150-300 ns round trips on the VMs this runs
- * on).  Asking for a batch's lines at once overlaps those transfers
+ * a cross-CPU transfer each, which costs more than a whole task's
+ * bookkeeping on the machines PTO was measured on.  Asking for a batch's lines at once overlaps those transfers
  * instead of taking them one after the other.
  */
 static void prefetch_published(struct pto_runtime *rt, uint64_t from,

@@ -37,9 +37,9 @@ static inline void cpu_relax(void)
 
 /*
  * One step of an idle poll.  Never sched_yield() here: with another process
- * competing for the CPUs, yielding pollers handed it whole time slices and
- * made runs up to 100x slower (measured with ptobench --load 1); pollers
- * sleep on a futex instead once their spin budget is spent.
+ * competing for the CPUs, a yielding poller hands it a whole time slice
+ * each time (Documentation/ptobench.rst, "Under load"); pollers sleep on
+ * a futex instead once their spin budget is spent.
  */
 static inline void idle_poll(unsigned int iteration)
 {

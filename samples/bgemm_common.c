@@ -11,7 +11,7 @@
 
 #include "bgemm.h"
 
-/* Defaults: the seed's 4 x 4 x 4 x 4 tile problem with 64 x 64 tiles. */
+/* Defaults: a 4 x 4 x 4 x 4 tile problem with 64 x 64 tiles. */
 static void bgemm_defaults(struct bgemm *g)
 {
 	g->batch = 4;

@@ -11,9 +11,9 @@
  * of sequence b.  The orchestration resolves that indirection on the host
  * into key/value cache offsets.
  *
- * Structure (seed 002, section 12): per chunk of up to 16 sequences a
- * scope; a hub task initialises the accumulators oi, li, mi of the chunk;
- * then per sequence and KV block QK -> SF -> PV -> UP, UP updating the
+ * Structure (the reference design's paged attention): per chunk of up to
+ * 16 sequences a scope; a hub task initialises the accumulators oi, li, mi
+ * of the chunk; then per sequence and KV block QK -> SF -> PV -> UP, UP updating the
  * accumulators in place (INOUT); finally oi / li into out.
  */
 #ifndef PTO_SAMPLE_PA_H
@@ -21,7 +21,7 @@
 
 #include "sample.h"
 
-#define PA_MAX_CHUNK	16	/* IN_CORE_BATCH of the seed */
+#define PA_MAX_CHUNK	16	/* sequences per chunk (IN_CORE_BATCH) */
 
 struct pa_case {
 	const char *name;

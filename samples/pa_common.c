@@ -19,7 +19,7 @@ struct pa_shape {
 	bool by_default;	/* run when no case is named */
 };
 
-/* The seed's golden cases, and one with ragged multi-block sequences. */
+/* The reference design's golden cases, and one with ragged multi-block sequences. */
 static const struct pa_shape pa_shapes[] = {
 	{ "Case1", 1, 16, 16, 16, false, true },
 	{ "CaseBatch256", 256, 1, 256, 16, false, true },

@@ -5,7 +5,7 @@
  * allocation, many parameters, repeated runs, and the built-in ops.
  *
  * Results are compared with the recorder's sequential replay (testlib.h),
- * the built-in ops with plain C loops written from the table in DESIGN §5.
+ * the built-in ops with plain C loops written from enum pto_op's definitions.
  */
 #include <errno.h>
 #include <sched.h>

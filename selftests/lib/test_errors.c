@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Every error return of the public API (DESIGN §4), and that the runtime
+ * Every error return of the public API (<pto/pto.h>), and that the runtime
  * works again afterwards:
  *  -EINVAL    bad parameter kind, NULL base or ref, too many parameters,
  *             bad worker type, unbalanced pto_scope_end, bad config

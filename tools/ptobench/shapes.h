@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ptobench DAG shapes (DESIGN §8).  Every worker (pto, OpenMP with libgomp
+ * ptobench DAG shapes.  Every worker (pto, OpenMP with libgomp
  * or libomp) builds the same DAG from the same geometry, so this file is the
  * single place that decides how big each shape is for a task budget.
  */
@@ -15,7 +15,7 @@ enum bench_shape {
 	SHAPE_BGEMM_WEIGHT,	/* as BGEMM, every task also reads W */
 	SHAPE_BGEMM_SCRATCH,	/* gemm rewrites a scratch tile (WAR) */
 	SHAPE_STENCIL,		/* 1-D, three inputs, two arrays */
-	SHAPE_PAGED_ATTN,	/* seed 002 §12: hub, QK, SF, PV, UP */
+	SHAPE_PAGED_ATTN,	/* paged attention: hub, QK, SF, PV, UP */
 	NUM_SHAPES
 };
 

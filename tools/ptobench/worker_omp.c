@@ -125,7 +125,7 @@ static void stencil(const struct bench_geom *g, char *mem)
 }
 
 /*
- * Paged attention, seed 002 §12.  Per chunk: q, and K/V cache blocks
+ * Paged attention (samples/pa.h).  Per chunk: q, and K/V cache blocks
  * (inputs), accumulators oi/li/mi and out, and per KV block the
  * intermediates sij, pij, mij, lij, oi_new.
  */

@@ -119,7 +119,7 @@ static int bgemm_tile(const struct bench_geom *g, const struct tensors *t,
 	return 0;
 }
 
-/* Nested scopes as in seed 000's BGEMM: one per batch, one per tile. */
+/* Nested scopes: one per batch, one per tile (see samples/bgemm.c). */
 static int bgemm_batch(const struct bench_geom *g, const struct tensors *t,
 		       uint32_t slot)
 {
@@ -222,7 +222,7 @@ static int pa_chunk_body(const struct bench_geom *g,
 	return 0;
 }
 
-/* Seed 002 §12: a scope per chunk, a hub task initialises oi/li/mi. */
+/* Paged attention: a scope per chunk, a hub task initialises oi/li/mi. */
 static int pa_chunk(const struct bench_geom *g, const struct tensors *t,
 		    int c)
 {
