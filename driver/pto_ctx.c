@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Contexts: open(), the ioctls, mmap of the four regions, poll, io_uring
- * commands and fdinfo.  Every open() is isolated: its regions are private
- * vmalloc memory reachable only through its own file.
+ * Contexts: open(), the ioctls, mmap of the four regions, poll and fdinfo
+ * (the io_uring commands are in pto_uring.c).  Every open() is isolated:
+ * its regions are private vmalloc memory reachable only through its own
+ * file.
  */
 #include <linux/fs.h>
-#include <linux/hrtimer.h>
-#include <linux/io_uring.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/nospec.h>
 #include <linux/poll.h>
-#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -27,143 +25,17 @@ static const char * const pto_type_names[PTO_UAPI_NUM_WORKER_TYPES] = {
 	"cube", "vector", "aicpu", "accel",
 };
 
-/*
- * An io_uring WAIT parked on a context.  It remembers its submitter: 6.1
- * cannot cancel uring commands, so an exiting submitter would otherwise
- * wait in io_uring's exit path for the WAIT's timeout.
- */
-struct pto_uwait {
-	struct list_head node;
-	struct io_uring_cmd *cmd;
-	struct task_struct *task;
-	u64 head;
-	unsigned long deadline;		/* jiffies */
-	s64 res;
-};
-
-/* How often parked WAITs look for a dying submitter. */
-#define PTO_UWAIT_POLL	(HZ / 20)
-
-static struct pto_uwait **pto_uwait_slot(struct io_uring_cmd *cmd)
-{
-	BUILD_BUG_ON(sizeof(struct pto_uwait *) > sizeof(cmd->pdu));
-	return (struct pto_uwait **)cmd->pdu;
-}
-
-static u64 pto_ctx_tail(struct pto_ctx *ctx)
-{
-	u64 tail;
-
-	spin_lock(&ctx->cring_lock);
-	tail = ctx->cring_tail;
-	spin_unlock(&ctx->cring_lock);
-	return tail;
-}
-
-static void pto_uwait_complete_cb(PTO_URING_CB_ARGS)
-{
-	struct pto_uwait *w = *pto_uwait_slot(cmd);
-	s64 res = w->res;
-
-	put_task_struct(w->task);
-	kfree(w);
-	pto_cmd_done(cmd, res);
-}
-
-/* Complete every parked WAIT that pred() selects, with res from it. */
-static void pto_uwait_finish(struct pto_ctx *ctx,
-			     s64 (*pred)(struct pto_ctx *ctx,
-					 struct pto_uwait *w, s64 arg),
-			     s64 arg)
-{
-	struct pto_uwait *w, *tmp;
-	unsigned long next = 0;
-	bool more = false;
-	LIST_HEAD(done);
-	s64 res;
-
-	spin_lock(&ctx->uwait_lock);
-	list_for_each_entry_safe(w, tmp, &ctx->uwaits, node) {
-		res = pred(ctx, w, arg);
-		if (res == S64_MIN) {
-			if (!more || time_before(w->deadline, next))
-				next = w->deadline;
-			more = true;
-			continue;
-		}
-		list_move_tail(&w->node, &done);
-		w->res = res;
-	}
-	ctx->uwait_next = next;
-	spin_unlock(&ctx->uwait_lock);
-
-	list_for_each_entry_safe(w, tmp, &done, node) {
-		list_del(&w->node);
-		io_uring_cmd_complete_in_task(w->cmd, pto_uwait_complete_cb);
-	}
-}
-
-/* S64_MIN: keep waiting; else the result to complete with */
-static s64 pto_uwait_ready(struct pto_ctx *ctx, struct pto_uwait *w, s64 tail)
-{
-	if ((u64)tail > w->head)
-		return tail - w->head;
-	if (pto_ctx_failed(ctx)) {
-		/* the failed task's completion may be newer than tail */
-		tail = pto_ctx_tail(ctx);
-		return (u64)tail > w->head ? tail - w->head : -EIO;
-	}
-	if (pto_ctx_gone(ctx))
-		return READ_ONCE(ctx->pdev->dead) ? -ENODEV : -ECANCELED;
-	if (time_after_eq(jiffies, w->deadline))
-		return 0;
-	if ((w->task->flags & PF_EXITING) || fatal_signal_pending(w->task))
-		return -ECANCELED;
-	return S64_MIN;
-}
-
-static s64 pto_uwait_all(struct pto_ctx *ctx, struct pto_uwait *w, s64 res)
-{
-	return res;
-}
-
-/* Delay until deadline, but look for dying submitters meanwhile. */
-static unsigned long pto_uwait_delay(unsigned long deadline)
-{
-	if (!time_after(deadline, jiffies))
-		return 0;
-	return min(deadline - jiffies, (unsigned long)PTO_UWAIT_POLL);
-}
-
-static void pto_uwait_timer_fn(struct work_struct *work)
-{
-	struct pto_ctx *ctx = container_of(to_delayed_work(work),
-					   struct pto_ctx, uwait_timer);
-	unsigned long next;
-	bool more;
-
-	pto_uwait_finish(ctx, pto_uwait_ready, pto_ctx_tail(ctx));
-	spin_lock(&ctx->uwait_lock);
-	more = !list_empty(&ctx->uwaits);
-	next = ctx->uwait_next;
-	spin_unlock(&ctx->uwait_lock);
-	if (more && !READ_ONCE(ctx->closing))
-		mod_delayed_work(system_wq, &ctx->uwait_timer,
-				 pto_uwait_delay(next));
-}
-
 /* Completions were posted, or the context failed: wake every waiter. */
 void pto_ctx_notify(struct pto_ctx *ctx)
 {
 	wake_up_all(&ctx->wq);
-	if (!list_empty_careful(&ctx->uwaits))
-		pto_uwait_finish(ctx, pto_uwait_ready, pto_ctx_tail(ctx));
+	pto_uring_wake(ctx);
 }
 
 void pto_ctx_cancel_waits(struct pto_ctx *ctx, int res)
 {
 	wake_up_all(&ctx->wq);
-	pto_uwait_finish(ctx, pto_uwait_all, res);
+	pto_uring_cancel(ctx, res);
 }
 
 void pto_ctx_fail(struct pto_ctx *ctx, int err)
@@ -193,9 +65,7 @@ static int pto_open(struct inode *inode, struct file *file)
 	mutex_init(&ctx->lock);
 	spin_lock_init(&ctx->cring_lock);
 	init_waitqueue_head(&ctx->wq);
-	spin_lock_init(&ctx->uwait_lock);
-	INIT_LIST_HEAD(&ctx->uwaits);
-	INIT_DELAYED_WORK(&ctx->uwait_timer, pto_uwait_timer_fn);
+	pto_uring_init(ctx);
 
 	mutex_lock(&pdev->lock);
 	if (pdev->dead) {
@@ -228,7 +98,7 @@ static int pto_release(struct inode *inode, struct file *file)
 
 	WRITE_ONCE(ctx->closing, true);
 	pto_ctx_shutdown(ctx, -ECANCELED);
-	cancel_delayed_work_sync(&ctx->uwait_timer);
+	pto_uring_release(ctx);
 
 	mutex_lock(&pdev->lock);
 	list_del(&ctx->node);
@@ -495,7 +365,15 @@ static int pto_ioctl_bind_op(struct pto_ctx *ctx, void __user *u, size_t us)
 	return 0;
 }
 
-static int pto_kick(struct pto_ctx *ctx, const struct pto_kick *k)
+/**
+ * pto_ctx_kick() - the host wrote a doorbell: let the core look at it
+ * @ctx: the context
+ * @k: the request, copied from userspace (ioctl or io_uring command)
+ *
+ * Return: 0, -EINVAL for a malformed request or a context not set up,
+ * -EIO once the context failed.
+ */
+int pto_ctx_kick(struct pto_ctx *ctx, const struct pto_kick *k)
 {
 	u32 core = k->core;
 
@@ -522,7 +400,7 @@ static int pto_ioctl_kick(struct pto_ctx *ctx, void __user *u, size_t us)
 	ret = pto_copy_in(&k, sizeof(k), u, us);
 	if (ret)
 		return ret;
-	return pto_kick(ctx, &k);
+	return pto_ctx_kick(ctx, &k);
 }
 
 static bool pto_wait_done(struct pto_ctx *ctx, u64 head)
@@ -631,78 +509,6 @@ static __poll_t pto_poll(struct file *file, poll_table *pt)
 	if (READ_ONCE(ctx->failed))
 		mask |= EPOLLERR;
 	return mask;
-}
-
-/* ---- io_uring ---------------------------------------------------------------- */
-
-static int pto_uring_wait(struct pto_ctx *ctx, struct io_uring_cmd *cmd)
-{
-	const struct pto_uring_wait *uw = cmd->cmd;
-	struct pto_uwait *w;
-	u32 timeout_ms, flags;
-	u64 head, tail;
-	int failed;
-
-	head = READ_ONCE(uw->cring_head);
-	timeout_ms = READ_ONCE(uw->timeout_ms);
-	flags = READ_ONCE(uw->flags);
-	if (flags || !pto_ctx_ready(ctx))
-		return -EINVAL;
-	failed = pto_ctx_failed(ctx);
-	tail = pto_ctx_tail(ctx);
-	if (tail > head)
-		return tail - head;
-	if (failed)
-		return -EIO;
-	if (!timeout_ms)
-		return 0;
-
-	w = kzalloc(sizeof(*w), GFP_KERNEL);
-	if (!w)
-		return -ENOMEM;
-	w->cmd = cmd;
-	w->task = get_task_struct(current);
-	w->head = head;
-	w->deadline = jiffies + msecs_to_jiffies(timeout_ms);
-	*pto_uwait_slot(cmd) = w;
-
-	spin_lock(&ctx->uwait_lock);
-	if (pto_ctx_gone(ctx)) {
-		spin_unlock(&ctx->uwait_lock);
-		put_task_struct(w->task);
-		kfree(w);
-		return -ECANCELED;
-	}
-	if (list_empty(&ctx->uwaits) ||
-	    time_before(w->deadline, ctx->uwait_next))
-		ctx->uwait_next = w->deadline;
-	list_add_tail(&w->node, &ctx->uwaits);
-	mod_delayed_work(system_wq, &ctx->uwait_timer,
-			 pto_uwait_delay(ctx->uwait_next));
-	spin_unlock(&ctx->uwait_lock);
-	/* a completion may have landed before we were on the list */
-	pto_ctx_notify(ctx);
-	return -EIOCBQUEUED;
-}
-
-static int pto_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
-{
-	struct pto_ctx *ctx = cmd->file->private_data;
-	struct pto_kick k;
-
-	BUILD_BUG_ON(sizeof(struct pto_kick) > 16);
-	BUILD_BUG_ON(sizeof(struct pto_uring_wait) > 16);
-	if (READ_ONCE(ctx->pdev->dead))
-		return -ENODEV;
-	switch (cmd->cmd_op) {
-	case PTO_URING_CMD_KICK:
-		memcpy(&k, cmd->cmd, sizeof(k));
-		return pto_kick(ctx, &k);
-	case PTO_URING_CMD_WAIT:
-		return pto_uring_wait(ctx, cmd);
-	default:
-		return -EINVAL;
-	}
 }
 
 /* ---- fdinfo -------------------------------------------------------------------- */

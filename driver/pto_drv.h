@@ -41,6 +41,7 @@ enum pto_region_id {
 };
 
 struct pto_ctx;
+struct io_uring_cmd;
 
 /* What a device backend provides; the vdev runs tasks on kernel workers. */
 struct pto_dev_ops {
@@ -85,6 +86,14 @@ struct pto_ring {
 	u32 task_window;		/* entries of desc, a power of two */
 };
 
+/* io_uring WAITs parked on a context (pto_uring.c) */
+struct pto_uwaits {
+	spinlock_t lock;		/* list, next */
+	struct list_head list;
+	unsigned long next;		/* earliest deadline on list */
+	struct delayed_work timer;	/* expiry, dying submitters */
+};
+
 struct pto_ctx {
 	struct pto_device *pdev;
 	struct list_head node;		/* pdev->ctxs */
@@ -118,10 +127,7 @@ struct pto_ctx {
 	u64 cring_tail;
 	wait_queue_head_t wq;		/* completions, failure, removal */
 
-	spinlock_t uwait_lock;		/* uwaits, uwait_next */
-	struct list_head uwaits;	/* pending io_uring WAITs */
-	unsigned long uwait_next;
-	struct delayed_work uwait_timer;
+	struct pto_uwaits uwaits;
 
 	atomic64_t busy_ns[PTO_UAPI_NUM_WORKER_TYPES];
 	atomic64_t tasks_done;
@@ -146,6 +152,14 @@ void pto_ctx_fail(struct pto_ctx *ctx, int err);
 void pto_ctx_notify(struct pto_ctx *ctx);
 void pto_ctx_cancel_waits(struct pto_ctx *ctx, int res);
 void pto_ctx_shutdown(struct pto_ctx *ctx, int res);
+int pto_ctx_kick(struct pto_ctx *ctx, const struct pto_kick *k);
+
+/* pto_uring.c */
+void pto_uring_init(struct pto_ctx *ctx);
+void pto_uring_wake(struct pto_ctx *ctx);
+void pto_uring_cancel(struct pto_ctx *ctx, int res);
+void pto_uring_release(struct pto_ctx *ctx);
+int pto_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 
 /* pto_vdev.c */
 int pto_post_completion(struct pto_ctx *ctx, struct pto_core *core,
@@ -167,6 +181,17 @@ static inline int pto_ctx_failed(struct pto_ctx *ctx)
 {
 	/* orders this load before the cring_lock taken by pto_ctx_tail() */
 	return smp_load_acquire(&ctx->failed);
+}
+
+/* Completions posted so far; the mapped header's copy is not trusted. */
+static inline u64 pto_ctx_tail(struct pto_ctx *ctx)
+{
+	u64 tail;
+
+	spin_lock(&ctx->cring_lock);
+	tail = ctx->cring_tail;
+	spin_unlock(&ctx->cring_lock);
+	return tail;
 }
 
 static inline bool pto_ctx_gone(struct pto_ctx *ctx)
