@@ -50,15 +50,17 @@ void pto_ctx_fail(struct pto_ctx *ctx, int err)
 
 static int pto_open(struct inode *inode, struct file *file)
 {
-	struct pto_device *pdev = pto_device_get_by_minor(iminor(inode));
+	struct pto_device *pdev;
 	struct pto_ctx *ctx;
+	int ret;
 
+	pdev = pto_device_get_by_minor(iminor(inode));
 	if (!pdev)
 		return -ENODEV;
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx) {
-		pto_device_put(pdev);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto err_put;
 	}
 	ctx->pdev = pdev;
 	ctx->client_id = atomic64_inc_return(&pto_next_client_id);
@@ -69,10 +71,8 @@ static int pto_open(struct inode *inode, struct file *file)
 
 	mutex_lock(&pdev->lock);
 	if (pdev->dead) {
-		mutex_unlock(&pdev->lock);
-		kfree(ctx);
-		pto_device_put(pdev);
-		return -ENODEV;
+		ret = -ENODEV;
+		goto err_unlock;
 	}
 	list_add_tail(&ctx->node, &pdev->ctxs);
 	pdev->nr_contexts++;
@@ -80,6 +80,13 @@ static int pto_open(struct inode *inode, struct file *file)
 
 	file->private_data = ctx;
 	return nonseekable_open(inode, file);
+
+err_unlock:
+	mutex_unlock(&pdev->lock);
+	kfree(ctx);
+err_put:
+	pto_device_put(pdev);
+	return ret;
 }
 
 /* Stop the cores and fail pending waits; used by release and removal. */
@@ -228,6 +235,16 @@ static int pto_setup_check(const struct pto_setup *s)
 	return 0;
 }
 
+static void pto_free_regions(struct pto_ctx *ctx)
+{
+	int i;
+
+	for (i = 0; i < PTO_NUM_REGIONS; i++) {
+		vfree(ctx->region[i]);
+		ctx->region[i] = NULL;
+	}
+}
+
 /* Allocate the regions SETUP placed and write what the device owns. */
 static int pto_alloc_regions(struct pto_ctx *ctx, const struct pto_setup *s)
 {
@@ -240,8 +257,10 @@ static int pto_alloc_regions(struct pto_ctx *ctx, const struct pto_setup *s)
 	ctx->region_size[PTO_REGION_CRING] = s->cring.size;
 	for (i = 0; i < PTO_NUM_REGIONS; i++) {
 		ctx->region[i] = vmalloc_user(ctx->region_size[i]);
-		if (!ctx->region[i])
+		if (!ctx->region[i]) {
+			pto_free_regions(ctx);
 			return -ENOMEM;
+		}
 	}
 	win = ctx->region[PTO_REGION_WINDOW];
 	cring = ctx->region[PTO_REGION_CRING];
@@ -272,18 +291,6 @@ static int pto_alloc_regions(struct pto_ctx *ctx, const struct pto_setup *s)
 	return 0;
 }
 
-static void pto_free_regions(struct pto_ctx *ctx)
-{
-	int i;
-
-	for (i = 0; i < PTO_NUM_REGIONS; i++) {
-		vfree(ctx->region[i]);
-		ctx->region[i] = NULL;
-	}
-	kfree(ctx->cores);
-	ctx->cores = NULL;
-}
-
 static int pto_do_setup(struct pto_ctx *ctx, struct pto_setup *s)
 {
 	struct pto_device *pdev = ctx->pdev;
@@ -309,15 +316,22 @@ static int pto_do_setup(struct pto_ctx *ctx, struct pto_setup *s)
 		}
 	}
 	ret = pto_alloc_regions(ctx, s);
-	if (!ret)
-		ret = pdev->ops->ctx_start(ctx);
-	if (ret) {
-		pto_free_regions(ctx);
-		return ret;
-	}
+	if (ret)
+		goto err_cores;
+	ret = pdev->ops->ctx_start(ctx);
+	if (ret)
+		goto err_regions;
+
 	/* the regions and cores above are complete before anyone sees this */
 	smp_store_release(&ctx->setup_done, true);
 	return 0;
+
+err_regions:
+	pto_free_regions(ctx);
+err_cores:
+	kfree(ctx->cores);
+	ctx->cores = NULL;
+	return ret;
 }
 
 static int pto_ioctl_setup(struct pto_ctx *ctx, void __user *u, size_t us)

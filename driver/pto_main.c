@@ -162,10 +162,20 @@ ATTRIBUTE_GROUPS(pto_dev);
 static int pto_device_add(u32 id, const u32 *cores)
 {
 	struct pto_device *pdev, *it;
+	u32 total = 0;
+	dev_t devt;
 	int ret, t;
 
 	if (id >= PTO_MAX_DEVICES)
 		return -EINVAL;
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++) {
+		if (cores[t] > PTO_MAX_CORES_PER_TYPE)
+			return -EINVAL;
+		total += cores[t];
+	}
+	if (!total)
+		return -EINVAL;
+
 	pdev = kzalloc(sizeof(*pdev), GFP_KERNEL);
 	if (!pdev)
 		return -ENOMEM;
@@ -174,18 +184,9 @@ static int pto_device_add(u32 id, const u32 *cores)
 	INIT_LIST_HEAD(&pdev->ctxs);
 	pdev->id = id;
 	pdev->ops = &pto_vdev_ops;
-	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++) {
-		if (cores[t] > PTO_MAX_CORES_PER_TYPE) {
-			kfree(pdev);
-			return -EINVAL;
-		}
-		pdev->cores[t] = cores[t];
-		pdev->num_cores += cores[t];
-	}
-	if (!pdev->num_cores) {
-		kfree(pdev);
-		return -EINVAL;
-	}
+	memcpy(pdev->cores, cores, sizeof(pdev->cores));
+	pdev->num_cores = total;
+	devt = MKDEV(MAJOR(pto_devt), id);
 
 	mutex_lock(&pto_lock);
 	list_for_each_entry(it, &pto_devices, node) {
@@ -194,17 +195,20 @@ static int pto_device_add(u32 id, const u32 *cores)
 			goto err_unlock;
 		}
 	}
-	ret = -ENOMEM;
 	pdev->cdev = cdev_alloc();
-	if (!pdev->cdev)
+	if (!pdev->cdev) {
+		ret = -ENOMEM;
 		goto err_unlock;
+	}
 	pdev->cdev->owner = THIS_MODULE;
 	pdev->cdev->ops = &pto_fops;
-	ret = cdev_add(pdev->cdev, MKDEV(MAJOR(pto_devt), id), 1);
-	if (ret)
-		goto err_cdev;
-	pdev->dev = device_create_with_groups(pto_class, NULL,
-					      MKDEV(MAJOR(pto_devt), id), pdev,
+	ret = cdev_add(pdev->cdev, devt, 1);
+	if (ret) {
+		/* not added, so nothing to unmap: drop cdev_alloc()'s ref */
+		kobject_put(&pdev->cdev->kobj);
+		goto err_unlock;
+	}
+	pdev->dev = device_create_with_groups(pto_class, NULL, devt, pdev,
 					      pto_dev_groups, "pto%u", id);
 	if (IS_ERR(pdev->dev)) {
 		ret = PTR_ERR(pdev->dev);

@@ -187,7 +187,7 @@ static int pto_uring_wait(struct pto_ctx *ctx, struct io_uring_cmd *cmd)
 	struct pto_uwait *w;
 	u32 timeout_ms, flags;
 	u64 head, tail;
-	int failed;
+	int failed, ret;
 
 	/* the SQE is mapped by userspace: read each field once */
 	head = READ_ONCE(sqe->cring_head);
@@ -216,9 +216,8 @@ static int pto_uring_wait(struct pto_ctx *ctx, struct io_uring_cmd *cmd)
 	spin_lock(&uw->lock);
 	/* pto_uring_cancel() may have run already: it would miss this one */
 	if (pto_ctx_gone(ctx)) {
-		spin_unlock(&uw->lock);
-		pto_uwait_free(w);
-		return -ECANCELED;
+		ret = -ECANCELED;
+		goto err_unlock;
 	}
 	if (list_empty(&uw->list) || time_before(w->deadline, uw->next))
 		uw->next = w->deadline;
@@ -228,6 +227,11 @@ static int pto_uring_wait(struct pto_ctx *ctx, struct io_uring_cmd *cmd)
 	/* a completion may have landed before we were on the list */
 	pto_ctx_notify(ctx);
 	return -EIOCBQUEUED;
+
+err_unlock:
+	spin_unlock(&uw->lock);
+	pto_uwait_free(w);
+	return ret;
 }
 
 /**
