@@ -21,21 +21,14 @@
 
 static atomic64_t pto_next_client_id = ATOMIC64_INIT(0);
 
-static const char * const pto_type_names[PTO_UAPI_NUM_WORKER_TYPES] = {
-	"cube", "vector", "aicpu", "accel",
-};
+static const char * const pto_worker_type_names[] = PTO_UAPI_WORKER_TYPE_NAMES;
+static_assert(ARRAY_SIZE(pto_worker_type_names) == PTO_UAPI_NUM_WORKER_TYPES);
 
 /* Completions were posted, or the context failed: wake every waiter. */
 void pto_ctx_notify(struct pto_ctx *ctx)
 {
 	wake_up_all(&ctx->wq);
 	pto_uring_wake(ctx);
-}
-
-void pto_ctx_cancel_waits(struct pto_ctx *ctx, int res)
-{
-	wake_up_all(&ctx->wq);
-	pto_uring_cancel(ctx, res);
 }
 
 void pto_ctx_fail(struct pto_ctx *ctx, int err)
@@ -92,16 +85,26 @@ err_put:
 /* Stop the cores and fail pending waits; used by release and removal. */
 void pto_ctx_shutdown(struct pto_ctx *ctx, int res)
 {
-	pto_ctx_cancel_waits(ctx, res);
+	wake_up_all(&ctx->wq);
+	pto_uring_cancel(ctx, res);
 	if (pto_ctx_ready(ctx))
 		ctx->pdev->ops->ctx_stop(ctx);
+}
+
+static void pto_free_regions(struct pto_ctx *ctx)
+{
+	int i;
+
+	for (i = 0; i < PTO_NUM_REGIONS; i++) {
+		vfree(ctx->region[i]);
+		ctx->region[i] = NULL;
+	}
 }
 
 static int pto_release(struct inode *inode, struct file *file)
 {
 	struct pto_ctx *ctx = file->private_data;
 	struct pto_device *pdev = ctx->pdev;
-	int i;
 
 	WRITE_ONCE(ctx->closing, true);
 	pto_ctx_shutdown(ctx, -ECANCELED);
@@ -112,8 +115,7 @@ static int pto_release(struct inode *inode, struct file *file)
 	pdev->nr_contexts--;
 	mutex_unlock(&pdev->lock);
 
-	for (i = 0; i < PTO_NUM_REGIONS; i++)
-		vfree(ctx->region[i]);
+	pto_free_regions(ctx);
 	kfree(ctx->cores);
 	kfree(ctx);
 	pto_device_put(pdev);
@@ -235,20 +237,11 @@ static int pto_setup_check(const struct pto_setup *s)
 	return 0;
 }
 
-static void pto_free_regions(struct pto_ctx *ctx)
-{
-	int i;
-
-	for (i = 0; i < PTO_NUM_REGIONS; i++) {
-		vfree(ctx->region[i]);
-		ctx->region[i] = NULL;
-	}
-}
-
 /* Allocate the regions SETUP placed and write what the device owns. */
 static int pto_alloc_regions(struct pto_ctx *ctx, const struct pto_setup *s)
 {
-	u8 *win, *cring;
+	struct pto_window_header *hdr;
+	u8 *win, *regs, *cring;
 	u32 i;
 
 	ctx->region_size[PTO_REGION_WINDOW] = s->window.size;
@@ -263,13 +256,14 @@ static int pto_alloc_regions(struct pto_ctx *ctx, const struct pto_setup *s)
 		}
 	}
 	win = ctx->region[PTO_REGION_WINDOW];
+	regs = ctx->region[PTO_REGION_REGS];
 	cring = ctx->region[PTO_REGION_CRING];
 
-	ctx->win = (struct pto_window_header *)(win + s->header_offset);
-	ctx->win->ident.magic = PTO_WINDOW_MAGIC;
-	ctx->win->ident.abi_version = PTO_ABI_VERSION;
-	ctx->win->ident.features = s->features;
-	ctx->win->ident.nrings = s->nrings;
+	hdr = (struct pto_window_header *)(win + s->header_offset);
+	hdr->ident.magic = PTO_WINDOW_MAGIC;
+	hdr->ident.abi_version = PTO_ABI_VERSION;
+	hdr->ident.features = s->features;
+	hdr->ident.nrings = s->nrings;
 
 	ctx->heap_size = s->heap_size;
 	ctx->nrings = s->nrings;
@@ -278,11 +272,12 @@ static int pto_alloc_regions(struct pto_ctx *ctx, const struct pto_setup *s)
 			(win + s->ring[i].desc_offset);
 		ctx->ring[i].task_window = s->ring[i].task_window;
 	}
-	/* pto_layout() makes regs_stride the size of a block */
-	ctx->regs = ctx->region[PTO_REGION_REGS];
-	/* idle cores sleep on their doorbell: the host must KICK them */
-	for (i = 0; i < ctx->num_cores; i++)
-		ctx->regs[i].core_waiting = 1;
+	for (i = 0; i < ctx->num_cores; i++) {
+		ctx->cores[i].regs = (struct pto_core_regs *)
+			(regs + (size_t)i * s->regs_stride);
+		/* idle cores sleep on their doorbell: the host must KICK them */
+		ctx->cores[i].regs->core_waiting = 1;
+	}
 	ctx->cring = (struct pto_cring_header *)cring;
 	ctx->cring->size = s->cring_size;
 	ctx->centries = (struct pto_completion *)
@@ -539,11 +534,12 @@ static void pto_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "pto-device:\tpto%u\n", ctx->pdev->id);
 	seq_printf(m, "pto-client-id:\t%llu\n", ctx->client_id);
 	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
-		seq_printf(m, "pto-engine-%s:\t%lld ns\n", pto_type_names[t],
+		seq_printf(m, "pto-engine-%s:\t%lld ns\n",
+			   pto_worker_type_names[t],
 			   (s64)atomic64_read(&ctx->busy_ns[t]));
 	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
 		seq_printf(m, "pto-engine-capacity-%s:\t%u\n",
-			   pto_type_names[t], ctx->pdev->cores[t]);
+			   pto_worker_type_names[t], ctx->pdev->cores[t]);
 	seq_printf(m, "pto-memory-heap:\t%zu KiB\n",
 		   setup ? ctx->region_size[PTO_REGION_HEAP] >> 10 : 0);
 	seq_printf(m, "pto-memory-window:\t%zu KiB\n",
@@ -553,7 +549,7 @@ static void pto_show_fdinfo(struct seq_file *m, struct file *file)
 		slots += ctx->ring[i].task_window;
 	seq_printf(m, "pto-task-window:\t%llu\n", slots);
 	for (i = 0; setup && i < ctx->num_cores; i++) {
-		c = READ_ONCE(ctx->regs[i].doorbell) -
+		c = READ_ONCE(ctx->cores[i].regs->doorbell) -
 		    READ_ONCE(ctx->cores[i].done);
 		inflight += min_t(u32, c, PTO_CORE_QUEUE_SLOTS);
 	}

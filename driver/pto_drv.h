@@ -73,6 +73,7 @@ struct pto_device {
 
 struct pto_core {
 	struct pto_ctx *ctx;
+	struct pto_core_regs *regs;	/* in the regs region */
 	u32 index;
 	u32 type;
 	u32 consumed;			/* authoritative copy of regs.consumed */
@@ -110,10 +111,8 @@ struct pto_ctx {
 	u64 heap_size;
 	u32 cring_size;
 
-	struct pto_window_header *win;
 	u32 nrings;
 	struct pto_ring ring[PTO_MAX_RINGS];
-	struct pto_core_regs *regs;
 	struct pto_cring_header *cring;
 	struct pto_completion *centries;
 
@@ -150,7 +149,6 @@ void pto_device_put(struct pto_device *pdev);
 /* pto_ctx.c */
 void pto_ctx_fail(struct pto_ctx *ctx, int err);
 void pto_ctx_notify(struct pto_ctx *ctx);
-void pto_ctx_cancel_waits(struct pto_ctx *ctx, int res);
 void pto_ctx_shutdown(struct pto_ctx *ctx, int res);
 int pto_ctx_kick(struct pto_ctx *ctx, const struct pto_kick *k);
 
@@ -160,11 +158,6 @@ void pto_uring_wake(struct pto_ctx *ctx);
 void pto_uring_cancel(struct pto_ctx *ctx, int res);
 void pto_uring_release(struct pto_ctx *ctx);
 int pto_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
-
-/* pto_vdev.c */
-int pto_post_completion(struct pto_ctx *ctx, struct pto_core *core,
-			u64 handle, int status, u64 start_ns, u64 end_ns,
-			int fail);
 
 /* SETUP finished: regions, cores and sizes may be used without the lock. */
 static inline bool pto_ctx_ready(struct pto_ctx *ctx)

@@ -64,10 +64,6 @@ static dev_t pto_devt;
 static DEFINE_MUTEX(pto_lock);		/* pto_devices */
 static LIST_HEAD(pto_devices);
 
-static const char * const pto_type_names[PTO_UAPI_NUM_WORKER_TYPES] = {
-	"cube", "vector", "aicpu", "accel",
-};
-
 static void pto_device_release(struct kref *ref)
 {
 	kfree(container_of(ref, struct pto_device, ref));
@@ -343,7 +339,6 @@ static int __init pto_init(void)
 	BUILD_BUG_ON(sizeof(struct pto_ring_geometry) != 48);
 	BUILD_BUG_ON(sizeof(struct pto_setup) != 376);
 	BUILD_BUG_ON(sizeof(struct pto_wait) != 32);
-	BUILD_BUG_ON(ARRAY_SIZE(pto_type_names) != PTO_UAPI_NUM_WORKER_TYPES);
 
 	if (nr_devices > PTO_MAX_DEVICES)
 		return -EINVAL;

@@ -134,89 +134,16 @@ static int pto_run_task(struct pto_core *core, u64 handle, u64 start)
 	return ret;
 }
 
-/* Execute one queued entry; false when the host broke the protocol. */
-static bool pto_core_step(struct pto_core *core)
-{
-	struct pto_ctx *ctx = core->ctx;
-	struct pto_core_regs *r = &ctx->regs[core->index];
-	u64 entry, handle, start, end;
-	int status;
-
-	entry = READ_ONCE(r->queue[core->consumed % PTO_CORE_QUEUE_SLOTS]);
-	core->consumed++;
-	/* the host may reuse the slot once it sees consumed move */
-	smp_store_release(&r->consumed, core->consumed);
-	/* entries are handle + 1; 0 is never a valid entry */
-	handle = entry - 1;
-	WRITE_ONCE(r->status_task, handle);
-	WRITE_ONCE(r->status, PTO_CORE_ACK);
-
-	start = ktime_get_ns();
-	status = entry ? pto_run_task(core, handle, start) : -EINVAL;
-	end = ktime_get_ns();
-
-	WRITE_ONCE(r->busy_ns, READ_ONCE(r->busy_ns) + (end - start));
-	atomic64_add(end - start, &ctx->busy_ns[core->type]);
-	atomic64_add(end - start, &ctx->pdev->busy_ns[core->type]);
-	/* a timed-out task fails its context (drm_sched style) */
-	if (pto_post_completion(ctx, core, handle, status, start, end,
-				status == -ETIMEDOUT ? -ETIMEDOUT : 0))
-		return false;
-	core->done++;
-	/* busy_ns and the completion are visible before FIN */
-	smp_store_release(&r->status, PTO_CORE_FIN);
-	return true;
-}
-
-static void pto_core_work(struct work_struct *work)
-{
-	struct pto_core *core = container_of(work, struct pto_core, work);
-	struct pto_ctx *ctx = core->ctx;
-	struct pto_core_regs *r = &ctx->regs[core->index];
-	unsigned int n = 0;
-	u32 bell;
-
-	for (;;) {
-		if (pto_ctx_gone(ctx))
-			return;
-		WRITE_ONCE(r->core_waiting, 0);
-		/* pairs with the host's release of doorbell: queue[] is valid */
-		bell = smp_load_acquire(&r->doorbell);
-		if (bell == core->consumed) {
-			/* publish "asleep", then look once more (host races) */
-			WRITE_ONCE(r->core_waiting, 1);
-			/* waiting store before the doorbell load; the host
-			 * orders doorbell store before its waiting load
-			 */
-			smp_mb();
-			if (READ_ONCE(r->doorbell) == core->consumed)
-				return;
-			continue;
-		}
-		if (bell - core->consumed > PTO_CORE_QUEUE_SLOTS) {
-			pto_ctx_fail(ctx, -EPROTO);
-			return;
-		}
-		if (!pto_core_step(core))
-			return;
-		if (++n == PTO_CORE_BATCH) {
-			/* let other contexts' cores run: fairness */
-			queue_work(pto_wq, work);
-			return;
-		}
-	}
-}
-
 /*
  * Post a completion: reserve tail, fill the entry, publish seq last; fail
- * the context with fail (if not 0) at the same time.  A
- * host that does not consume its ring fails the context instead of having
- * its unread completions overwritten.
+ * the context with fail (if not 0) at the same time.  A host that does not
+ * consume its ring fails the context instead of having its unread
+ * completions overwritten.
  */
-int pto_post_completion(struct pto_ctx *ctx, struct pto_core *core,
-			u64 handle, int status, u64 start_ns, u64 end_ns,
-			int fail)
+static int pto_post_completion(struct pto_core *core, u64 handle, int status,
+			       u64 start_ns, u64 end_ns, int fail)
 {
+	struct pto_ctx *ctx = core->ctx;
 	struct pto_completion *e;
 	u64 pos;
 
@@ -257,6 +184,79 @@ int pto_post_completion(struct pto_ctx *ctx, struct pto_core *core,
 	return 0;
 }
 
+/* Execute one queued entry; false when the host broke the protocol. */
+static bool pto_core_step(struct pto_core *core)
+{
+	struct pto_ctx *ctx = core->ctx;
+	struct pto_core_regs *r = core->regs;
+	u64 entry, handle, start, end;
+	int status;
+
+	entry = READ_ONCE(r->queue[core->consumed % PTO_CORE_QUEUE_SLOTS]);
+	core->consumed++;
+	/* the host may reuse the slot once it sees consumed move */
+	smp_store_release(&r->consumed, core->consumed);
+	/* entries are handle + 1; 0 is never a valid entry */
+	handle = entry - 1;
+	WRITE_ONCE(r->status_task, handle);
+	WRITE_ONCE(r->status, PTO_CORE_ACK);
+
+	start = ktime_get_ns();
+	status = entry ? pto_run_task(core, handle, start) : -EINVAL;
+	end = ktime_get_ns();
+
+	WRITE_ONCE(r->busy_ns, READ_ONCE(r->busy_ns) + (end - start));
+	atomic64_add(end - start, &ctx->busy_ns[core->type]);
+	atomic64_add(end - start, &ctx->pdev->busy_ns[core->type]);
+	/* a timed-out task fails its context (drm_sched style) */
+	if (pto_post_completion(core, handle, status, start, end,
+				status == -ETIMEDOUT ? -ETIMEDOUT : 0))
+		return false;
+	core->done++;
+	/* busy_ns and the completion are visible before FIN */
+	smp_store_release(&r->status, PTO_CORE_FIN);
+	return true;
+}
+
+static void pto_core_work(struct work_struct *work)
+{
+	struct pto_core *core = container_of(work, struct pto_core, work);
+	struct pto_ctx *ctx = core->ctx;
+	struct pto_core_regs *r = core->regs;
+	unsigned int n = 0;
+	u32 bell;
+
+	for (;;) {
+		if (pto_ctx_gone(ctx))
+			return;
+		WRITE_ONCE(r->core_waiting, 0);
+		/* pairs with the host's release of doorbell: queue[] is valid */
+		bell = smp_load_acquire(&r->doorbell);
+		if (bell == core->consumed) {
+			/* publish "asleep", then look once more (host races) */
+			WRITE_ONCE(r->core_waiting, 1);
+			/* waiting store before the doorbell load; the host
+			 * orders doorbell store before its waiting load
+			 */
+			smp_mb();
+			if (READ_ONCE(r->doorbell) == core->consumed)
+				return;
+			continue;
+		}
+		if (bell - core->consumed > PTO_CORE_QUEUE_SLOTS) {
+			pto_ctx_fail(ctx, -EPROTO);
+			return;
+		}
+		if (!pto_core_step(core))
+			return;
+		if (++n == PTO_CORE_BATCH) {
+			/* let other contexts' cores run: fairness */
+			queue_work(pto_wq, work);
+			return;
+		}
+	}
+}
+
 static int pto_vdev_ctx_start(struct pto_ctx *ctx)
 {
 	u32 i;
@@ -268,16 +268,19 @@ static int pto_vdev_ctx_start(struct pto_ctx *ctx)
 
 static void pto_vdev_kick(struct pto_ctx *ctx, u32 core)
 {
+	struct pto_core *c;
 	u32 i;
 
 	if (core != PTO_KICK_ALL) {
 		queue_work(pto_wq, &ctx->cores[core].work);
 		return;
 	}
-	for (i = 0; i < ctx->num_cores; i++)
-		if (READ_ONCE(ctx->regs[i].doorbell) !=
-		    READ_ONCE(ctx->cores[i].consumed))
-			queue_work(pto_wq, &ctx->cores[i].work);
+	/* only cores with work: a KICK_ALL must not wake every worker */
+	for (i = 0; i < ctx->num_cores; i++) {
+		c = &ctx->cores[i];
+		if (READ_ONCE(c->regs->doorbell) != READ_ONCE(c->consumed))
+			queue_work(pto_wq, &c->work);
+	}
 }
 
 /* Caller made pto_ctx_gone() true, so running work ends soon. */
