@@ -24,13 +24,30 @@ static atomic64_t pto_next_client_id = ATOMIC64_INIT(0);
 static const char * const pto_worker_type_names[] = PTO_UAPI_WORKER_TYPE_NAMES;
 static_assert(ARRAY_SIZE(pto_worker_type_names) == PTO_UAPI_NUM_WORKER_TYPES);
 
-/* Completions were posted, or the context failed: wake every waiter. */
+/**
+ * pto_ctx_notify() - completions were posted, or the context failed
+ * @ctx: the context
+ *
+ * Wakes every kind of waiter: WAIT ioctls and poll() on the wait queue,
+ * parked io_uring WAITs by completing those that are satisfied.
+ *
+ * Context: any context that may take a spinlock.
+ */
 void pto_ctx_notify(struct pto_ctx *ctx)
 {
 	wake_up_all(&ctx->wq);
 	pto_uring_wake(ctx);
 }
 
+/**
+ * pto_ctx_fail() - mark a context failed
+ * @ctx: the context
+ * @err: the failure, a negative errno
+ *
+ * The first failure sticks: later calls keep it.  Queued tasks then
+ * complete with -ECANCELED without running, KICK fails with -EIO and
+ * waiters wake so they can report it.
+ */
 void pto_ctx_fail(struct pto_ctx *ctx, int err)
 {
 	if (!cmpxchg(&ctx->failed, 0, err))
@@ -82,7 +99,14 @@ err_put:
 	return ret;
 }
 
-/* Stop the cores and fail pending waits; used by release and removal. */
+/**
+ * pto_ctx_shutdown() - stop a context's cores and fail its pending waits
+ * @ctx: the context; its release started or its device is dead, so
+ *	pto_ctx_gone() is true and nothing new gets queued or parked
+ * @res: what parked io_uring WAITs complete with
+ *
+ * Used by release and by device removal.  Returns once no core runs.
+ */
 void pto_ctx_shutdown(struct pto_ctx *ctx, int res)
 {
 	wake_up_all(&ctx->wq);
@@ -286,6 +310,7 @@ static int pto_alloc_regions(struct pto_ctx *ctx, const struct pto_setup *s)
 	return 0;
 }
 
+/* Called with ctx->lock held, once per context. */
 static int pto_do_setup(struct pto_ctx *ctx, struct pto_setup *s)
 {
 	struct pto_device *pdev = ctx->pdev;

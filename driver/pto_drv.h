@@ -30,7 +30,10 @@
 /* What every device of this driver supports (GET_INFO.features). */
 #define PTO_DRV_FEATURES	(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL)
 
-/* mmap offsets: region r lives at r << PTO_MMAP_SHIFT */
+/*
+ * mmap offsets: region r lives at r << PTO_MMAP_SHIFT, far enough apart
+ * that no region can reach into the next one's offsets.
+ */
 #define PTO_MMAP_SHIFT		36
 enum pto_region_id {
 	PTO_REGION_WINDOW,
@@ -43,16 +46,43 @@ enum pto_region_id {
 struct pto_ctx;
 struct io_uring_cmd;
 
-/* What a device backend provides; the vdev runs tasks on kernel workers. */
+/**
+ * struct pto_dev_ops - what a device backend provides
+ * @ctx_start: SETUP made the regions; prepare the context's cores
+ * @kick: the host wrote a doorbell of @core (or PTO_KICK_ALL), which the
+ *	caller checked against the context's cores
+ * @ctx_stop: the context is closing or its device is gone; stop its cores
+ *	and return once none of them touches the context any more
+ *
+ * The vdev runs tasks on kernel workers (pto_vdev.c).
+ */
 struct pto_dev_ops {
 	int (*ctx_start)(struct pto_ctx *ctx);
 	void (*kick)(struct pto_ctx *ctx, u32 core);
 	void (*ctx_stop)(struct pto_ctx *ctx);
 };
 
+/**
+ * struct pto_device - one /dev/ptoN
+ * @ref: held by the device list and by every context
+ * @node: in the driver's device list, under its lock
+ * @id: the minor number, N of /dev/ptoN
+ * @cdev: the character device
+ * @dev: the class device, parent of the sysfs attributes
+ * @ops: the backend
+ * @cores: cores of each worker type
+ * @num_cores: the sum of @cores
+ * @dead: removed; every call on its contexts fails with -ENODEV
+ * @lock: protects @ctxs and @nr_contexts
+ * @ctxs: the open contexts
+ * @nr_contexts: entries of @ctxs, for sysfs
+ * @tasks_done: tasks completed with status 0, over all contexts
+ * @tasks_failed: tasks completed with an error, over all contexts
+ * @busy_ns: execution time per worker type, over all contexts
+ */
 struct pto_device {
-	struct kref ref;		/* device list + every context */
-	struct list_head node;		/* pto_devices, under pto_lock */
+	struct kref ref;
+	struct list_head node;
 	u32 id;
 	struct cdev *cdev;
 	struct device *dev;
@@ -60,7 +90,7 @@ struct pto_device {
 
 	u32 cores[PTO_UAPI_NUM_WORKER_TYPES];
 	u32 num_cores;
-	bool dead;			/* removed; contexts get -ENODEV */
+	bool dead;
 
 	struct mutex lock;		/* ctxs, nr_contexts */
 	struct list_head ctxs;
@@ -71,60 +101,109 @@ struct pto_device {
 	atomic64_t busy_ns[PTO_UAPI_NUM_WORKER_TYPES];
 };
 
+/**
+ * struct pto_core - one core of a context
+ * @ctx: the context
+ * @regs: its register block in the regs region
+ * @index: its number, in worker-type order
+ * @type: its enum pto_uapi_worker_type
+ * @consumed: queue entries taken; the authoritative copy of
+ *	@regs->consumed, which userspace may overwrite
+ * @done: tasks completed, for fdinfo's in-flight count
+ * @work: the vdev's work item that runs the queued tasks
+ */
 struct pto_core {
 	struct pto_ctx *ctx;
-	struct pto_core_regs *regs;	/* in the regs region */
+	struct pto_core_regs *regs;
 	u32 index;
 	u32 type;
-	u32 consumed;			/* authoritative copy of regs.consumed */
-	u32 done;			/* tasks this core completed */
+	u32 consumed;
+	u32 done;
 	struct work_struct work;
 };
 
-/* What the cores need of one task ring. */
+/**
+ * struct pto_ring - what the cores need of one task ring
+ * @desc: the ring's descriptor array in the window
+ * @task_window: entries of @desc, a power of two
+ */
 struct pto_ring {
-	struct pto_task_desc *desc;	/* in the window */
-	u32 task_window;		/* entries of desc, a power of two */
+	struct pto_task_desc *desc;
+	u32 task_window;
 };
 
-/* io_uring WAITs parked on a context (pto_uring.c) */
+/**
+ * struct pto_uwaits - io_uring WAITs parked on a context (pto_uring.c)
+ * @lock: protects @list and @next
+ * @list: the parked WAITs
+ * @next: the earliest deadline on @list (jiffies) while it is not empty
+ * @timer: completes expired WAITs and those of dying submitters
+ */
 struct pto_uwaits {
 	spinlock_t lock;		/* list, next */
 	struct list_head list;
-	unsigned long next;		/* earliest deadline on list */
-	struct delayed_work timer;	/* expiry, dying submitters */
+	unsigned long next;
+	struct delayed_work timer;
 };
 
+/**
+ * struct pto_ctx - one open() of a device
+ * @pdev: the device, referenced
+ * @node: in @pdev->ctxs
+ * @client_id: unique per open, for fdinfo
+ * @lock: serializes SETUP and BIND_OP
+ * @setup_done: SETUP finished; see pto_ctx_ready()
+ * @failed: the first fatal error (-errno), or 0
+ * @closing: release() started
+ * @region: the regions (vmalloc_user()), indexed by enum pto_region_id
+ * @region_size: their sizes, page aligned
+ * @heap_size: bytes of the heap ops may address (SETUP's heap_size)
+ * @nrings: task rings set up
+ * @ring: the task rings, @nrings of them
+ * @cring: the completion ring's header
+ * @centries: the completion ring's entries
+ * @cring_size: entries of @centries, a power of two
+ * @op_of: per kernel id, the bound PTO_OP_* + 1, 0 when unbound
+ * @type_of: per kernel id, the worker type it is bound to
+ * @num_cores: entries of @cores
+ * @cores: the cores, in worker-type order
+ * @cring_lock: protects @cring_tail and the entries the cores fill
+ * @cring_tail: completions posted; the authoritative copy of the header's
+ * @wq: woken on completions, failure and removal
+ * @uwaits: parked io_uring WAITs
+ * @busy_ns: execution time per worker type
+ * @tasks_done: tasks completed with status 0
+ * @tasks_failed: tasks completed with an error
+ */
 struct pto_ctx {
 	struct pto_device *pdev;
-	struct list_head node;		/* pdev->ctxs */
+	struct list_head node;
 	u64 client_id;
 
-	struct mutex lock;		/* setup, bind */
+	struct mutex lock;		/* SETUP, BIND_OP */
 	bool setup_done;
-	int failed;			/* first fatal error, or 0 */
+	int failed;
 	bool closing;
 
-	/* regions (vmalloc_user), sizes are page aligned */
 	void *region[PTO_NUM_REGIONS];
 	size_t region_size[PTO_NUM_REGIONS];
 	u64 heap_size;
-	u32 cring_size;
 
 	u32 nrings;
 	struct pto_ring ring[PTO_MAX_RINGS];
 	struct pto_cring_header *cring;
 	struct pto_completion *centries;
+	u32 cring_size;
 
-	u8 op_of[PTO_MAX_KERNELS];	/* PTO_OP_* + 1, 0 = unbound */
+	u8 op_of[PTO_MAX_KERNELS];
 	u8 type_of[PTO_MAX_KERNELS];
 
 	u32 num_cores;
 	struct pto_core *cores;
 
-	spinlock_t cring_lock;		/* cring_tail, entries */
+	spinlock_t cring_lock;		/* cring_tail, the entries */
 	u64 cring_tail;
-	wait_queue_head_t wq;		/* completions, failure, removal */
+	wait_queue_head_t wq;
 
 	struct pto_uwaits uwaits;
 
@@ -159,7 +238,10 @@ void pto_uring_cancel(struct pto_ctx *ctx, int res);
 void pto_uring_release(struct pto_ctx *ctx);
 int pto_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
 
-/* SETUP finished: regions, cores and sizes may be used without the lock. */
+/*
+ * SETUP finished: regions, rings, cores and sizes may be used without the
+ * lock.
+ */
 static inline bool pto_ctx_ready(struct pto_ctx *ctx)
 {
 	/* pairs with the release in pto_do_setup() */

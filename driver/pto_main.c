@@ -69,11 +69,26 @@ static void pto_device_release(struct kref *ref)
 	kfree(container_of(ref, struct pto_device, ref));
 }
 
+/**
+ * pto_device_put() - drop a reference to a device
+ * @pdev: the device
+ *
+ * Frees it with the last reference, which may be an open context's long
+ * after the device was removed: contexts keep their device's memory valid.
+ */
 void pto_device_put(struct pto_device *pdev)
 {
 	kref_put(&pdev->ref, pto_device_release);
 }
 
+/**
+ * pto_device_get_by_minor() - find a live device for open()
+ * @minor: the minor number of the opened node
+ *
+ * Context: takes the device list lock.
+ * Return: the device with a reference the caller must put, or NULL when
+ * no such device exists or it is being removed.
+ */
 struct pto_device *pto_device_get_by_minor(unsigned int minor)
 {
 	struct pto_device *pdev, *found = NULL;

@@ -292,6 +292,10 @@ static void pto_vdev_ctx_stop(struct pto_ctx *ctx)
 		cancel_work_sync(&ctx->cores[i].work);
 }
 
+/*
+ * The software device's backend: cores are work items of pto_wq, so a
+ * device needs no state of its own beyond its contexts.
+ */
 const struct pto_dev_ops pto_vdev_ops = {
 	.ctx_start = pto_vdev_ctx_start,
 	.kick = pto_vdev_kick,
