@@ -33,7 +33,7 @@ $(O)/selftests/driver/%.o: selftests/driver/%.c $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(KSFT_DIR)/tools/testing/selftests \
-		-Iselftests/driver -Wno-sign-compare -MMD -MP -c $< -o $@
+		-Iselftests/driver -Iops -Wno-sign-compare -MMD -MP -c $< -o $@
 
 $(DRIVER_TESTS): $(O)/selftests/driver/%: $(O)/selftests/driver/%.o
 	$(if $(Q),@echo "  LD      $@")

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kselftests for pto.ko: the uapi (every ioctl and its invalid fields),
- * mmap bounds and permissions, isolation between contexts, dispatch and
+ * kselftests for pto.ko: the uapi (every ioctl and its invalid fields,
+ * feature bits, the layout SETUP returns), mmap bounds and permissions,
+ * isolation between contexts, task rings and handles, dispatch and
  * completion through ioctl / io_uring / poll, bad addresses, task timeout,
  * teardown with work in flight, SIGKILL with a pending io_uring WAIT,
  * device removal, module unload and fdinfo.  Runs as root inside the VM.
@@ -9,12 +10,14 @@
 #include <liburing.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "pto_test_util.h"
+#include "pto_layout.h"
 
 #define SEC	1000000000ull
 #define HEAP	(1u << 20)
@@ -115,7 +118,10 @@ TEST(get_info)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, PTO_IOCTL_GET_INFO, &info));
 	EXPECT_EQ(PTO_ABI_VERSION, info.abi_version);
+	/* what this driver supports: both features, every op, every ring */
+	EXPECT_EQ(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL, info.features);
 	EXPECT_EQ((1ull << PTO_OP_COUNT) - 1, info.ops);
+	EXPECT_EQ(PTO_MAX_RINGS, info.max_rings);
 	EXPECT_EQ(PTO_MAX_ARGS, info.max_args);
 	EXPECT_LT(0, info.max_task_window);
 	EXPECT_LT(0, info.max_heap_size);
@@ -148,6 +154,9 @@ TEST(get_info_invalid)
 	EXPECT_EQ(ENOTTY, errno);
 	EXPECT_EQ(-1, ioctl(fd, _IOR(PTO_IOCTL_BASE, 0x00, struct pto_info),
 			    &info));
+	EXPECT_EQ(ENOTTY, errno);
+	/* the ABI 2 code 'P' is gone: it collides with registered users */
+	EXPECT_EQ(-1, ioctl(fd, _IOWR('P', 0x00, struct pto_info), &info));
 	EXPECT_EQ(ENOTTY, errno);
 	close(fd);
 }
@@ -186,21 +195,63 @@ static int try_setup(int fd, void (*mut)(struct pto_setup *s))
 
 #define SETUP_MUT(name, stmt) \
 	static void mut_##name(struct pto_setup *s) { stmt; }
+/* pads and flags */
 SETUP_MUT(flags, s->flags = 1)
 SETUP_MUT(pad0, s->__pad0 = 1)
 SETUP_MUT(pad1, s->__pad1[3] = 1)
-SETUP_MUT(out_nonzero, s->heap.offset = 4096)
+SETUP_MUT(ring_pad, s->ring[0].__pad = 1)
+/* out fields passed non-zero */
+SETUP_MUT(out_window, s->window.offset = 4096)
+SETUP_MUT(out_heap, s->heap.size = HEAP)
+SETUP_MUT(out_regs, s->regs.offset = 1)
+SETUP_MUT(out_cring, s->cring.size = 8192)
+SETUP_MUT(out_header, s->header_offset = 64)
+SETUP_MUT(out_order, s->order_offset = 4096)
+SETUP_MUT(out_release, s->release_offset = 4096)
+SETUP_MUT(out_arena, s->arena_offset = 4096)
+SETUP_MUT(out_centries, s->cring_entries_offset = 4096)
+SETUP_MUT(out_stride, s->regs_stride = 128)
+SETUP_MUT(out_cores, s->num_cores = 6)
+SETUP_MUT(out_desc, s->ring[0].desc_offset = 4096)
+SETUP_MUT(out_dep, s->ring[0].dep_offset = 4096)
+SETUP_MUT(out_ring_heap, s->ring[0].heap_offset = 4096)
+/* rings */
+SETUP_MUT(nrings_zero, s->nrings = 0)
+SETUP_MUT(nrings_5, s->nrings = PTO_MAX_RINGS + 1)
+SETUP_MUT(nrings_huge, s->nrings = ~0u)
+SETUP_MUT(past_nrings_tw, s->ring[1].task_window = 64)
+SETUP_MUT(past_nrings_dep, s->ring[2].dep_pool_size = 1)
+SETUP_MUT(past_nrings_heap, s->ring[3].heap_size = 4096)
+SETUP_MUT(past_nrings_out, s->ring[1].desc_offset = 4096)
+SETUP_MUT(past_nrings_pad, s->ring[3].__pad = 1)
 SETUP_MUT(tw_zero, s->ring[0].task_window = 0)
 SETUP_MUT(tw_npot, s->ring[0].task_window = 48)
 SETUP_MUT(tw_big, s->ring[0].task_window = 1u << 31)
 SETUP_MUT(dep_zero, s->ring[0].dep_pool_size = 0)
 SETUP_MUT(dep_big, s->ring[0].dep_pool_size = ~0u)
+SETUP_MUT(ring_heap_zero, s->ring[0].heap_size = 0)
+SETUP_MUT(ring_heap_unaligned, s->ring[0].heap_size = 4096 + 32)
+SETUP_MUT(ring2_tw_npot, s->nrings = 2; pto_t_setup_ring(s, 1, 3, 4096))
+/* the other rings */
+SETUP_MUT(order_zero, s->order_ring_size = 0)
+SETUP_MUT(order_npot, s->order_ring_size = 100)
+SETUP_MUT(order_big, s->order_ring_size = 1u << 31)
+SETUP_MUT(rel_zero, s->release_ring_size = 0)
 SETUP_MUT(rel_npot, s->release_ring_size = 3)
+SETUP_MUT(rel_big, s->release_ring_size = 1u << 31)
+SETUP_MUT(cring_zero, s->cring_size = 0)
 SETUP_MUT(cring_npot, s->cring_size = 100)
 SETUP_MUT(cring_big, s->cring_size = 1u << 30)
+/* features the device does not have */
+SETUP_MUT(feature_unknown, s->features = 1ull << 63)
+SETUP_MUT(feature_next, s->features = PTO_FEATURES_KNOWN + 1)
+/* the heap: too big, or too small for the heap rings */
 SETUP_MUT(heap_zero, s->heap_size = 0)
 SETUP_MUT(heap_big, s->heap_size = 1ull << 50)
 SETUP_MUT(heap_lt_ring, s->heap_size = s->ring[0].heap_size - 4096)
+SETUP_MUT(heap_lt_rings, s->nrings = 2;
+	  pto_t_setup_ring(s, 1, 64, s->heap_size / 2 + 64))
+SETUP_MUT(ring_heap_huge, s->ring[0].heap_size = ~63ull)
 
 TEST(setup_invalid)
 {
@@ -209,60 +260,258 @@ TEST(setup_invalid)
 		void (*mut)(struct pto_setup *s);
 	} cases[] = {
 #define C(n) { #n, mut_##n }
-		C(flags), C(pad0), C(pad1), C(out_nonzero),
+		C(flags), C(pad0), C(pad1), C(ring_pad),
+		C(out_window), C(out_heap), C(out_regs), C(out_cring),
+		C(out_header), C(out_order), C(out_release), C(out_arena),
+		C(out_centries), C(out_stride), C(out_cores), C(out_desc),
+		C(out_dep), C(out_ring_heap),
+		C(nrings_zero), C(nrings_5), C(nrings_huge),
+		C(past_nrings_tw), C(past_nrings_dep), C(past_nrings_heap),
+		C(past_nrings_out), C(past_nrings_pad),
 		C(tw_zero), C(tw_npot), C(tw_big), C(dep_zero), C(dep_big),
-		C(rel_npot), C(cring_npot), C(cring_big), C(heap_zero),
-		C(heap_big), C(heap_lt_ring),
+		C(ring_heap_zero), C(ring_heap_unaligned), C(ring2_tw_npot),
+		C(order_zero), C(order_npot), C(order_big),
+		C(rel_zero), C(rel_npot), C(rel_big),
+		C(cring_zero), C(cring_npot), C(cring_big),
+		C(feature_unknown), C(feature_next),
+		C(heap_zero), C(heap_big), C(heap_lt_ring), C(heap_lt_rings),
+		C(ring_heap_huge),
 #undef C
 	};
-	int fd = open(pto_t_dev(), O_RDWR);
 	size_t i;
+	int fd;
 
-	ASSERT_LE(0, fd);
+	/* a context of its own per case: one wrongly accepted stays alone */
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		int err = try_setup(fd, cases[i].mut);
+		int err;
 
+		fd = open(pto_t_dev(), O_RDWR);
+		ASSERT_LE(0, fd);
+		err = try_setup(fd, cases[i].mut);
 		EXPECT_EQ(EINVAL, err)
 			TH_LOG("setup field %s: errno %d", cases[i].name, err);
+		close(fd);
 	}
-	/* after all the refusals a valid SETUP still works, once */
+	/* after refusals a valid SETUP still works, once */
+	fd = open(pto_t_dev(), O_RDWR);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		try_setup(fd, cases[i].mut);
 	EXPECT_EQ(0, try_setup(fd, NULL));
 	EXPECT_EQ(EBUSY, try_setup(fd, NULL));
 	close(fd);
 }
 
-TEST(setup_geometry)
+/*
+ * Every feature bit: the device's are accepted alone and show in the
+ * window's ident line, every other bit is refused.
+ */
+TEST(setup_features)
+{
+	struct pto_info info = { 0 };
+	struct pto_setup s;
+	uint64_t bit;
+	int fd, i, accepted = 0;
+	void *w;
+
+	fd = open(pto_t_dev(), O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, PTO_IOCTL_GET_INFO, &info));
+	close(fd);
+	for (i = -1; i < 64; i++) {
+		bit = i < 0 ? info.features : 1ull << i;
+		pto_t_setup_args(&s, 64, HEAP, 64);
+		s.features = bit;
+		fd = open(pto_t_dev(), O_RDWR);
+		ASSERT_LE(0, fd);
+		if (bit & ~info.features) {
+			EXPECT_EQ(-1, ioctl(fd, PTO_IOCTL_SETUP, &s))
+				TH_LOG("feature bit %d accepted", i);
+			EXPECT_EQ(EINVAL, errno);
+			close(fd);
+			continue;
+		}
+		ASSERT_EQ(0, ioctl(fd, PTO_IOCTL_SETUP, &s))
+			TH_LOG("feature bit %d: errno %d", i, errno);
+		accepted++;
+		w = pto_t_map(fd, s.window.offset, s.window.size);
+		ASSERT_NE(NULL, w);
+		EXPECT_EQ(bit, ((struct pto_window_header *)
+			  ((uint8_t *)w + s.header_offset))->ident.features);
+		munmap(w, s.window.size);
+		close(fd);
+	}
+	/* all of them at once, and each of the two the driver has */
+	EXPECT_EQ(3, accepted);
+}
+
+/* Fields of a SETUP answer as pto_layout() computes them. */
+static void expect_layout(struct __test_metadata *_metadata,
+			  const struct pto_setup *got)
+{
+	struct pto_setup want = *got;
+	uint32_t r;
+
+	/* clear the out fields, then lay out the same request */
+	memset(&want.window, 0, sizeof(want) - offsetof(struct pto_setup,
+							 window));
+	for (r = 0; r < PTO_MAX_RINGS; r++) {
+		want.ring[r].desc_offset = 0;
+		want.ring[r].dep_offset = 0;
+		want.ring[r].heap_offset = 0;
+	}
+	ASSERT_EQ(0, pto_layout(&want, got->num_cores));
+	EXPECT_EQ(want.window.size, got->window.size);
+	EXPECT_EQ(want.heap.size, got->heap.size);
+	EXPECT_EQ(want.regs.size, got->regs.size);
+	EXPECT_EQ(want.cring.size, got->cring.size);
+	EXPECT_EQ(want.header_offset, got->header_offset);
+	EXPECT_EQ(want.order_offset, got->order_offset);
+	EXPECT_EQ(want.release_offset, got->release_offset);
+	EXPECT_EQ(want.arena_offset, got->arena_offset);
+	EXPECT_EQ(want.cring_entries_offset, got->cring_entries_offset);
+	EXPECT_EQ(want.regs_stride, got->regs_stride);
+	for (r = 0; r < got->nrings; r++) {
+		EXPECT_EQ(want.ring[r].desc_offset, got->ring[r].desc_offset);
+		EXPECT_EQ(want.ring[r].dep_offset, got->ring[r].dep_offset);
+		EXPECT_EQ(want.ring[r].heap_offset, got->ring[r].heap_offset);
+	}
+	for (; r < PTO_MAX_RINGS; r++) {
+		struct pto_ring_geometry zero = { 0 };
+
+		EXPECT_EQ(0, memcmp(&zero, &got->ring[r], sizeof(zero)));
+	}
+}
+
+/* [off, off + len) lies in [0, size) and overlaps none of the others. */
+struct span {
+	uint64_t off, len;
+};
+
+static int spans_ok(const struct span *sp, int n, uint64_t size)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		if (sp[i].off + sp[i].len < sp[i].off ||
+		    sp[i].off + sp[i].len > size)
+			return 0;
+		for (j = 0; j < i; j++)
+			if (sp[i].off < sp[j].off + sp[j].len &&
+			    sp[j].off < sp[i].off + sp[i].len)
+				return 0;
+	}
+	return 1;
+}
+
+/* What SETUP answers and writes, on its own terms and as pto_layout(). */
+static void check_setup(struct __test_metadata *_metadata, struct pto_t *p)
+{
+	const struct pto_setup *s = &p->s;
+	struct span win[3 + 2 * PTO_MAX_RINGS], heap[PTO_MAX_RINGS + 1];
+	uint64_t regions[4];
+	uint32_t r, n = 0;
+
+	expect_layout(_metadata, s);
+	/* the ident line */
+	EXPECT_EQ(PTO_WINDOW_MAGIC, p->win->ident.magic);
+	EXPECT_EQ(PTO_ABI_VERSION, p->win->ident.abi_version);
+	EXPECT_EQ(s->features, p->win->ident.features);
+	EXPECT_EQ(s->nrings, p->win->ident.nrings);
+	/* distinct, page-aligned mmap offsets */
+	regions[0] = s->window.offset;
+	regions[1] = s->heap.offset;
+	regions[2] = s->regs.offset;
+	regions[3] = s->cring.offset;
+	for (r = 0; r < 4; r++) {
+		EXPECT_EQ(0, regions[r] & 4095);
+		if (r)
+			EXPECT_NE(regions[r - 1], regions[r]);
+	}
+	/* the window's parts do not overlap and fit */
+	win[n++] = (struct span){ s->header_offset,
+				  sizeof(struct pto_window_header) };
+	for (r = 0; r < s->nrings; r++) {
+		EXPECT_EQ(0, s->ring[r].desc_offset % 64);
+		win[n++] = (struct span){ s->ring[r].desc_offset,
+			s->ring[r].task_window * sizeof(struct pto_task_desc) };
+		win[n++] = (struct span){ s->ring[r].dep_offset,
+			s->ring[r].dep_pool_size * sizeof(struct pto_dep_entry) };
+		heap[r] = (struct span){ s->ring[r].heap_offset,
+					 s->ring[r].heap_size };
+	}
+	win[n++] = (struct span){ s->order_offset,
+				  s->order_ring_size * sizeof(uint64_t) };
+	win[n++] = (struct span){ s->release_offset, s->release_ring_size *
+				  sizeof(struct pto_release_entry) };
+	EXPECT_TRUE(spans_ok(win, n, s->window.size));
+	ASSERT_LE(s->arena_offset, s->heap_size);
+	heap[s->nrings] = (struct span){ s->arena_offset,
+					 s->heap_size - s->arena_offset };
+	EXPECT_TRUE(spans_ok(heap, s->nrings + 1, s->heap_size));
+	EXPECT_EQ((s->heap_size + 4095) & ~4095ull, s->heap.size);
+	/* registers and the completion ring */
+	EXPECT_EQ(p->info.cores[0] + p->info.cores[1] + p->info.cores[2] +
+		  p->info.cores[3], s->num_cores);
+	EXPECT_LE(sizeof(struct pto_core_regs), s->regs_stride);
+	EXPECT_LE((uint64_t)s->num_cores * s->regs_stride, s->regs.size);
+	EXPECT_LE(sizeof(struct pto_cring_header), s->cring_entries_offset);
+	EXPECT_LE(s->cring_entries_offset +
+		  s->cring_size * sizeof(struct pto_completion), s->cring.size);
+	EXPECT_EQ(s->cring_size, p->cring->size);
+	/* memory comes zeroed, idle cores wait for a KICK */
+	EXPECT_EQ(0, p->heap[0] | p->heap[s->heap_size - 1]);
+	for (r = 0; r < s->num_cores; r++) {
+		EXPECT_EQ(0, pto_t_regs(p, r)->doorbell);
+		EXPECT_EQ(1, pto_t_regs(p, r)->core_waiting);
+	}
+}
+
+TEST(setup_layout)
 {
 	struct pto_t p;
-	uint64_t dep, order, rel;
 
 	ASSERT_EQ(0, pto_t_open(&p, 128, HEAP, 256));
-	EXPECT_EQ(PTO_WINDOW_MAGIC, p.win->ident.magic);
-	EXPECT_EQ(PTO_ABI_VERSION, p.win->ident.abi_version);
-	EXPECT_EQ(p.s.features, p.win->ident.features);
-	EXPECT_EQ(1, p.win->ident.nrings);
-	EXPECT_EQ(0, p.s.header_offset);
-	EXPECT_EQ(4096, p.s.ring[0].desc_offset);
-	dep = 4096 + 128 * 256;
-	order = dep + 256 * 16;
-	rel = order + 128 * 8;
-	EXPECT_EQ(dep, p.s.ring[0].dep_offset);
-	EXPECT_EQ(order, p.s.order_offset);
-	EXPECT_EQ(rel, p.s.release_offset);
-	EXPECT_EQ((rel + 64 * 16 + 4095) & ~4095ull, p.s.window.size);
-	EXPECT_EQ(0, p.s.ring[0].heap_offset);
-	EXPECT_EQ(HEAP / 2, p.s.arena_offset);
-	EXPECT_EQ(HEAP, p.s.heap.size);
-	EXPECT_EQ(4096, p.s.cring_entries_offset);
-	EXPECT_EQ(256, p.cring->size);
-	EXPECT_EQ(p.info.cores[0] + p.info.cores[1] + p.info.cores[2] +
-		  p.info.cores[3], p.s.num_cores);
-	EXPECT_EQ(sizeof(struct pto_core_regs), p.s.regs_stride);
-	EXPECT_EQ((p.s.num_cores * sizeof(struct pto_core_regs) + 4095) &
-		  ~4095ull, p.s.regs.size);
-	/* memory comes zeroed */
-	EXPECT_EQ(0, p.heap[0] | p.heap[HEAP - 1] |
-		  pto_t_regs(&p, 0)->doorbell);
+	EXPECT_EQ(1, p.s.nrings);
+	EXPECT_EQ(128, p.s.ring[0].task_window);
+	EXPECT_EQ(HEAP / 2, p.s.ring[0].heap_size);
+	check_setup(_metadata, &p);
+	pto_t_close(&p);
+}
+
+/* Rings of different sizes; the heap holds them all, the arena nothing. */
+static void multi_ring_setup(struct pto_setup *s)
+{
+	static const uint32_t tw[PTO_MAX_RINGS] = { 64, 32, 16, 8 };
+	uint32_t r;
+
+	pto_t_setup_args(s, 64, HEAP, 64);
+	s->nrings = PTO_MAX_RINGS;
+	for (r = 0; r < PTO_MAX_RINGS; r++)
+		pto_t_setup_ring(s, r, tw[r], HEAP / PTO_MAX_RINGS);
+	s->ring[2].dep_pool_size = 7;
+	s->order_ring_size = 128;
+}
+
+TEST(setup_layout_multi_ring)
+{
+	struct pto_setup s;
+	struct pto_t p;
+	char v[32];
+	void *m;
+
+	multi_ring_setup(&s);
+	ASSERT_EQ(0, pto_t_open_setup(&p, &s));
+	EXPECT_EQ(PTO_MAX_RINGS, p.win->ident.nrings);
+	EXPECT_EQ(HEAP, p.s.arena_offset);
+	check_setup(_metadata, &p);
+	/* a whole region maps, a page more does not */
+	m = mmap(NULL, p.s.window.size + 4096, PROT_READ, MAP_SHARED, p.fd,
+		 p.s.window.offset);
+	EXPECT_EQ(MAP_FAILED, m);
+	/* fdinfo counts the task slots of every ring */
+	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-task-window", v, sizeof(v)));
+	EXPECT_STREQ("120", v);
 	pto_t_close(&p);
 }
 
@@ -602,6 +851,125 @@ TEST(bad_addresses_and_descriptors)
 	EXPECT_EQ(-E2BIG, pto_t_run(&p, core_of_type(&p, 0), 3, args, 6));
 	/* failed tasks do not fail the context */
 	EXPECT_EQ(0, pto_t_run(&p, core_of_type(&p, 0), 2, args, 0));
+	pto_t_close(&p);
+}
+
+/*
+ * A handle naming a ring the context did not set up fails its task with
+ * -EINVAL and that handle, and nothing else: even when a descriptor with
+ * that task_id sits in ring 0's slot of the same sequence number, which a
+ * lookup that ignored the ring would find.  The context stays usable.
+ */
+TEST(bad_ring_handle)
+{
+	static const uint32_t bad_rings[] = {
+		2, 3, PTO_MAX_RINGS, 0x7f, 0xff,
+	};
+	struct pto_completion c = { 0 };
+	struct pto_setup s;
+	struct pto_t p;
+	uint32_t vcore, i;
+	uint64_t h, fill[3];
+
+	pto_t_setup_args(&s, 64, HEAP, 64);
+	s.nrings = 2;
+	pto_t_setup_ring(&s, 1, 64, HEAP / 4);
+	ASSERT_EQ(0, pto_t_open_setup(&p, &s));
+	vcore = core_of_type(&p, PTO_UAPI_WORKER_VECTOR);
+	ASSERT_EQ(0, pto_t_bind(&p, 1, PTO_UAPI_WORKER_VECTOR,
+				PTO_OP_FILL_U32));
+	fill[0] = 0;
+	fill[1] = 0xbad;
+	fill[2] = 64;
+	for (i = 0; i < ARRAY_SIZE(bad_rings); i++) {
+		h = PTO_TASK_HANDLE(bad_rings[i], 5);
+		/* a decoy: ring 0's slot 5 claims the bad handle */
+		p.desc[0][5].kernel_id = 1;
+		p.desc[0][5].nargs = 3;
+		memcpy(p.desc[0][5].args, fill, sizeof(fill));
+		p.desc[0][5].task_id = h;
+		pto_t_push(&p, vcore, h);
+		ASSERT_EQ(0, pto_t_kick(&p, vcore));
+		ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
+		EXPECT_EQ(h, c.task_id);
+		EXPECT_EQ(-EINVAL, c.status)
+			TH_LOG("ring %u: status %d", bad_rings[i], c.status);
+		EXPECT_EQ(0, *(uint32_t *)p.heap) TH_LOG("the decoy ran");
+	}
+	/* queue entry 0 (no handle at all) fails the same way */
+	pto_t_push(&p, vcore, ~0ull);
+	ASSERT_EQ(0, pto_t_kick(&p, vcore));
+	ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
+	EXPECT_EQ(-EINVAL, c.status);
+	/* not a failure of the context: both rings still run tasks */
+	fill[1] = 0x600d;
+	EXPECT_EQ(0, pto_t_run(&p, vcore, 1, fill, 3));
+	EXPECT_EQ(0x600d, *(uint32_t *)p.heap);
+	h = pto_t_queue_ring(&p, 1, vcore, 1, fill, 3);
+	ASSERT_EQ(0, pto_t_kick(&p, vcore));
+	ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
+	EXPECT_EQ(h, c.task_id);
+	EXPECT_EQ(0, c.status);
+	pto_t_close(&p);
+}
+
+/*
+ * Four rings with windows of 64, 32, 16 and 8 descriptors: every round
+ * queues one task per ring with the same slot index in every ring, so
+ * each core must take the descriptor of the handle's own ring.  Each task
+ * fills a word with a value naming its ring and round; ring 3 starts just
+ * below the end of the sequence space and wraps around it.
+ */
+TEST(multi_ring_tasks)
+{
+	const uint32_t rounds = 40, words = 64;
+	struct pto_completion c = { 0 };
+	uint64_t args[3], h[PTO_MAX_RINGS];
+	uint32_t r, k, round, seen, bad = 0, *out;
+	struct pto_setup s;
+	struct pto_t p;
+
+	multi_ring_setup(&s);
+	ASSERT_EQ(0, pto_t_open_setup(&p, &s));
+	ASSERT_LE(2, p.info.cores[PTO_UAPI_WORKER_VECTOR]);
+	ASSERT_EQ(0, pto_t_bind(&p, 1, PTO_UAPI_WORKER_VECTOR,
+				PTO_OP_FILL_U32));
+	p.next_seq[1] = 7;
+	p.next_seq[3] = PTO_TASK_SEQ_MASK - 5;
+	out = (uint32_t *)(p.heap + p.s.ring[0].heap_offset);
+	for (round = 0; round < rounds; round++) {
+		for (r = 0; r < PTO_MAX_RINGS; r++) {
+			args[0] = (uint8_t *)&out[r * words + round % words] -
+				  p.heap;
+			args[1] = (r + 1) << 16 | round;
+			args[2] = 4;
+			/* two tasks per vector core */
+			h[r] = pto_t_queue_ring(&p, r,
+				core_of_type(&p, PTO_UAPI_WORKER_VECTOR) + r % 2,
+				1, args, 3);
+			ASSERT_EQ(r, PTO_TASK_RING(h[r]));
+		}
+		ASSERT_EQ(0, pto_t_kick(&p, PTO_KICK_ALL));
+		for (seen = 0, k = 0; k < PTO_MAX_RINGS; k++) {
+			ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
+			EXPECT_EQ(0, c.status)
+				TH_LOG("round %u handle %#llx: status %d",
+				       round, (unsigned long long)c.task_id,
+				       c.status);
+			r = PTO_TASK_RING(c.task_id);
+			ASSERT_GT(PTO_MAX_RINGS, r);
+			EXPECT_EQ(h[r], c.task_id);
+			seen |= 1u << r;
+		}
+		EXPECT_EQ((1u << PTO_MAX_RINGS) - 1, seen);
+		for (r = 0; r < PTO_MAX_RINGS; r++)
+			bad += out[r * words + round % words] !=
+			       ((r + 1) << 16 | round);
+	}
+	EXPECT_EQ(0, bad);
+	/* ring 3 wrapped its sequence numbers and kept its ring */
+	EXPECT_GT(PTO_TASK_SEQ_MASK - 5, PTO_TASK_SEQ(h[3]));
+	EXPECT_EQ(3, PTO_TASK_RING(h[3]));
 	pto_t_close(&p);
 }
 
