@@ -19,14 +19,20 @@ cd "$(dirname "$0")/../.."
 SRC=$(pwd)
 O=${O:-build}
 case "$O" in /*) ;; *) O="$SRC/$O" ;; esac
-VM="$O/vm"
+# Which kernel: by default the newest Debian amd64 kernel that has its
+# headers installed.  PTO_VM_KVER picks one of Debian's by version;
+# PTO_VM_VMLINUZ with PTO_VM_KHDR (a kernel build tree) boots any other,
+# such as a debug kernel.  PTO_VM_NAME names the run (work directory
+# $O/vm-NAME, result line "vm-NAME: ..."), so several can coexist.
+LABEL=vm${PTO_VM_NAME:+-$PTO_VM_NAME}
+VM="$O/$LABEL"
 TIMEOUT=${PTO_VM_TIMEOUT:-480}
 MAKE=${MAKE:-make}
 
-log() { echo "vm: $*"; }
+log() { echo "$LABEL: $*"; }
 
 finish() {	# passed failed skipped
-	echo "vm: $1 passed, $2 failed, $3 skipped"
+	echo "$LABEL: $1 passed, $2 failed, $3 skipped"
 	[ -n "${PTO_RESULTS:-}" ] && echo "$1 $2 $3" >>"$PTO_RESULTS"
 	[ "$2" -eq 0 ]
 	exit $?
@@ -34,7 +40,8 @@ finish() {	# passed failed skipped
 
 # ---- the Debian kernel and its headers (never the host's own kernel) ----
 pick_kernel() {
-	for k in $(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V -r); do
+	for k in $(ls /boot/vmlinuz-${PTO_VM_KVER:-*-amd64} 2>/dev/null |
+		   sort -V -r); do
 		v=${k#/boot/vmlinuz-}
 		if [ -d "/usr/src/linux-headers-$v" ]; then
 			KVER=$v
@@ -43,12 +50,18 @@ pick_kernel() {
 	done
 	return 1
 }
-if ! pick_kernel; then
-	"$SRC/scripts/deps.sh" vm
-	pick_kernel || { log "no Debian kernel with headers"; finish 0 1 0; }
+if [ -n "${PTO_VM_VMLINUZ:-}" ]; then
+	VMLINUZ=$PTO_VM_VMLINUZ
+	KHDR=${PTO_VM_KHDR:?PTO_VM_VMLINUZ needs PTO_VM_KHDR}
+	KVER=$(basename "$VMLINUZ")
+else
+	if ! pick_kernel; then
+		"$SRC/scripts/deps.sh" vm
+		pick_kernel || { log "no Debian kernel with headers"; finish 0 1 0; }
+	fi
+	VMLINUZ=/boot/vmlinuz-$KVER
+	KHDR=/usr/src/linux-headers-$KVER
 fi
-VMLINUZ=/boot/vmlinuz-$KVER
-KHDR=/usr/src/linux-headers-$KVER
 log "kernel $KVER"
 
 # ---- pto.ko, built in a copy so the source tree stays clean ----
