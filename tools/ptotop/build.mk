@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: MIT
 # ptotop: the monitor.  It only reads files (stats pages, fdinfo, sysfs),
 # so it does not link libpto and keeps working when a runtime misbehaves.
+# It compiles with the public headers and the shared helpers of util/.
 # Objects live in ptotop-objs/ so the program itself can be $(O)/tools/ptotop.
 
 PTOTOP := $(O)/tools/ptotop
 PTOTOP_OBJS := $(patsubst tools/ptotop/%.c,$(O)/tools/ptotop-objs/%.o,\
-	$(wildcard tools/ptotop/*.c))
+	$(wildcard tools/ptotop/*.c)) $(O)/tools/ptotop-objs/util/json.o
+PTOTOP_CFLAGS := -Iutil
 PTOTOP_LDLIBS := $(shell pkg-config --libs ncurses 2>/dev/null || \
 	echo -lncurses) -lm
 
@@ -16,7 +18,14 @@ MAN_PAGES += tools/ptotop/ptotop.1
 $(O)/tools/ptotop-objs/%.o: tools/ptotop/%.c
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(PTOTOP_CFLAGS) -MMD -MP -c $< -o $@
+
+# util/json.c is built here too, not taken from libpto's objects: those are
+# compiled for libpto (LTO in the default build).
+$(O)/tools/ptotop-objs/util/%.o: util/%.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(PTOTOP_CFLAGS) -MMD -MP -c $< -o $@
 
 $(PTOTOP): $(PTOTOP_OBJS)
 	$(if $(Q),@echo "  LD      $@")

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "json.h"		/* util/: the project's one string escaper */
 #include "ptotop.h"
 
 void pt_fmt_bytes(char *buf, size_t len, uint64_t bytes)
@@ -136,22 +137,6 @@ void pt_print_text(struct pt_state *st, FILE *out)
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 /* A number, or null when unknown (NAN). */
 static void json_num(FILE *out, double v)
 {
@@ -205,7 +190,7 @@ static void json_cores(FILE *out, const uint32_t *cores)
 static void json_device(FILE *out, const struct pt_device *d)
 {
 	fputs("{\"name\":", out);
-	json_str(out, d->name);
+	pto_json_str(out, d->name);
 	fprintf(out, ",\"kind\":\"%s\",", d->sim ? "sim" : "pto");
 	json_cores(out, d->cores);
 	fputc(',', out);
@@ -254,11 +239,11 @@ static void json_rings(FILE *out, const struct pt_proc *p)
 static void json_proc(FILE *out, const struct pt_proc *p)
 {
 	fprintf(out, "{\"pid\":%d,\"user\":", p->pid);
-	json_str(out, p->user);
+	pto_json_str(out, p->user);
 	fputs(",\"command\":", out);
-	json_str(out, p->command);
+	pto_json_str(out, p->command);
 	fputs(",\"device\":", out);
-	json_str(out, p->device);
+	pto_json_str(out, p->device);
 	fprintf(out, ",\"sources\":[%s%s%s],", (p->src & PT_SRC_PAGE) ?
 		"\"statspage\"" : "", p->src == (PT_SRC_PAGE | PT_SRC_FDINFO) ?
 		"," : "", (p->src & PT_SRC_FDINFO) ? "\"fdinfo\"" : "");
@@ -268,7 +253,7 @@ static void json_proc(FILE *out, const struct pt_proc *p)
 	else
 		fputs("null", out);
 	fputs(",\"state\":", out);
-	json_str(out, p->state);
+	pto_json_str(out, p->state);
 	fputs(",\"tasks_submitted\":", out);
 	if (p->have_submitted)
 		fprintf(out, "%llu", (unsigned long long)p->submitted);
