@@ -23,12 +23,17 @@
 #include <pto/pto_statspage.h>
 #include "ptotop.h"
 
-const char *const pt_type_names[PT_NTYPES] = {
-	"cube", "vector", "aicpu", "accel"
+/* The driver's names, from the uapi, so that the two cannot drift apart. */
+const char *const pt_type_names[PTO_UAPI_NUM_WORKER_TYPES] =
+	PTO_UAPI_WORKER_TYPE_NAMES;
+
+const char *const pt_type_short[PTO_UAPI_NUM_WORKER_TYPES] = {
+	[PTO_UAPI_WORKER_CUBE] = "CUBE",
+	[PTO_UAPI_WORKER_VECTOR] = "VEC",
+	[PTO_UAPI_WORKER_AICPU] = "AICPU",
+	[PTO_UAPI_WORKER_ACCEL] = "ACCEL",
 };
-const char *const pt_type_short[PT_NTYPES] = {
-	"CUBE", "VEC", "AICPU", "ACCEL"
-};
+
 const char *const pt_ring_names[PT_NRINGS] = {
 	"task", "heap", "dep", "tensormap"
 };
@@ -86,14 +91,14 @@ static bool read_u64(const char *path, uint64_t *v)
 }
 
 /* "C V A X": a value per worker type. */
-static bool read_u64x4(const char *path, uint64_t v[PT_NTYPES])
+static bool read_u64x4(const char *path, uint64_t v[PTO_UAPI_NUM_WORKER_TYPES])
 {
 	char buf[256], *p = buf, *end;
 	int i;
 
 	if (read_small(path, buf, sizeof(buf)) <= 0)
 		return false;
-	for (i = 0; i < PT_NTYPES; i++) {
+	for (i = 0; i < PTO_UAPI_NUM_WORKER_TYPES; i++) {
 		v[i] = strtoull(p, &end, 0);
 		if (end == p)
 			return false;
@@ -127,7 +132,7 @@ static struct pt_proc *proc_add(struct pt_sample *s)
 	p = &s->procs[s->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->tasks_per_s = NAN;
-	for (int i = 0; i < PT_NTYPES; i++)
+	for (int i = 0; i < PTO_UAPI_NUM_WORKER_TYPES; i++)
 		p->util[i] = NAN;
 	return p;
 }
@@ -153,7 +158,7 @@ static struct pt_device *device_get(struct pt_sample *s, const char *name)
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	d->sim = !strcmp(name, "sim");
-	for (i = 0; i < PT_NTYPES; i++)
+	for (i = 0; i < PTO_UAPI_NUM_WORKER_TYPES; i++)
 		d->util[i] = NAN;
 	return d;
 }
@@ -306,7 +311,9 @@ static void page_to_proc(struct pt_proc *p, const struct pto_statspage *pg)
 	p->runs = pg->runs;
 	p->last_error = pg->last_error;
 	/* the driver's engine time is authoritative for a device client */
-	for (i = 0; i < PT_NTYPES && !(p->src & PT_SRC_FDINFO); i++) {
+	for (i = 0; i < PTO_UAPI_NUM_WORKER_TYPES; i++) {
+		if (p->src & PT_SRC_FDINFO)
+			break;
 		p->cores[i] = pg->cores[i];
 		p->busy_ns[i] = pg->busy_ns[i];
 	}
@@ -461,7 +468,7 @@ static int type_index(const char *name)
 {
 	int i;
 
-	for (i = 0; i < PT_NTYPES; i++)
+	for (i = 0; i < PTO_UAPI_NUM_WORKER_TYPES; i++)
 		if (!strcmp(name, pt_type_names[i]))
 			return i;
 	return -1;
@@ -633,7 +640,7 @@ static bool sysfs_attr(const struct pt_state *st, const char *dev,
 static void scan_sysfs(struct pt_state *st, struct pt_sample *s)
 {
 	char path[PATH_MAX];
-	uint64_t v[PT_NTYPES];
+	uint64_t v[PTO_UAPI_NUM_WORKER_TYPES];
 	struct pt_device *d;
 	struct dirent *de;
 	DIR *dir;
@@ -653,7 +660,7 @@ static void scan_sysfs(struct pt_state *st, struct pt_sample *s)
 			break;
 		d->have_sysfs = true;
 		if (sysfs_attr(st, d->name, "cores", v, true))
-			for (i = 0; i < PT_NTYPES; i++)
+			for (i = 0; i < PTO_UAPI_NUM_WORKER_TYPES; i++)
 				d->cores[i] = v[i];
 		if (sysfs_attr(st, d->name, "busy_ns", v, true))
 			memcpy(d->busy_ns, v, sizeof(v));
@@ -684,7 +691,7 @@ static void devices_from_procs(struct pt_sample *s)
 			continue;
 		}
 		/* sim: every runtime brings its own cores */
-		for (t = 0; t < PT_NTYPES; t++) {
+		for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++) {
 			if (d->sim || !d->cores[t])
 				d->cores[t] += p->cores[t];
 			d->busy_ns[t] += p->busy_ns[t];
@@ -728,7 +735,7 @@ static void proc_rates(struct pt_proc *p, const struct pt_proc *o,
 		return;
 	if (p->completed >= o->completed)
 		p->tasks_per_s = (p->completed - o->completed) / dt;
-	for (t = 0; t < PT_NTYPES; t++) {
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++) {
 		if (!p->cores[t] || p->busy_ns[t] < o->busy_ns[t])
 			continue;
 		p->util[t] = clamp01((p->busy_ns[t] - o->busy_ns[t]) /
@@ -745,7 +752,7 @@ static void device_rates(struct pt_state *st, struct pt_device *d,
 			 double dt)
 {
 	const struct pt_sample *prev = &st->prev;
-	uint64_t delta[PT_NTYPES] = { 0 };
+	uint64_t delta[PTO_UAPI_NUM_WORKER_TYPES] = { 0 };
 	const struct pt_device *od = NULL;
 	int i, t;
 
@@ -757,7 +764,7 @@ static void device_rates(struct pt_state *st, struct pt_device *d,
 	if (d->have_sysfs) {
 		if (!od || !od->have_sysfs)
 			return;
-		for (t = 0; t < PT_NTYPES; t++)
+		for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
 			if (d->busy_ns[t] >= od->busy_ns[t])
 				delta[t] = d->busy_ns[t] - od->busy_ns[t];
 	} else {
@@ -767,13 +774,13 @@ static void device_rates(struct pt_state *st, struct pt_device *d,
 			if (strcmp(p->device, d->name))
 				continue;
 			o = prev_proc(prev, p->key);
-			for (t = 0; o && t < PT_NTYPES; t++)
+			for (t = 0; o && t < PTO_UAPI_NUM_WORKER_TYPES; t++)
 				if (p->busy_ns[t] >= o->busy_ns[t])
 					delta[t] += p->busy_ns[t] -
 						    o->busy_ns[t];
 		}
 	}
-	for (t = 0; t < PT_NTYPES; t++)
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
 		if (d->cores[t])
 			d->util[t] = clamp01(delta[t] /
 					     (dt * 1e9 * d->cores[t]));
@@ -807,12 +814,12 @@ static void device_history(struct pt_state *st, struct pt_device *d)
 	if (!isnan(d->util[0]) || !isnan(d->util[1]) ||
 	    !isnan(d->util[2]) || !isnan(d->util[3])) {
 		if (h->len == PT_HIST) {
-			for (t = 0; t < PT_NTYPES; t++)
+			for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
 				memmove(h->v[t], h->v[t] + 1,
 					(PT_HIST - 1) * sizeof(float));
 			h->len--;
 		}
-		for (t = 0; t < PT_NTYPES; t++)
+		for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
 			h->v[t][h->len] = isnan(d->util[t]) ? 0 : d->util[t];
 		h->len++;
 	}

@@ -57,7 +57,7 @@ static int visible_procs(const struct pt_state *st)
 
 static void text_devices(struct pt_state *st, FILE *out)
 {
-	char used[16], total[16], pct[PT_NTYPES][16];
+	char used[16], total[16], pct[PTO_UAPI_NUM_WORKER_TYPES][16];
 	int i, t;
 
 	fprintf(out, "%-8s %-15s %6s %6s %6s %6s %5s %s\n", "DEVICE",
@@ -71,7 +71,7 @@ static void text_devices(struct pt_state *st, FILE *out)
 			continue;
 		snprintf(cores, sizeof(cores), "%u/%u/%u/%u", d->cores[0],
 			 d->cores[1], d->cores[2], d->cores[3]);
-		for (t = 0; t < PT_NTYPES; t++)
+		for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
 			fmt_pct(pct[t], sizeof(pct[t]), 6,
 				d->cores[t] ? d->util[t] : NAN);
 		pt_fmt_bytes(used, sizeof(used), d->mem_used);
@@ -157,8 +157,9 @@ static void json_types_u64(FILE *out, const char *name, const uint64_t *v)
 	int t;
 
 	fprintf(out, "\"%s\":{", name);
-	for (t = 0; t < PT_NTYPES; t++)
-		json_u64(out, pt_type_names[t], v[t], t + 1 < PT_NTYPES);
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
+		json_u64(out, pt_type_names[t], v[t],
+			 t + 1 < PTO_UAPI_NUM_WORKER_TYPES);
 	fputc('}', out);
 }
 
@@ -168,10 +169,10 @@ static void json_types_util(FILE *out, const uint32_t *cores,
 	int t;
 
 	fputs("\"utilisation\":{", out);
-	for (t = 0; t < PT_NTYPES; t++) {
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++) {
 		fprintf(out, "\"%s\":", pt_type_names[t]);
 		json_num(out, cores[t] ? util[t] : NAN);
-		if (t + 1 < PT_NTYPES)
+		if (t + 1 < PTO_UAPI_NUM_WORKER_TYPES)
 			fputc(',', out);
 	}
 	fputc('}', out);
@@ -179,10 +180,10 @@ static void json_types_util(FILE *out, const uint32_t *cores,
 
 static void json_cores(FILE *out, const uint32_t *cores)
 {
-	uint64_t v[PT_NTYPES];
+	uint64_t v[PTO_UAPI_NUM_WORKER_TYPES];
 	int t;
 
-	for (t = 0; t < PT_NTYPES; t++)
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
 		v[t] = cores[t];
 	json_types_u64(out, "cores", v);
 }

@@ -11,13 +11,15 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define PT_NTYPES	4	/* cube, vector, aicpu, accel */
+#include <pto/pto_uapi.h>	/* the worker types and their names */
+
 #define PT_NRINGS	4	/* task, heap, dep, tensormap */
 #define PT_HIST		128	/* utilisation samples kept per device */
 #define PT_MAX_PIDS	32
 
-extern const char *const pt_type_names[PT_NTYPES];	/* JSON keys */
-extern const char *const pt_type_short[PT_NTYPES];	/* column titles */
+/* fdinfo's and the JSON's names, and the screen's short column titles */
+extern const char *const pt_type_names[PTO_UAPI_NUM_WORKER_TYPES];
+extern const char *const pt_type_short[PTO_UAPI_NUM_WORKER_TYPES];
 extern const char *const pt_ring_names[PT_NRINGS];
 
 /* Where a process row came from (a bit mask). */
@@ -44,8 +46,8 @@ struct pt_proc {
 	uint64_t client_id;
 	bool have_submitted;	/* stats page only */
 	uint64_t submitted, completed, failed, in_flight, runs;
-	uint32_t cores[PT_NTYPES];
-	uint64_t busy_ns[PT_NTYPES];
+	uint32_t cores[PTO_UAPI_NUM_WORKER_TYPES];
+	uint64_t busy_ns[PTO_UAPI_NUM_WORKER_TYPES];
 	struct pt_ring ring[PT_NRINGS];
 	bool have_mem;		/* fdinfo only */
 	uint64_t mem_heap, mem_window;	/* bytes */
@@ -54,7 +56,7 @@ struct pt_proc {
 	uint64_t start_ns;	/* page: CLOCK_REALTIME of creation */
 	/* derived from the previous sample; NAN while unknown */
 	double tasks_per_s;
-	double util[PT_NTYPES];
+	double util[PTO_UAPI_NUM_WORKER_TYPES];
 	uint64_t stalls;	/* sum over the rings */
 };
 
@@ -62,15 +64,15 @@ struct pt_device {
 	char name[64];		/* "sim" or "pto0" */
 	bool sim;
 	bool have_sysfs;
-	uint32_t cores[PT_NTYPES];
-	uint64_t busy_ns[PT_NTYPES];
+	uint32_t cores[PTO_UAPI_NUM_WORKER_TYPES];
+	uint64_t busy_ns[PTO_UAPI_NUM_WORKER_TYPES];
 	uint64_t contexts, tasks_done, tasks_failed;
 	uint64_t mem_used, mem_total;	/* bytes, 0 when unknown */
 	int nprocs;
-	double util[PT_NTYPES];		/* NAN while unknown */
+	double util[PTO_UAPI_NUM_WORKER_TYPES];		/* NAN while unknown */
 	/* history of util, oldest first, copied from the state */
 	int hist_len;
-	float hist[PT_NTYPES][PT_HIST];
+	float hist[PTO_UAPI_NUM_WORKER_TYPES][PT_HIST];
 };
 
 struct pt_sample {
@@ -98,7 +100,7 @@ extern const struct pt_sort_key pt_sort_keys[PT_NSORTS];
 struct pt_hist_entry {
 	char name[64];
 	int len;
-	float v[PT_NTYPES][PT_HIST];
+	float v[PTO_UAPI_NUM_WORKER_TYPES][PT_HIST];
 };
 
 struct pt_state {

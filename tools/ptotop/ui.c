@@ -110,7 +110,7 @@ static int device_types(const struct pt_device *d)
 {
 	int t, n = 0;
 
-	for (t = 0; t < PT_NTYPES; t++)
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
 		n += d->cores[t] > 0;
 	return n;
 }
@@ -125,7 +125,7 @@ static int draw_device_full(int y, const struct pt_device *d)
 	attron(A_BOLD);
 	put(y++, 0, buf);
 	attroff(A_BOLD);
-	for (t = 0; t < PT_NTYPES; t++) {
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++) {
 		if (!d->cores[t])
 			continue;
 		snprintf(buf, sizeof(buf), "  %-6s", pt_type_names[t]);
@@ -153,7 +153,7 @@ static int draw_device_compact(int y, const struct pt_device *d)
 
 	n = snprintf(p, left, "%-5s", d->name);
 	p += n, left -= n;
-	for (t = 0; t < PT_NTYPES; t++) {
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++) {
 		if (!d->cores[t])
 			continue;
 		if (isnan(d->util[t]))
