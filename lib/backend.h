@@ -74,6 +74,7 @@ struct pto_backend {
 	bool c_kernels;			/* runs pto_kernel_fn kernels */
 	bool batch_kick;		/* one kick(PTO_KICK_ALL) beats many */
 	uint64_t features;		/* PTO_FEATURE_* the device offers */
+	uint64_t max_heap;		/* largest heap region it allows */
 	uint32_t cores[PTO_NUM_WORKER_TYPES];
 	uint32_t num_cores;		/* cores are numbered in type order */
 	uint32_t first_core[PTO_NUM_WORKER_TYPES];

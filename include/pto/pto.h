@@ -95,13 +95,34 @@ static inline uint64_t pto_f32_bits(float f)
 typedef void (*pto_kernel_fn)(const uint64_t *args, uint32_t nargs);
 typedef int (*pto_orch_fn)(struct pto_runtime *rt, void *arg);
 
+/* Task rings a runtime may have: one per scope depth, the last shared. */
+#define PTO_MAX_DEPTH_RINGS PTO_MAX_RINGS
+
+/**
+ * struct pto_ring_config - sizes of one task ring
+ * @task_window: task slots, a power of two
+ * @dep_pool_size: dependency list entries
+ * @tensormap_pool_size: TensorMap entries
+ * @__pad: zero
+ * @heap_size: heap ring bytes
+ *
+ * A field left 0 takes the value of the same field of struct pto_config.
+ */
+struct pto_ring_config {
+	uint32_t task_window;
+	uint32_t dep_pool_size;
+	uint32_t tensormap_pool_size;
+	uint32_t __pad;
+	uint64_t heap_size;
+};
+
 /**
  * struct pto_config - how a runtime is set up
  * @device: "sim" (the default) or a device node such as "/dev/pto0"
- * @task_window: task ring slots, a power of two
- * @heap_size: heap ring bytes
- * @dep_pool_size: dependency list entries
- * @tensormap_pool_size: TensorMap entries
+ * @task_window: task slots of each task ring, a power of two
+ * @heap_size: heap ring bytes of each task ring
+ * @dep_pool_size: dependency list entries of each task ring
+ * @tensormap_pool_size: TensorMap entries of each task ring
  * @cores: simulator only: cores of each worker type
  * @stall_timeout_ms: no progress for this long while blocked on a ring is
  *	a deadlock (-EDEADLK)
@@ -109,6 +130,10 @@ typedef int (*pto_orch_fn)(struct pto_runtime *rt, void *arg);
  * @arena_size: bytes pto_malloc() may hand out
  * @size: sizeof(struct pto_config) as the caller knows it, set by
  *	pto_config_init(); 0 means a program built against libpto 0.1
+ * @nrings: task rings, 1..PTO_MAX_DEPTH_RINGS: the tasks of a scope at
+ *	depth d (the run's outer scope is depth 0) go to ring d, depths past
+ *	the last share it; each ring is retired independently
+ * @ring: per task ring, sizes that differ from the fields above
  *
  * Fill it with pto_config_init() (defaults, then PTO_* environment
  * overrides), then change what you need.  New fields are only ever added
@@ -125,6 +150,9 @@ struct pto_config {
 	const char *trace_path;
 	uint64_t arena_size;
 	uint32_t size;
+	/* libpto 0.2 */
+	uint32_t nrings;
+	struct pto_ring_config ring[PTO_MAX_DEPTH_RINGS];
 };
 
 /**
@@ -337,6 +365,10 @@ struct pto_ring_stats {
  * @cores: cores per worker type
  * @runs: pto_run() calls
  * @run_ns: wall time inside pto_run()
+ * @nrings: task rings in use
+ * @__pad: zero
+ * @depth: per task ring (one per scope depth) and resource: size, use and
+ *	stalls; @ring sums them (its high_water is the sum of theirs)
  *
  * New fields are only ever added at the end; pto_get_stats() fills as
  * much as the caller's size holds.
@@ -351,6 +383,10 @@ struct pto_stats {
 	uint32_t cores[PTO_NUM_WORKER_TYPES];
 	uint64_t runs;
 	uint64_t run_ns;
+	/* libpto 0.2 */
+	uint32_t nrings;
+	uint32_t __pad;
+	struct pto_ring_stats depth[PTO_MAX_DEPTH_RINGS][PTO_NUM_RINGS];
 };
 
 /**

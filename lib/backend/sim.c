@@ -73,6 +73,7 @@ static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 	sim->be = be;
 	be->priv = sim;
 	be->c_kernels = true;
+	be->max_heap = UINT64_MAX;	/* address space, touched lazily */
 	/* one kick per dispatch round: one fence, one clock chain */
 	be->batch_kick = true;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
@@ -100,8 +101,9 @@ static void unmap(void *p, size_t size)
 
 /*
  * The regions of a context, laid out by pto_layout() exactly as pto.ko
- * lays them out.  The window is faulted in now, so memory use does not
- * grow with a run; the heap stays lazy.
+ * lays them out.  Pages are touched as the rings first fill: a ring a
+ * program never uses costs no memory, and a used one stops growing once
+ * it has come round.
  */
 static int map_regions(struct sim *sim)
 {
@@ -117,7 +119,6 @@ static int map_regions(struct sim *sim)
 	if (!region[PTO_BE_WINDOW] || !region[PTO_BE_HEAP] ||
 	    !region[PTO_BE_CRING] || !region[PTO_BE_REGS])
 		return -ENOMEM;
-	memset(region[PTO_BE_WINDOW], 0, s->window.size);
 	memset(region[PTO_BE_REGS], 0, s->regs.size);
 	id = (struct pto_window_ident *)(region[PTO_BE_WINDOW] +
 					 s->header_offset);
