@@ -26,6 +26,8 @@
 #define DEFAULT_STALL_MS	3000
 #define MAX_TASK_WINDOW		(1u << 24)
 #define MAX_CORES_PER_TYPE	256
+/* CPU numbers PTO_CPUS may name */
+#define CPU_LIMIT		4096
 
 static const char *const type_names[PTO_NUM_WORKER_TYPES] =
 	PTO_UAPI_WORKER_TYPE_NAMES;
@@ -42,6 +44,8 @@ static const char *const env_names[PTO_NUM_ENV] = {
 	[PTO_ENV_ARENA_SIZE] = "PTO_ARENA_SIZE",
 	[PTO_ENV_STATS] = "PTO_STATS",
 	[PTO_ENV_RINGS] = "PTO_RINGS",
+	[PTO_ENV_SCHED] = "PTO_SCHED",
+	[PTO_ENV_CPUS] = "PTO_CPUS",
 };
 
 const char *pto_env_name(enum pto_env e)
@@ -224,6 +228,60 @@ static void env_u32(enum pto_env e, uint32_t *v)
 		pto_log("ignoring %s=%s: not a number\n", env_names[e], s);
 }
 
+static void env_sched(struct pto_config *cfg)
+{
+	static const char *const names[] = {
+		[PTO_SCHED_AUTO] = "auto",
+		[PTO_SCHED_THREAD] = "thread",
+		[PTO_SCHED_WORKERS] = "workers",
+	};
+	const char *s = env(PTO_ENV_SCHED);
+	uint32_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i])) {
+			cfg->sched = i;
+			return;
+		}
+	}
+	pto_log("ignoring %s=%s: want auto, thread or workers\n",
+		env_names[PTO_ENV_SCHED], s);
+}
+
+int pto_parse_cpus(const char *s, uint32_t *cpus, uint32_t max)
+{
+	unsigned long lo, hi, c;
+	uint32_t n = 0;
+	char *end;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (;;) {
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		lo = hi = strtoul(s, &end, 10);
+		if (*end == '-') {
+			if (!isdigit((unsigned char)end[1]))
+				return -EINVAL;
+			hi = strtoul(end + 1, &end, 10);
+		}
+		if (hi < lo || hi >= CPU_LIMIT)
+			return -EINVAL;
+		for (c = lo; c <= hi; c++) {
+			if (n == max)
+				return -EINVAL;
+			cpus[n++] = (uint32_t)c;
+		}
+		if (!*end)
+			return (int)n;
+		if (*end != ',')
+			return -EINVAL;
+		s = end + 1;
+	}
+}
+
 /* Defaults, then the environment's overrides, into a whole struct. */
 static void config_defaults(struct pto_config *cfg)
 {
@@ -268,6 +326,10 @@ static void config_defaults(struct pto_config *cfg)
 	s = env(PTO_ENV_TRACE);
 	if (s && *s)
 		cfg->trace_path = s;
+	env_sched(cfg);
+	s = env(PTO_ENV_CPUS);
+	if (s && *s)
+		cfg->cpus = s;
 }
 
 
@@ -374,7 +436,7 @@ static int validate_ring(const struct pto_config *cfg, uint32_t ring)
 
 int pto_config_validate(const struct pto_config *cfg)
 {
-	uint32_t t, r, total = 0;
+	uint32_t t, r, total = 0, cpus[256];
 	int ret;
 
 	if (!cfg->device || !*cfg->device)
@@ -388,6 +450,10 @@ int pto_config_validate(const struct pto_config *cfg)
 	}
 	if (!cfg->stall_timeout_ms)
 		return bad("stall_timeout_ms must be at least 1");
+	if (cfg->sched > PTO_SCHED_WORKERS)
+		return bad("sched must be PTO_SCHED_AUTO, _THREAD or _WORKERS");
+	if (cfg->cpus && pto_parse_cpus(cfg->cpus, cpus, 256) < 0)
+		return bad("cpus must be a list like 0-3,8 (at most 256 CPUs)");
 	if (cfg->arena_size > (1ull << 40))
 		return bad("arena_size must be at most 1 TiB");
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {

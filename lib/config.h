@@ -23,6 +23,8 @@ enum pto_env {
 	PTO_ENV_ARENA_SIZE,
 	PTO_ENV_STATS,
 	PTO_ENV_RINGS,
+	PTO_ENV_SCHED,
+	PTO_ENV_CPUS,
 	PTO_NUM_ENV
 };
 
@@ -57,6 +59,12 @@ void pto_ring_env_fprint(FILE *out, enum pto_ring kind, uint32_t nrings,
 /* A task ring's sizes, with every 0 field resolved from cfg's own. */
 struct pto_ring_config pto_ring_cfg(const struct pto_config *cfg,
 				    uint32_t ring);
+
+/*
+ * Parse a CPU list ("0-3,8"): up to max CPU numbers into cpus.  The count,
+ * or -EINVAL.
+ */
+int pto_parse_cpus(const char *s, uint32_t *cpus, uint32_t max);
 
 /* 0, or -EINVAL with a message naming the bad field. */
 int pto_config_validate(const struct pto_config *cfg);

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "flow.h"
 #include "orchestrator.h"
 #include "stats.h"
 #include "trace.h"
@@ -33,7 +34,6 @@ static bool fits(struct pto_runtime *rt, const struct pto_need *n)
 	case PTO_RING_DEP:
 		return orch_dep_fits(rt, n->ring, n->amount);
 	case PTO_RING_TENSORMAP:
-		orch_tm_sync(rt, n->ring);
 		return orch_tm_fits(rt, n->ring, n->amount);
 	default:
 		return true;
@@ -270,21 +270,72 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct pto_need *n,
 		n->amount);
 	find_oldest(rt, n->ring, &old);
 	explain_oldest(rt, n->ring, &old);
+	if (old.head.state == PTO_TASK_PENDING ||
+	    old.head.state == PTO_TASK_READY) {
+		/* no core runs it and nothing moves: not the ring's fault */
+		pto_flow_report_stall(rt, waited_ms);
+		return;
+	}
 	if (old.holder == (int)rt->orch.nscopes - 1)
 		advise_grow(rt, n, (uint32_t)old.holder);
 	else if (old.holder >= 0)
 		advise_rings(rt, n, (uint32_t)old.holder);
 	else
-		pto_log("  advice: tasks of ring %u are still running or "
-			"waiting: look for a kernel that does not finish\n",
-			n->ring);
+		pto_flow_report_stall(rt, waited_ms);
+}
+
+bool pto_flow_cores_busy(struct pto_runtime *rt)
+{
+	uint32_t c;
+
+	for (c = 0; c < rt->be.num_cores; c++)
+		if (READ_ONCE(pto_regs(&rt->be, c)->status) == PTO_CORE_ACK)
+			return true;
+	return false;
+}
+
+void pto_flow_report_stall(struct pto_runtime *rt, uint64_t waited_ms)
+{
+	struct pto_window_header *w = rt->win;
+	uint32_t r, c;
+
+	pto_log("stall: nothing has run or retired for %" PRIu64 " ms while "
+		"tasks are pending; the runtime's state:\n", waited_ms);
+	pto_log("  submitted %" PRIu64 " (published %" PRIu64 "), scanned %"
+		PRIu64 ", completed %" PRIu64 ", %u active, %u waiting for "
+		"producers, orchestration %s\n", rt->orch.next_id,
+		(uint64_t)READ_ONCE(w->notify.task_head),
+		(uint64_t)READ_ONCE(w->sched.tasks_scanned),
+		(uint64_t)READ_ONCE(w->sched.tasks_completed),
+		READ_ONCE(w->sched.active), READ_ONCE(w->sched.waiting),
+		READ_ONCE(w->notify.orch_done) ? "done" : "running");
+	for (r = 0; r < rt->nrings; r++)
+		pto_log("  ring %u: submitted %" PRIu64 ", retired %" PRIu64
+			", oldest task state %u, held by its scope %u and %u "
+			"consumers\n", r,
+			(uint64_t)READ_ONCE(w->orch.task_top[r]),
+			(uint64_t)READ_ONCE(w->sched.last_task_alive[r]),
+			READ_ONCE(w->sched.head[r].state),
+			READ_ONCE(w->sched.head[r].scope),
+			READ_ONCE(w->sched.head[r].consumers));
+	for (c = 0; c < rt->be.num_cores; c++) {
+		const struct pto_core_regs *g = pto_regs(&rt->be, c);
+
+		pto_log("  core %u: %u dispatched, %u taken, status %u "
+			"(task %#" PRIx64 "), %s\n", c,
+			READ_ONCE(g->doorbell), READ_ONCE(g->consumed),
+			READ_ONCE(g->status), (uint64_t)READ_ONCE(g->status_task),
+			READ_ONCE(g->core_waiting) ? "asleep" : "awake");
+	}
+	pto_log("  scheduler %s; waking every core and the scheduler\n",
+		READ_ONCE(w->sched_flags.sleeping) ? "asleep" : "awake");
 }
 
 int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 {
 	struct pto_window_header *w = rt->win;
 	struct pto_ring_stats *rs = &rt->st.depth[n->ring][n->kind];
-	uint64_t t0, deadline, timeout_ns;
+	uint64_t t0, deadline, timeout_ns, done;
 	uint32_t seen;
 	int i;
 
@@ -296,6 +347,7 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 	timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
 	deadline = t0 + timeout_ns;
 	seen = load_acquire(&w->sched.progress);
+	done = READ_ONCE(w->sched.tasks_completed);
 	for (;;) {
 		for (i = 0; i < ORCH_SPINS && !need_met(rt, n); i++)
 			cpu_relax();
@@ -314,9 +366,11 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 		if (need_met(rt, n))
 			break;
 		if (load_acquire(&w->sched.progress) != seen ||
-		    READ_ONCE(w->sched.active)) {
-			/* something ran or retired: not stuck yet */
+		    READ_ONCE(w->sched.tasks_completed) != done ||
+		    pto_flow_cores_busy(rt)) {
+			/* something ran or retired, or runs: not stuck yet */
 			seen = load_acquire(&w->sched.progress);
+			done = READ_ONCE(w->sched.tasks_completed);
 			deadline = pto_now_ns() + timeout_ns;
 			continue;
 		}

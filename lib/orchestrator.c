@@ -436,6 +436,7 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 {
 	const struct pto_task_ring *r = &rt->ring[PTO_TASK_RING(t->handle)];
 	struct pto_tensormap *tm = &rt->orch.tm;
+	struct pto_tm_key key;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
@@ -452,8 +453,9 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 			d->args[i] = rt->be.host_addresses ? host :
 				     r->heap_dev + t->heap_off;
 			t->heap_off += pto_align_up(q->size, PTO_HEAP_ALIGN);
-			pto_tm_insert(tm, host, 0, q->size, true, t->handle,
-				      t->id, t->handle);
+			pto_tm_key(tm, &key, host, 0, q->size);
+			pto_tm_insert_key(tm, &key, true, t->handle, t->id,
+					  t->handle);
 			break;
 		case PTO_PARAM_NODEP:
 			d->args[i] = tensor_arg(rt, q);
@@ -466,6 +468,7 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 			break;
 		}
 	}
+	pto_tm_task_done(tm, t->handle);
 }
 
 static void fill_desc(struct pto_task_desc *d, uint32_t kernel_id,
@@ -478,15 +481,6 @@ static void fill_desc(struct pto_task_desc *d, uint32_t kernel_id,
 	d->fanin_head = 0;
 	d->flags = 0;
 	d->packed_end = 0;
-}
-
-/* Free the TensorMap entries of every ring's retired tasks. */
-static void tm_sync_all(struct pto_runtime *rt)
-{
-	uint32_t r;
-
-	for (r = 0; r < rt->nrings; r++)
-		orch_tm_sync(rt, r);
 }
 
 /*
@@ -530,27 +524,18 @@ static int submit_error(struct pto_runtime *rt, int err)
 	return err;
 }
 
-/* Every 64 tasks, fresh figures for every ring; else what this task took. */
-static void note_ring_use(struct pto_runtime *rt, const struct plan *plan,
-			  uint32_t deps, bool all)
+/* What ring r holds now, of what a task took (all: every resource). */
+static void note_ring_use(struct pto_runtime *rt, uint32_t r,
+			  const struct plan *plan, uint32_t deps, bool all)
 {
-	uint32_t r;
-
-	for (r = 0; r < rt->nrings; r++) {
-		if (r != plan->ring && !all)
-			continue;
-		pto_stats_note_use(rt, r, PTO_RING_TASK,
-				   orch_tasks_in_flight(rt, r));
-		if (deps || all)
-			pto_stats_note_use(rt, r, PTO_RING_DEP,
-					   orch_dep_used(rt, r));
-		if (plan->tm_entries || all)
-			pto_stats_note_use(rt, r, PTO_RING_TENSORMAP,
-					   rt->orch.tm.ring[r].live);
-		if (plan->out_bytes || all)
-			pto_stats_note_use(rt, r, PTO_RING_HEAP,
-					   orch_heap_used(rt, r));
-	}
+	pto_stats_note_use(rt, r, PTO_RING_TASK, orch_tasks_in_flight(rt, r));
+	if (deps || all)
+		pto_stats_note_use(rt, r, PTO_RING_DEP, orch_dep_used(rt, r));
+	if (plan->tm_entries || all)
+		pto_stats_note_use(rt, r, PTO_RING_TENSORMAP,
+				   rt->orch.tm.ring[r].live);
+	if (plan->out_bytes || all)
+		pto_stats_note_use(rt, r, PTO_RING_HEAP, orch_heap_used(rt, r));
 }
 
 /*
@@ -569,7 +554,7 @@ static void publish(struct pto_runtime *rt, const struct new_task *t,
 		    const struct plan *plan, uint32_t deps)
 {
 	struct pto_window_header *w = rt->win;
-	uint32_t r = plan->ring;
+	uint32_t r = plan->ring, i;
 	struct pto_orch_ring *o = &rt->orch.ring[r];
 	uint64_t seq = PTO_TASK_SEQ(t->handle);
 
@@ -599,9 +584,10 @@ static void publish(struct pto_runtime *rt, const struct new_task *t,
 	 */
 	if ((t->id & 63) == 0) {
 		orch_refresh_tails(rt);
-		note_ring_use(rt, plan, deps, true);
+		for (i = 0; i < rt->nrings; i++)
+			note_ring_use(rt, i, plan, deps, true);
 	} else {
-		note_ring_use(rt, plan, deps, false);
+		note_ring_use(rt, r, plan, deps, false);
 	}
 }
 
@@ -635,7 +621,6 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		if (ret)
 			return submit_error(rt, ret);
 	}
-	tm_sync_all(rt);
 
 	t.id = pr->self = rt->orch.next_id;
 	t.handle = PTO_TASK_HANDLE(r, rt->orch.ring[r].next_seq);
@@ -788,5 +773,4 @@ int pto_orch_run_end(struct pto_runtime *rt)
 void pto_orch_run_cleanup(struct pto_runtime *rt)
 {
 	orch_refresh_tails(rt);
-	tm_sync_all(rt);
 }

@@ -13,9 +13,26 @@
 #ifndef PTO_LIB_ORCHESTRATOR_H
 #define PTO_LIB_ORCHESTRATOR_H
 
+#include "flow.h"
 #include "runtime.h"
 #include "sync.h"
 
+/* Free the TensorMap entries of a ring's tasks retired as of our view. */
+static inline void orch_tm_sync(struct pto_runtime *rt, uint32_t ring)
+{
+	struct pto_orch_ring *o = &rt->orch.ring[ring];
+
+	while (o->tm_cleaned < o->last_alive)
+		pto_tm_retire_task(&rt->orch.tm,
+				   PTO_TASK_HANDLE(ring, o->tm_cleaned++));
+}
+
+/*
+ * Read the scheduler's tails afresh, and free the TensorMap entries of the
+ * tasks they show retired: the TensorMap's view never lags the one the
+ * slot checks use, so a slot's previous task is always freed before the
+ * slot is reused.
+ */
 static inline void orch_refresh_tails(struct pto_runtime *rt)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
@@ -27,6 +44,7 @@ static inline void orch_refresh_tails(struct pto_runtime *rt)
 		o->last_alive = load_acquire(&ws->last_task_alive[r]);
 		o->heap_tail = load_acquire(&ws->heap_tail[r]);
 		o->dep_tail = load_acquire(&ws->dep_tail[r]);
+		orch_tm_sync(rt, r);
 	}
 }
 
@@ -83,21 +101,6 @@ static inline uint64_t orch_dep_used(struct pto_runtime *rt, uint32_t ring)
 	return rt->win->orch.dep_top[ring] - rt->orch.ring[ring].dep_tail;
 }
 
-/*
- * Free the TensorMap entries of every task of a ring retired as of the
- * orchestrator's view.  Must run before a task slot is reused: the slot
- * check and this cleanup use the same view, so the slot's previous task is
- * always freed.
- */
-static inline void orch_tm_sync(struct pto_runtime *rt, uint32_t ring)
-{
-	struct pto_orch_ring *o = &rt->orch.ring[ring];
-
-	while (o->tm_cleaned < o->last_alive)
-		pto_tm_retire_task(&rt->orch.tm,
-				   PTO_TASK_HANDLE(ring, o->tm_cleaned++));
-}
-
 /* Place bytes in a ring's heap by the cached view; false: no room yet. */
 static inline bool orch_heap_place(struct pto_runtime *rt, uint32_t ring,
 				   uint64_t bytes, struct pto_heap_alloc *ha)
@@ -132,22 +135,5 @@ static inline uint32_t orch_ring(struct pto_runtime *rt)
 {
 	return rt->orch.scopes[rt->orch.nscopes - 1].ring;
 }
-
-/* ---- flow.c: back-pressure and deadlock diagnosis ------------------------ */
-
-/* What a submission waits for: an amount of one resource of one ring. */
-struct pto_need {
-	enum pto_ring kind;	/* task slots, heap bytes, ... */
-	uint32_t ring;		/* which task ring's */
-	uint64_t amount;	/* slots, bytes or entries wanted */
-};
-
-/*
- * Wait until n fits, publishing what the scheduler has not seen and
- * sleeping while nothing moves.  Returns 0; -EDEADLK when nothing ran or
- * retired for the stall timeout (after explaining why on stderr); or
- * -ECANCELED when a task failed meanwhile.
- */
-int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n);
 
 #endif /* PTO_LIB_ORCHESTRATOR_H */

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "config.h"
@@ -125,11 +126,33 @@ static void attach_rings(struct pto_runtime *rt)
 	rt->release_mask = s->release_ring_size - 1;
 }
 
+/*
+ * Who schedules.  A thread of its own reacts fastest, but only when it has
+ * a CPU of its own: where the core threads alone fill the host's CPUs, it
+ * would take one from the kernels every time it woke, so the core threads
+ * schedule themselves.
+ */
+static enum pto_sched_policy sched_mode(struct pto_runtime *rt)
+{
+	long ncpu = rt->be.ncpus ? (long)rt->be.ncpus :
+		    sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!rt->be.ops->set_sched)
+		return PTO_SCHED_THREAD;
+	if (rt->cfg.sched != PTO_SCHED_AUTO)
+		return rt->cfg.sched;
+	return ncpu >= (long)rt->be.num_cores + 2 ? PTO_SCHED_THREAD :
+						    PTO_SCHED_WORKERS;
+}
+
 static int open_backend(struct pto_runtime *rt)
 {
 	struct pto_setup s;
 	int ret;
 
+	if (rt->cfg.cpus)
+		rt->be.ncpus = (uint32_t)pto_parse_cpus(rt->cfg.cpus,
+							rt->be.cpus, 256);
 	rt->be.ops = backend_for(rt->cfg.device);
 	ret = rt->be.ops->open(&rt->be, &rt->cfg);
 	if (ret)
@@ -142,6 +165,9 @@ static int open_backend(struct pto_runtime *rt)
 	if (ret)
 		return ret;
 	attach_rings(rt);
+	rt->sched.mode = sched_mode(rt);
+	if (rt->sched.mode == PTO_SCHED_WORKERS)
+		rt->be.ops->set_sched(&rt->be, pto_sched_worker_hooks(), rt);
 	return 0;
 }
 
@@ -265,7 +291,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	pto_orch_run_begin(rt);
 	ret = fn(rt, arg);
 	end = pto_orch_run_end(rt);
-	pto_sched_join(rt);
+	pto_sched_wait_done(rt);
 	pto_orch_run_cleanup(rt);
 	STAT_ADD(rt->st.run_ns, pto_now_ns() - t0);
 	pto_stats_publish(rt);

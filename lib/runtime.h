@@ -161,8 +161,16 @@ struct pto_sched_ring {
 	uint64_t dep_tail;
 };
 
+/*
+ * The scheduler's state.  Who runs it (mode): a thread of its own, or the
+ * simulator's core threads, each after it completes a task or before it
+ * goes idle (one at a time), when there are not CPUs enough for a thread
+ * that would take one from the kernels.
+ */
 struct pto_sched {
 	pthread_t thread;
+	enum pto_sched_policy mode;	/* THREAD or WORKERS, never AUTO */
+	bool thread_started;
 	struct pto_sched_ring ring[PTO_MAX_RINGS];
 	struct pto_ready_queue ready[PTO_NUM_WORKER_TYPES];
 	uint32_t *core_outstanding;	/* tasks queued on each core */
@@ -179,6 +187,10 @@ struct pto_sched {
 	uint32_t retired_unwoken;	/* retired since it was last woken */
 	uint64_t last_stats_ns;
 	bool failed;			/* a task failed: cancel the rest */
+	bool finished;			/* every task of the run retired */
+	/* shared by every thread that may schedule: lines of their own */
+	uint32_t lock PTO_OWN_LINES;	/* workers: the right to schedule */
+	uint32_t done PTO_OWN_LINES;	/* futex: the run has finished */
 };
 
 /* Counters only the scheduler writes; pto_get_stats() merges them in. */
@@ -229,7 +241,11 @@ void pto_orch_run_cleanup(struct pto_runtime *rt);
 int pto_sched_init(struct pto_runtime *rt);
 void pto_sched_fini(struct pto_runtime *rt);
 int pto_sched_start(struct pto_runtime *rt);
-void pto_sched_join(struct pto_runtime *rt);
+void pto_sched_wait_done(struct pto_runtime *rt);
+int pto_sched_poll(struct pto_runtime *rt);
+bool pto_sched_worker_idle(struct pto_runtime *rt, bool last);
+void pto_sched_worker_awake(struct pto_runtime *rt);
+const struct pto_backend_sched *pto_sched_worker_hooks(void);
 
 /* The descriptor of a task handle. */
 static inline struct pto_task_desc *pto_desc(struct pto_runtime *rt,

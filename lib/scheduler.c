@@ -21,19 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flow.h"
 #include "runtime.h"
 #include "stats.h"
 #include "sync.h"
 #include "trace.h"
 
-/*
- * Idle loop iterations before the scheduler sleeps: adaptive between these
- * bounds.  A sleep cut short by new work was a wasted pair of syscalls, so
- * the budget doubles; a long sleep means the spinning was wasted, so it
- * halves.
- */
-#define SCHED_SPINS_MIN 1000
-#define SCHED_SPINS_MAX 256000
+/* A sleep shorter than this was cut short by work: spin longer next time. */
 #define SHORT_SLEEP_NS 100000ull
 /* Longest sleep; bounds how stale the stats page can get. */
 #define SCHED_SLEEP_MS 50
@@ -587,7 +581,11 @@ static bool run_finished(struct pto_runtime *rt)
 	       rt->sched.outstanding == 0;
 }
 
-/* Anything for the scheduler to do without waiting? */
+/*
+ * Anything for the scheduler to do without waiting?  The end of the
+ * orchestration is not work by itself: it arrives with a wake-up
+ * (sched_wake), and what remains after it are completions.
+ */
 static bool work_pending(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
@@ -597,9 +595,58 @@ static bool work_pending(struct pto_runtime *rt)
 
 	return load_acquire(&c->seq) == (uint32_t)(s->cring_head + 1) ||
 	       published_head(rt) != s->scanned ||
-	       load_acquire(&w->notify.release_head) != w->sched.release_tail ||
-	       load_acquire(&w->notify.orch_done);
+	       load_acquire(&w->notify.release_head) != w->sched.release_tail;
 }
+
+static void maybe_publish_stats(struct pto_runtime *rt)
+{
+	uint64_t now;
+
+	if (!rt->page)
+		return;
+	now = pto_now_ns();
+	if (now - rt->sched.last_stats_ns < STATS_INTERVAL_NS)
+		return;
+	rt->sched.last_stats_ns = now;
+	pto_stats_publish(rt);
+}
+
+/* Every step once; how much they did. */
+static int sched_steps(struct pto_runtime *rt)
+{
+	int n = reap(rt);
+
+	n += scan(rt);
+	n += process_releases(rt);
+	n += dispatch(rt);
+	n += retire(rt);
+	if (n) {
+		rt->sched.idle_sleeps = 0;
+		if ((rt->sst.tasks_completed & 1023) == 0)
+			maybe_publish_stats(rt);
+	}
+	return n;
+}
+
+/* The run is over: say so once, and wake whoever waits for it. */
+static void finish_run(struct pto_runtime *rt)
+{
+	rt->sched.finished = true;
+	publish_heads(rt);
+	pto_stats_publish(rt);
+	store_release(&rt->sched.done, 1);
+	futex_wake(&rt->sched.done, INT32_MAX);
+}
+
+/*
+ * Idle spinning is adaptive between these bounds (pause instructions): a
+ * sleep cut short by new work was a wasted pair of system calls, so the
+ * budget doubles; a long sleep means the spinning took a CPU from the
+ * kernels for nothing, so it halves.  The bounds keep a spell of spinning
+ * to microseconds, less than a futex round trip costs.
+ */
+#define SPINS_MIN 64
+#define SPINS_MAX 8192
 
 /*
  * The orchestrator publishes without a fence and wakes us when it sees us
@@ -624,44 +671,24 @@ static void sleep_until_work(struct pto_runtime *rt)
 		rt->be.ops->wait(&rt->be, s->cring_head, seen, ms);
 	WRITE_ONCE(w->sched_flags.sleeping, 0);
 	if (pto_now_ns() - t0 < SHORT_SLEEP_NS) {
-		if (s->spin_budget < SCHED_SPINS_MAX)
+		if (s->spin_budget < SPINS_MAX)
 			s->spin_budget *= 2;
-	} else if (s->spin_budget > SCHED_SPINS_MIN) {
+	} else if (s->spin_budget > SPINS_MIN) {
 		s->spin_budget /= 2;
 	}
 }
 
-static void maybe_publish_stats(struct pto_runtime *rt)
-{
-	uint64_t now;
-
-	if (!rt->page)
-		return;
-	now = pto_now_ns();
-	if (now - rt->sched.last_stats_ns < STATS_INTERVAL_NS)
-		return;
-	rt->sched.last_stats_ns = now;
-	pto_stats_publish(rt);
-}
-
+/* PTO_SCHED_THREAD: the scheduler's own thread, for the whole run. */
 static void *sched_main(void *arg)
 {
 	struct pto_runtime *rt = arg;
 	unsigned int idle = 0;
-	int n;
 
 	pthread_setname_np(pthread_self(), "pto-sched");
+	pto_backend_pin_thread(&rt->be, rt->be.num_cores);
 	for (;;) {
-		n = reap(rt);
-		n += scan(rt);
-		n += process_releases(rt);
-		n += dispatch(rt);
-		n += retire(rt);
-		if (n) {
+		if (sched_steps(rt)) {
 			idle = 0;
-			rt->sched.idle_sleeps = 0;
-			if ((rt->sst.tasks_completed & 1023) == 0)
-				maybe_publish_stats(rt);
 			continue;
 		}
 		publish_retired(rt);
@@ -679,9 +706,176 @@ static void *sched_main(void *arg)
 		sleep_until_work(rt);
 		idle = 0;
 	}
-	publish_heads(rt);
-	pto_stats_publish(rt);
+	finish_run(rt);
 	return NULL;
+}
+
+/* ---- PTO_SCHED_WORKERS: scheduling on the core threads ------------------ */
+
+static bool sched_trylock(struct pto_sched *s)
+{
+	return !READ_ONCE(s->lock) &&
+	       !__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Schedule until there is nothing to do.  Whoever holds the right to
+ * schedule finishes the work of every thread that found it taken: after
+ * letting go it looks once more, so work that arrived just as it let go is
+ * never left behind (a thread posting a completion and then finding the
+ * right taken relies on that).
+ */
+static int sched_poll(struct pto_runtime *rt, bool force)
+{
+	struct pto_sched *s = &rt->sched;
+	int n = 0, k;
+
+	/* idle threads look here often: only lines no one writes per task */
+	if (!force && !work_pending(rt))
+		return 0;
+	do {
+		if (READ_ONCE(s->done) || !sched_trylock(s))
+			return n;
+		do {
+			k = sched_steps(rt);
+			n += k;
+		} while (k);
+		if (!peek_unpublished(rt))
+			publish_retired(rt);
+		else
+			n++;
+		if (run_finished(rt) && !s->finished)
+			finish_run(rt);
+		store_release(&s->lock, 0);
+		/* letting go before looking for work; pairs with the posters */
+		smp_mb();
+	} while (!READ_ONCE(s->done) && work_pending(rt));
+	return n;
+}
+
+int pto_sched_poll(struct pto_runtime *rt)
+{
+	return sched_poll(rt, false);
+}
+
+/*
+ * A worker is going to sleep; the last of them to do so tells the
+ * orchestrator (which then wakes one with notify()) and looks for work once
+ * more.  False: do not sleep, there is work.
+ */
+bool pto_sched_worker_idle(struct pto_runtime *rt, bool last)
+{
+	struct pto_window_header *w = rt->win;
+
+	bool found;
+
+	if (!last)
+		return true;
+	/* someone else schedules: it is awake, and will look again */
+	if (!sched_trylock(&rt->sched))
+		return true;
+	/* a part batch the orchestrator has not published yet */
+	found = peek_unpublished(rt);
+	if (!found) {
+		publish_heads(rt);
+		wake_orchestrator(rt, 0, true);
+	}
+	store_release(&rt->sched.lock, 0);
+	if (found) {
+		sched_poll(rt, true);
+		return false;
+	}
+	WRITE_ONCE(w->sched_flags.sleeping, 1);
+	/* sleeping before the work loads; pairs with the orchestrator */
+	smp_mb();
+	if (work_pending(rt) || (load_acquire(&w->notify.orch_done) &&
+				 !READ_ONCE(rt->sched.done))) {
+		WRITE_ONCE(w->sched_flags.sleeping, 0);
+		return false;
+	}
+	return true;
+}
+
+void pto_sched_worker_awake(struct pto_runtime *rt)
+{
+	if (READ_ONCE(rt->win->sched_flags.sleeping))
+		WRITE_ONCE(rt->win->sched_flags.sleeping, 0);
+}
+
+static int hook_schedule(void *ctx)
+{
+	return pto_sched_poll(ctx);
+}
+
+static bool hook_idle(void *ctx, bool last)
+{
+	return pto_sched_worker_idle(ctx, last);
+}
+
+static void hook_awake(void *ctx)
+{
+	pto_sched_worker_awake(ctx);
+}
+
+static const struct pto_backend_sched worker_hooks = {
+	.schedule = hook_schedule,
+	.idle = hook_idle,
+	.awake = hook_awake,
+};
+
+/* ---- run boundaries ------------------------------------------------------ */
+
+/*
+ * Has anything happened since the last look: a retirement, a completion,
+ * or a core in the middle of a task (a long kernel is work, not a stall)?
+ */
+static bool progressing(struct pto_runtime *rt, uint64_t *seen)
+{
+	struct pto_window_sched *ws = &rt->win->sched;
+	uint64_t now = (uint64_t)load_acquire(&ws->progress) << 32 |
+		       (uint32_t)READ_ONCE(ws->tasks_completed);
+
+	if (now != *seen) {
+		*seen = now;
+		return true;
+	}
+	return pto_flow_cores_busy(rt);
+}
+
+/*
+ * Wait for the run's last task to retire.  With scheduling on the
+ * workers, this thread lends a hand when it wakes.  Nothing at all
+ * happening for the stall timeout is reported with the state of every
+ * ring and core, and every core and the scheduler are woken: a lost
+ * wake-up shows itself here instead of hanging in silence.
+ */
+void pto_sched_wait_done(struct pto_runtime *rt)
+{
+	uint64_t timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
+	uint64_t seen = 0, deadline, t0 = pto_now_ns();
+	bool reported = false;
+
+	deadline = t0 + timeout_ns;
+	while (!load_acquire(&rt->sched.done)) {
+		if (rt->sched.mode == PTO_SCHED_WORKERS)
+			sched_poll(rt, true);
+		futex_wait(&rt->sched.done, 0, 10);
+		if (progressing(rt, &seen)) {
+			deadline = pto_now_ns() + timeout_ns;
+			continue;
+		}
+		if (pto_now_ns() < deadline || load_acquire(&rt->sched.done))
+			continue;
+		if (!reported)
+			pto_flow_report_stall(rt, (pto_now_ns() - t0) / 1000000);
+		reported = true;
+		rt->be.ops->kick(&rt->be, PTO_KICK_ALL);
+		rt->be.ops->notify(&rt->be);
+		deadline = pto_now_ns() + timeout_ns;
+	}
+	if (rt->sched.thread_started)
+		pthread_join(rt->sched.thread, NULL);
+	rt->sched.thread_started = false;
 }
 
 int pto_sched_init(struct pto_runtime *rt)
@@ -731,29 +925,41 @@ void pto_sched_fini(struct pto_runtime *rt)
 	memset(s, 0, sizeof(*s));
 }
 
+/*
+ * Ready for a run: the rings' tails as the last run left them, and the
+ * scheduler's thread started, or the core threads told to schedule.
+ */
 int pto_sched_start(struct pto_runtime *rt)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
+	struct pto_sched *s = &rt->sched;
 	uint32_t r;
+	int ret;
 
-	/* the window's tails are where the last run left them */
 	for (r = 0; r < rt->nrings; r++) {
-		struct pto_sched_ring *sr = &rt->sched.ring[r];
+		struct pto_sched_ring *sr = &s->ring[r];
 
 		sr->retired = ws->last_task_alive[r];
 		sr->heap_tail = ws->heap_tail[r];
 		sr->dep_tail = ws->dep_tail[r];
 	}
-	rt->sched.unpublished = 0;
-	rt->sched.failed = false;
-	rt->sched.wake_batch = rt->ring[0].task_window / 8;
-	if (!rt->sched.spin_budget)
-		rt->sched.spin_budget = SCHED_SPINS_MIN;
+	s->unpublished = 0;
+	s->failed = false;
+	s->finished = false;
+	s->wake_batch = rt->ring[0].task_window / 8;
+	if (!s->spin_budget)
+		s->spin_budget = SPINS_MIN;
 	WRITE_ONCE(rt->win->sched_flags.error, 0);
-	return -pthread_create(&rt->sched.thread, NULL, sched_main, rt);
+	store_release(&s->done, 0);
+	if (s->mode == PTO_SCHED_WORKERS)
+		return 0;
+	ret = -pthread_create(&s->thread, NULL, sched_main, rt);
+	s->thread_started = !ret;
+	return ret;
 }
 
-void pto_sched_join(struct pto_runtime *rt)
+/* The hooks through which a backend's core threads schedule. */
+const struct pto_backend_sched *pto_sched_worker_hooks(void)
 {
-	pthread_join(rt->sched.thread, NULL);
+	return &worker_hooks;
 }

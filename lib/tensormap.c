@@ -147,8 +147,8 @@ static struct pto_tm_entry *entry_next(struct pto_tm_ring *r,
  * Everything older than the newest covering writer is reached through that
  * writer's own dependencies: returns false when the walk can stop.
  */
-static bool walk_entry(struct walk *w, const struct pto_tm_entry *e,
-		       int64_t blk)
+static inline __attribute__((always_inline))
+bool walk_entry(struct walk *w, const struct pto_tm_entry *e, int64_t blk)
 {
 	uint64_t order = e_order(e);
 
@@ -168,9 +168,10 @@ static bool walk_entry(struct walk *w, const struct pto_tm_entry *e,
 	return true;
 }
 
-/* The common case: one ring's chain, newest first. */
-static void walk_chain(struct pto_tensormap *tm, struct walk *w, int which,
-		       uint32_t ring, uint64_t head, int64_t blk)
+/* The common case: one ring's chain, newest first.  Inlined: hot. */
+static inline __attribute__((always_inline))
+void walk_chain(struct pto_tensormap *tm, struct walk *w, int which,
+		uint32_t ring, uint64_t head, int64_t blk)
 {
 	struct pto_tm_ring *r = &tm->ring[ring];
 	struct pto_tm_entry *e;
@@ -210,13 +211,14 @@ static void walk_merged(struct pto_tensormap *tm, struct walk *w, int which,
 static void walk_bucket(struct pto_tensormap *tm, struct walk *w, int which,
 			const struct pto_tm_bucket *b, int kind, int64_t blk)
 {
-	uint32_t active = tm->active;
+	uint32_t active = tm->active, ring;
 
-	if (active & (active - 1))
+	if (active & (active - 1)) {
 		walk_merged(tm, w, which, b, kind, blk);
-	else if (active)
-		walk_chain(tm, w, which, (uint32_t)__builtin_ctz(active),
-			   b->head[__builtin_ctz(active)][kind], blk);
+	} else if (active) {
+		ring = (uint32_t)__builtin_ctz(active);
+		walk_chain(tm, w, which, ring, b->head[ring][kind], blk);
+	}
 }
 
 /*
@@ -353,50 +355,18 @@ uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 	return w.covered ? w.cover : PTO_TM_NO_COVER;
 }
 
-int pto_tm_insert_key(struct pto_tensormap *tm, const struct pto_tm_key *k,
-		      bool writer, uint64_t task, uint64_t order,
-		      uint64_t owner)
-{
-	uint32_t ring = PTO_TASK_RING(task);
-	struct pto_tm_ring *r = &tm->ring[ring];
-	struct pto_tm_task *t = &r->tasks[PTO_TASK_SEQ(task) & r->window_mask];
-	struct pto_tm_entry *e;
-	uint64_t *head;
-
-	if (!k->bucket)
-		return 0;
-	if (r->live >= r->pool_size)
-		return -ENOSPC;
-	head = &k->bucket->head[ring][writer];
-	e = &r->pool[r->head & r->ring_mask];
-	e->base = k->base;
-	e->begin = k->begin;
-	e->end = k->end;
-	e->task = task;
-	e->order = (order & PTO_TM_ORDER_MASK) |
-		   (uint64_t)k->level << PTO_TM_LEVEL_SHIFT |
-		   (writer ? PTO_TM_WRITER : 0);
-	e->owner = owner;
-	e->blk_next = *head;
-	r->head++;
-	*head = r->head;
-	r->level_last[writer][k->level] = r->head;
-	tm->level_mask[writer] |= 1ull << k->level;
-	tm->active |= 1u << ring;
-	r->live++;
-	t->task = task;
-	t->end = r->head;
-	return 0;
-}
-
 int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 		  uint64_t end, bool writer, uint64_t task, uint64_t order,
 		  uint64_t owner)
 {
 	struct pto_tm_key k;
+	int ret;
 
 	pto_tm_key(tm, &k, base, begin, end);
-	return pto_tm_insert_key(tm, &k, writer, task, order, owner);
+	ret = pto_tm_insert_key(tm, &k, writer, task, order, owner);
+	if (!ret)
+		pto_tm_task_done(tm, task);
+	return ret;
 }
 
 void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task)

@@ -157,14 +157,58 @@ uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 /*
  * Record an access by a task (its handle and submission order) to a buffer
  * owned by owner (or PTO_TM_NO_OWNER); -ENOSPC when the task's ring's pool
- * is exhausted.
+ * is exhausted.  Inline: it runs for every tracked parameter.  Once a
+ * task's accesses are in, pto_tm_task_done() says where they end.
  */
+static inline int pto_tm_insert_key(struct pto_tensormap *tm,
+				    const struct pto_tm_key *k, bool writer,
+				    uint64_t task, uint64_t order,
+				    uint64_t owner)
+{
+	uint32_t ring = PTO_TASK_RING(task);
+	struct pto_tm_ring *r = &tm->ring[ring];
+	struct pto_tm_entry *e;
+	uint64_t *head;
+
+	if (!k->bucket)
+		return 0;
+	if (r->live >= r->pool_size)
+		return -ENOSPC;
+	head = &k->bucket->head[ring][writer];
+	e = &r->pool[r->head & r->ring_mask];
+	e->base = k->base;
+	e->begin = k->begin;
+	e->end = k->end;
+	e->task = task;
+	e->order = (order & PTO_TM_ORDER_MASK) |
+		   (uint64_t)k->level << PTO_TM_LEVEL_SHIFT |
+		   (writer ? PTO_TM_WRITER : 0);
+	e->owner = owner;
+	e->blk_next = *head;
+	*head = ++r->head;
+	r->level_last[writer][k->level] = r->head;
+	tm->level_mask[writer] |= 1ull << k->level;
+	r->live++;
+	return 0;
+}
+
+/* A task's accesses are in: note where they end, for its retirement. */
+static inline void pto_tm_task_done(struct pto_tensormap *tm, uint64_t task)
+{
+	uint32_t ring = PTO_TASK_RING(task);
+	struct pto_tm_ring *r = &tm->ring[ring];
+	struct pto_tm_task *t = &r->tasks[PTO_TASK_SEQ(task) & r->window_mask];
+
+	t->task = task;
+	t->end = r->head;
+	if (r->live)
+		tm->active |= 1u << ring;
+}
+
+/* pto_tm_key(), pto_tm_insert_key() and pto_tm_task_done() in one. */
 int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 		  uint64_t end, bool writer, uint64_t task, uint64_t order,
 		  uint64_t owner);
-int pto_tm_insert_key(struct pto_tensormap *tm, const struct pto_tm_key *k,
-		      bool writer, uint64_t task, uint64_t order,
-		      uint64_t owner);
 
 /* Free the entries of a retired task (in task order within its ring). */
 void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task);

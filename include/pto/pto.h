@@ -134,6 +134,11 @@ struct pto_ring_config {
  *	depth d (the run's outer scope is depth 0) go to ring d, depths past
  *	the last share it; each ring is retired independently
  * @ring: per task ring, sizes that differ from the fields above
+ * @sched: who schedules: PTO_SCHED_AUTO, PTO_SCHED_THREAD (a thread of
+ *	its own) or PTO_SCHED_WORKERS (the simulator's core threads, when
+ *	they finish a task or run out of work)
+ * @cpus: host CPUs to pin libpto's threads to, round robin, e.g. "0-3,8"
+ *	(NULL: not pinned)
  *
  * Fill it with pto_config_init() (defaults, then PTO_* environment
  * overrides), then change what you need.  New fields are only ever added
@@ -153,6 +158,15 @@ struct pto_config {
 	/* libpto 0.2 */
 	uint32_t nrings;
 	struct pto_ring_config ring[PTO_MAX_DEPTH_RINGS];
+	uint32_t sched;
+	const char *cpus;
+};
+
+/* struct pto_config.sched */
+enum pto_sched_policy {
+	PTO_SCHED_AUTO = 0,	/* workers when CPUs are scarce, see libpto(3) */
+	PTO_SCHED_THREAD = 1,
+	PTO_SCHED_WORKERS = 2,
 };
 
 /**
@@ -289,6 +303,18 @@ int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
  * The run then reports the error and drains.
  */
 void pto_kernel_set_error(int err);
+
+/**
+ * pto_core_id() - the core the calling C kernel runs on
+ *
+ * Cores are numbered from 0 in worker-type order (all cube cores, then
+ * vector, aicpu and accel), stable for the runtime's life: a kernel may
+ * index per-core scratch memory with it (allocate it with pto_malloc()
+ * for as many cores as pto_get_stats() reports).
+ *
+ * Return: the core's number, or -1 outside a kernel.
+ */
+int pto_core_id(void);
 
 /* ---- helpers for tools ------------------------------------------------- */
 
