@@ -70,7 +70,9 @@ struct pto_backend_ops {
 	void (*notify)(struct pto_backend *be);
 	/*
 	 * Have the core threads schedule through hooks (called with ctx)
-	 * from the next run on; NULL when the backend cannot.
+	 * for a run; hooks NULL after the run, which returns once no core
+	 * thread calls them any more.  The op is NULL when the backend
+	 * cannot.
 	 */
 	void (*set_sched)(struct pto_backend *be,
 			  const struct pto_backend_sched *hooks, void *ctx);

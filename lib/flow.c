@@ -251,15 +251,25 @@ static void advise_rings(struct pto_runtime *rt, const struct pto_need *n,
 }
 
 /*
+ * The oldest task of the exhausted ring has not run: no scope size is to
+ * blame, something failed to dispatch or run it.  That is reported once,
+ * and every core and the scheduler are woken, so a lost wake-up shows
+ * itself instead of failing the run; only if nothing moves after that
+ * either is it a deadlock.
+ */
+static bool oldest_never_ran(const struct oldest *old)
+{
+	return old->head.state == PTO_TASK_PENDING ||
+	       old->head.state == PTO_TASK_READY;
+}
+
+/*
  * Nothing ran or retired for the stall timeout while we waited: explain
  * which ring is exhausted, what holds it and what to change.
  */
 static void diagnose_deadlock(struct pto_runtime *rt, const struct pto_need *n,
-			      uint64_t waited_ms)
+			      uint64_t waited_ms, const struct oldest *old)
 {
-	struct oldest old;
-
-	orch_refresh_tails(rt);
 	pto_log("deadlock: ring %u's %s is exhausted and nothing can free it "
 		"(no progress for %" PRIu64 " ms)\n", n->ring,
 		pto_ring_name(n->kind), waited_ms);
@@ -268,20 +278,21 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct pto_need *n,
 		n->ring + 1 == rt->nrings ? " and deeper" : "",
 		pto_ring_name(n->kind), capacity(rt, n), in_use(rt, n),
 		n->amount);
-	find_oldest(rt, n->ring, &old);
-	explain_oldest(rt, n->ring, &old);
-	if (old.head.state == PTO_TASK_PENDING ||
-	    old.head.state == PTO_TASK_READY) {
-		/* no core runs it and nothing moves: not the ring's fault */
+	explain_oldest(rt, n->ring, old);
+	if (oldest_never_ran(old))	/* not the ring's size: nothing runs */
 		pto_flow_report_stall(rt, waited_ms);
-		return;
-	}
-	if (old.holder == (int)rt->orch.nscopes - 1)
-		advise_grow(rt, n, (uint32_t)old.holder);
-	else if (old.holder >= 0)
-		advise_rings(rt, n, (uint32_t)old.holder);
+	else if (old->holder == (int)rt->orch.nscopes - 1)
+		advise_grow(rt, n, (uint32_t)old->holder);
+	else if (old->holder >= 0)
+		advise_rings(rt, n, (uint32_t)old->holder);
 	else
 		pto_flow_report_stall(rt, waited_ms);
+}
+
+static void kick_everyone(struct pto_runtime *rt)
+{
+	rt->be.ops->kick(&rt->be, PTO_KICK_ALL);
+	rt->be.ops->notify(&rt->be);
 }
 
 bool pto_flow_cores_busy(struct pto_runtime *rt)
@@ -331,11 +342,18 @@ void pto_flow_report_stall(struct pto_runtime *rt, uint64_t waited_ms)
 		READ_ONCE(w->sched_flags.sleeping) ? "asleep" : "awake");
 }
 
+static uint64_t waited_ms(uint64_t t0)
+{
+	return (pto_now_ns() - t0) / 1000000;
+}
+
 int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 {
 	struct pto_window_header *w = rt->win;
 	struct pto_ring_stats *rs = &rt->st.depth[n->ring][n->kind];
 	uint64_t t0, deadline, timeout_ns, done;
+	struct oldest old;
+	bool kicked = false;
 	uint32_t seen;
 	int i;
 
@@ -348,6 +366,8 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 	deadline = t0 + timeout_ns;
 	seen = load_acquire(&w->sched.progress);
 	done = READ_ONCE(w->sched.tasks_completed);
+	/* once: the scheduler then has all it needs until something retires */
+	orch_wake_scheduler(rt);
 	for (;;) {
 		for (i = 0; i < ORCH_SPINS && !need_met(rt, n); i++)
 			cpu_relax();
@@ -355,7 +375,6 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 			break;
 		if (READ_ONCE(w->sched_flags.error))
 			goto cancelled;
-		orch_wake_scheduler(rt);
 		WRITE_ONCE(w->orch_flags.sleeping, 1);
 		/* sleeping before the progress load; pairs with the scheduler */
 		smp_mb();
@@ -374,11 +393,20 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 			deadline = pto_now_ns() + timeout_ns;
 			continue;
 		}
-		if (pto_now_ns() >= deadline) {
-			diagnose_deadlock(rt, n, (pto_now_ns() - t0) / 1000000);
-			STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
-			return -EDEADLK;
+		if (pto_now_ns() < deadline)
+			continue;
+		orch_refresh_tails(rt);
+		find_oldest(rt, n->ring, &old);
+		if (!kicked && oldest_never_ran(&old)) {
+			pto_flow_report_stall(rt, waited_ms(t0));
+			kick_everyone(rt);
+			kicked = true;
+			deadline = pto_now_ns() + timeout_ns;
+			continue;
 		}
+		diagnose_deadlock(rt, n, waited_ms(t0), &old);
+		STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
+		return -EDEADLK;
 	}
 	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
 	if (rt->trace)

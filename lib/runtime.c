@@ -166,8 +166,6 @@ static int open_backend(struct pto_runtime *rt)
 		return ret;
 	attach_rings(rt);
 	rt->sched.mode = sched_mode(rt);
-	if (rt->sched.mode == PTO_SCHED_WORKERS)
-		rt->be.ops->set_sched(&rt->be, pto_sched_worker_hooks(), rt);
 	return 0;
 }
 

@@ -242,10 +242,6 @@ int pto_sched_init(struct pto_runtime *rt);
 void pto_sched_fini(struct pto_runtime *rt);
 int pto_sched_start(struct pto_runtime *rt);
 void pto_sched_wait_done(struct pto_runtime *rt);
-int pto_sched_poll(struct pto_runtime *rt);
-bool pto_sched_worker_idle(struct pto_runtime *rt, bool last);
-void pto_sched_worker_awake(struct pto_runtime *rt);
-const struct pto_backend_sched *pto_sched_worker_hooks(void);
 
 /* The descriptor of a task handle. */
 static inline struct pto_task_desc *pto_desc(struct pto_runtime *rt,

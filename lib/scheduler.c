@@ -136,7 +136,8 @@ static int reap(struct pto_runtime *rt)
 		if (load_acquire(&c->seq) != (uint32_t)(s->cring_head + 1))
 			break;
 		cp = *c;
-		s->cring_head++;
+		/* read without the lock by work_pending() */
+		WRITE_ONCE(s->cring_head, s->cring_head + 1);
 		n++;
 		if (cp.core < rt->be.num_cores) {
 			uint32_t type = pto_desc(rt, cp.task_id)->worker_type;
@@ -161,7 +162,9 @@ static uint64_t published_head(struct pto_runtime *rt)
 {
 	uint64_t head = load_acquire(&rt->win->notify.task_head);
 
-	return head > rt->sched.peeked ? head : rt->sched.peeked;
+	uint64_t peeked = READ_ONCE(rt->sched.peeked);
+
+	return head > peeked ? head : peeked;
 }
 
 /*
@@ -197,17 +200,18 @@ static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task);
 static bool peek_unpublished(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
-	uint64_t from = s->scanned, task;
+	uint64_t from = s->scanned, id, task;
 
-	while (order_entry(rt, s->scanned, &task)) {
-		scan_task(rt, s->scanned, task);
-		s->scanned++;
-	}
-	if (s->scanned > s->peeked)
-		s->peeked = s->scanned;
-	if (s->scanned != from)
-		WRITE_ONCE(rt->win->sched.tasks_scanned, s->scanned);
-	return s->scanned != from;
+	for (id = from; order_entry(rt, id, &task); id++)
+		scan_task(rt, id, task);
+	if (id == from)
+		return false;
+	/* read without the lock by work_pending() */
+	WRITE_ONCE(s->scanned, id);
+	if (id > s->peeked)
+		WRITE_ONCE(s->peeked, id);
+	WRITE_ONCE(rt->win->sched.tasks_scanned, id);
+	return true;
 }
 
 /*
@@ -292,18 +296,18 @@ static void prefetch_published(struct pto_runtime *rt, uint64_t from,
 static int scan(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
-	uint64_t head = published_head(rt);
-	int n = 0;
+	uint64_t from = s->scanned, head = published_head(rt), id;
 
-	if (s->scanned < head)
-		prefetch_published(rt, s->scanned, head);
-	for (; s->scanned < head; s->scanned++, n++)
-		scan_task(rt, s->scanned,
-			  load_acquire(&rt->order[s->scanned &
-						  rt->order_mask]) - 1);
-	if (n)
-		WRITE_ONCE(rt->win->sched.tasks_scanned, s->scanned);
-	return n;
+	if (from == head)
+		return 0;
+	prefetch_published(rt, from, head);
+	for (id = from; id < head; id++)
+		scan_task(rt, id,
+			  load_acquire(&rt->order[id & rt->order_mask]) - 1);
+	/* read without the lock by work_pending() */
+	WRITE_ONCE(s->scanned, head);
+	WRITE_ONCE(rt->win->sched.tasks_scanned, head);
+	return (int)(head - from);
 }
 
 /*
@@ -436,7 +440,10 @@ static int dispatch(struct pto_runtime *rt)
  * A blocked orchestrator is woken in batches: after wake_batch retirements,
  * or as soon as the device is about to run dry (few tasks left active), or
  * when the scheduler itself goes idle (force).  One futex wake per slot
- * freed would make a full window cost a system call per task.
+ * freed would make a full window cost a system call per task.  With no
+ * retirement since its last wake-up there is nothing to tell it: waking it
+ * anyway, as an idle scheduler did, made the two threads wake each other
+ * in turn for as long as the orchestrator waited.
  */
 static void wake_orchestrator(struct pto_runtime *rt, uint32_t retired,
 			      bool force)
@@ -450,6 +457,9 @@ static void wake_orchestrator(struct pto_runtime *rt, uint32_t retired,
 		s->retired_unwoken = 0;
 		return;
 	}
+	/* nothing new since its last wake-up: it would only sleep again */
+	if (!s->retired_unwoken)
+		return;
 	if (!force && s->retired_unwoken < s->wake_batch &&
 	    READ_ONCE(w->sched.active) > 2 * rt->be.num_cores)
 		return;
@@ -591,11 +601,14 @@ static bool work_pending(struct pto_runtime *rt)
 	struct pto_sched *s = &rt->sched;
 	struct pto_window_header *w = rt->win;
 	struct pto_completion *c =
-		&rt->be.cring_entries[s->cring_head & (s->cring_size - 1)];
+		&rt->be.cring_entries[READ_ONCE(s->cring_head) &
+				      (s->cring_size - 1)];
 
-	return load_acquire(&c->seq) == (uint32_t)(s->cring_head + 1) ||
-	       published_head(rt) != s->scanned ||
-	       load_acquire(&w->notify.release_head) != w->sched.release_tail;
+	return load_acquire(&c->seq) ==
+		(uint32_t)(READ_ONCE(s->cring_head) + 1) ||
+	       published_head(rt) != READ_ONCE(s->scanned) ||
+	       load_acquire(&w->notify.release_head) !=
+		READ_ONCE(w->sched.release_tail);
 }
 
 static void maybe_publish_stats(struct pto_runtime *rt)
@@ -719,6 +732,39 @@ static bool sched_trylock(struct pto_sched *s)
 }
 
 /*
+ * With the right to schedule: every step until none has work, then the
+ * orchestrator's part batch (peek_unpublished()), whose tasks are then
+ * dispatched too; a task made ready is never left in a ready queue when
+ * the right is let go, since looking for work (work_pending()) does not
+ * count ready tasks.
+ */
+static int sched_locked(struct pto_runtime *rt)
+{
+	int n = 0, k;
+
+	for (;;) {
+		do {
+			k = sched_steps(rt);
+			n += k;
+		} while (k);
+		if (!peek_unpublished(rt))
+			break;
+		n++;
+	}
+	publish_retired(rt);
+	if (run_finished(rt) && !rt->sched.finished)
+		finish_run(rt);
+	return n;
+}
+
+static void sched_unlock(struct pto_sched *s)
+{
+	store_release(&s->lock, 0);
+	/* letting go before looking for work; pairs with the posters */
+	smp_mb();
+}
+
+/*
  * Schedule until there is nothing to do.  Whoever holds the right to
  * schedule finishes the work of every thread that found it taken: after
  * letting go it looks once more, so work that arrived just as it let go is
@@ -728,7 +774,7 @@ static bool sched_trylock(struct pto_sched *s)
 static int sched_poll(struct pto_runtime *rt, bool force)
 {
 	struct pto_sched *s = &rt->sched;
-	int n = 0, k;
+	int n = 0;
 
 	/* idle threads look here often: only lines no one writes per task */
 	if (!force && !work_pending(rt))
@@ -736,26 +782,10 @@ static int sched_poll(struct pto_runtime *rt, bool force)
 	do {
 		if (READ_ONCE(s->done) || !sched_trylock(s))
 			return n;
-		do {
-			k = sched_steps(rt);
-			n += k;
-		} while (k);
-		if (!peek_unpublished(rt))
-			publish_retired(rt);
-		else
-			n++;
-		if (run_finished(rt) && !s->finished)
-			finish_run(rt);
-		store_release(&s->lock, 0);
-		/* letting go before looking for work; pairs with the posters */
-		smp_mb();
+		n += sched_locked(rt);
+		sched_unlock(s);
 	} while (!READ_ONCE(s->done) && work_pending(rt));
 	return n;
-}
-
-int pto_sched_poll(struct pto_runtime *rt)
-{
-	return sched_poll(rt, false);
 }
 
 /*
@@ -763,7 +793,7 @@ int pto_sched_poll(struct pto_runtime *rt)
  * orchestrator (which then wakes one with notify()) and looks for work once
  * more.  False: do not sleep, there is work.
  */
-bool pto_sched_worker_idle(struct pto_runtime *rt, bool last)
+static bool worker_idle(struct pto_runtime *rt, bool last)
 {
 	struct pto_window_header *w = rt->win;
 
@@ -776,15 +806,15 @@ bool pto_sched_worker_idle(struct pto_runtime *rt, bool last)
 		return true;
 	/* a part batch the orchestrator has not published yet */
 	found = peek_unpublished(rt);
-	if (!found) {
+	if (found) {
+		sched_locked(rt);
+	} else {
 		publish_heads(rt);
 		wake_orchestrator(rt, 0, true);
 	}
-	store_release(&rt->sched.lock, 0);
-	if (found) {
-		sched_poll(rt, true);
+	sched_unlock(&rt->sched);
+	if (found)
 		return false;
-	}
 	WRITE_ONCE(w->sched_flags.sleeping, 1);
 	/* sleeping before the work loads; pairs with the orchestrator */
 	smp_mb();
@@ -796,7 +826,7 @@ bool pto_sched_worker_idle(struct pto_runtime *rt, bool last)
 	return true;
 }
 
-void pto_sched_worker_awake(struct pto_runtime *rt)
+static void worker_awake(struct pto_runtime *rt)
 {
 	if (READ_ONCE(rt->win->sched_flags.sleeping))
 		WRITE_ONCE(rt->win->sched_flags.sleeping, 0);
@@ -804,17 +834,17 @@ void pto_sched_worker_awake(struct pto_runtime *rt)
 
 static int hook_schedule(void *ctx)
 {
-	return pto_sched_poll(ctx);
+	return sched_poll(ctx, false);
 }
 
 static bool hook_idle(void *ctx, bool last)
 {
-	return pto_sched_worker_idle(ctx, last);
+	return worker_idle(ctx, last);
 }
 
 static void hook_awake(void *ctx)
 {
-	pto_sched_worker_awake(ctx);
+	worker_awake(ctx);
 }
 
 static const struct pto_backend_sched worker_hooks = {
@@ -876,6 +906,9 @@ void pto_sched_wait_done(struct pto_runtime *rt)
 	if (rt->sched.thread_started)
 		pthread_join(rt->sched.thread, NULL);
 	rt->sched.thread_started = false;
+	/* no core thread schedules between runs */
+	if (rt->sched.mode == PTO_SCHED_WORKERS)
+		rt->be.ops->set_sched(&rt->be, NULL, NULL);
 }
 
 int pto_sched_init(struct pto_runtime *rt)
@@ -951,15 +984,12 @@ int pto_sched_start(struct pto_runtime *rt)
 		s->spin_budget = SPINS_MIN;
 	WRITE_ONCE(rt->win->sched_flags.error, 0);
 	store_release(&s->done, 0);
-	if (s->mode == PTO_SCHED_WORKERS)
+	if (s->mode == PTO_SCHED_WORKERS) {
+		/* publishes the state above to the core threads */
+		rt->be.ops->set_sched(&rt->be, &worker_hooks, rt);
 		return 0;
+	}
 	ret = -pthread_create(&s->thread, NULL, sched_main, rt);
 	s->thread_started = !ret;
 	return ret;
-}
-
-/* The hooks through which a backend's core threads schedule. */
-const struct pto_backend_sched *pto_sched_worker_hooks(void)
-{
-	return &worker_hooks;
 }

@@ -37,6 +37,15 @@
  * never sleeps, and an idle one soon gives its CPU back.
  */
 #define CORE_SPINS 256
+/*
+ * PTO_SCHED_WORKERS: the last core thread awake is the one new work wakes,
+ * and its spinning adapts between these bounds (pause instructions) as the
+ * scheduler thread's does: a sleep cut short by work doubles it, a long
+ * sleep halves it.  Its upper bound keeps a spell to a few hundred
+ * microseconds, in which a streaming orchestrator publishes again.
+ */
+#define WORKER_SPINS_MAX 8192
+#define SHORT_SLEEP_NS 100000ull
 #define PAGE 4096u
 /* Tasks shorter than this run on the kicking thread when the core sleeps. */
 #define INLINE_MAX_NS 2000
@@ -55,6 +64,7 @@ struct sim_core {
 	uint32_t index;
 	pthread_t thread;
 	bool started;
+	uint32_t spin_budget;	/* PTO_SCHED_WORKERS, when last awake */
 };
 
 struct sim {
@@ -63,6 +73,7 @@ struct sim {
 	const struct pto_backend_sched *hooks;
 	void *hook_ctx;
 	uint32_t awake;		/* core threads not asleep */
+	uint32_t in_workers;	/* core threads in worker_loop() */
 	struct sim_kernel kernels[PTO_MAX_KERNELS];
 	struct sim_core *cores;
 	uint32_t window_mask[PTO_MAX_RINGS];	/* per ring: task_window - 1 */
@@ -153,6 +164,7 @@ static int start_cores(struct sim *sim)
 	for (i = 0; i < be->num_cores; i++) {
 		sim->cores[i].sim = sim;
 		sim->cores[i].index = i;
+		sim->cores[i].spin_budget = CORE_SPINS;
 		ret = pthread_create(&sim->cores[i].thread, NULL, core_main,
 				     &sim->cores[i]);
 		if (ret)
@@ -279,24 +291,48 @@ static void sim_notify(struct pto_backend *be)
 {
 	struct sim *sim = be->priv;
 
-	if (sim->hooks)
+	if (load_acquire(&sim->hooks))
 		wake_a_worker(sim);
 	else
 		raise_irq(sim);
 }
 
+static void wake_all_cores(struct sim *sim)
+{
+	uint32_t c;
+
+	smp_mb();	/* the caller's stores before the core_waiting loads */
+	for (c = 0; c < sim->be->num_cores; c++)
+		futex_wake(&pto_regs(sim->be, c)->doorbell, 1);
+}
+
+/*
+ * Install the hooks for a run, or (NULL) take them away after it.  Taking
+ * them away returns only when no core thread is in worker_loop() any more,
+ * so the runtime may then reset its scheduling state for the next run
+ * without a core thread reading it meanwhile.  A core thread about to
+ * sleep when woken may miss the wake-up, so it is repeated until all
+ * have left.
+ */
 static void sim_set_sched(struct pto_backend *be,
 			  const struct pto_backend_sched *hooks, void *ctx)
 {
 	struct sim *sim = be->priv;
-	uint32_t c;
 
-	sim->hook_ctx = ctx;
-	store_release(&sim->hooks, hooks);
-	/* core threads asleep in core_idle() wake up to switch loops */
-	smp_mb();
-	for (c = 0; c < be->num_cores; c++)
-		futex_wake(&pto_regs(be, c)->doorbell, 1);
+	if (hooks) {
+		sim->hook_ctx = ctx;
+		store_release(&sim->hooks, hooks);
+		/* core threads asleep in core_idle() switch loops */
+		wake_all_cores(sim);
+		return;
+	}
+	__atomic_store_n(&sim->hooks, NULL, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&sim->in_workers, __ATOMIC_SEQ_CST)) {
+		wake_all_cores(sim);
+		futex_wait(&sim->in_workers,
+			   __atomic_load_n(&sim->in_workers, __ATOMIC_SEQ_CST),
+			   1);
+	}
 }
 
 /* Busy the core for ns (PTO_OP_SPIN_NS), like a kernel that computes. */
@@ -374,7 +410,7 @@ static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
 			    int status, uint64_t start, uint64_t end)
 {
 	cring_post(sim, cring_reserve(sim, 1), core, id, status, start, end);
-	if (sim->hooks)
+	if (load_acquire(&sim->hooks))
 		return;
 	smp_mb();	/* completion visible before the sched_waiting load */
 	if (READ_ONCE(sim->sched_waiting))
@@ -640,32 +676,48 @@ static void core_loop(struct sim *sim, struct sim_core *sc)
  * one with notify()) and sleeps a bounded time, which covers the rare race
  * in which neither side saw the other.
  */
-static void worker_sleep(struct sim *sim, struct pto_core_regs *r,
+static void worker_sleep(struct sim *sim, const struct pto_backend_sched *h,
+			 struct sim_core *sc, struct pto_core_regs *r,
 			 uint32_t *naps)
 {
 	uint32_t db = load_acquire(&r->doorbell);
 	bool last = __atomic_sub_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST) == 0;
+	uint64_t t0 = pto_now_ns();
 
-	if (sim->hooks->idle(sim->hook_ctx, last)) {
+	if (h->idle(sim->hook_ctx, last)) {
 		WRITE_ONCE(r->core_waiting, 1);
 		/* waiting before the doorbell load; pairs with the kicker */
 		smp_mb();
 		if (load_acquire(&r->doorbell) == db &&
 		    load_acquire(&r->consumed) == db &&
-		    !load_acquire(&sim->stop))
+		    !load_acquire(&sim->stop) && load_acquire(&sim->hooks))
 			futex_wait(&r->doorbell, db, !last ? UINT32_MAX :
 				   (*naps)++ ? 50 : 1);
 		WRITE_ONCE(r->core_waiting, 0);
 	}
 	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);
-	sim->hooks->awake(sim->hook_ctx);
+	h->awake(sim->hook_ctx);
+	if (!last)
+		return;
+	if (pto_now_ns() - t0 < SHORT_SLEEP_NS) {
+		if (sc->spin_budget < WORKER_SPINS_MAX)
+			sc->spin_budget *= 2;
+	} else if (sc->spin_budget > CORE_SPINS) {
+		sc->spin_budget /= 2;
+	}
+}
+
+/* Pause instructions to spin before sleeping: long only for the last. */
+static unsigned int worker_spins(struct sim *sim, struct sim_core *sc)
+{
+	return READ_ONCE(sim->awake) == 1 ? sc->spin_budget : CORE_SPINS;
 }
 
 /* PTO_SCHED_WORKERS: run own tasks, and schedule after each. */
 static void worker_loop(struct sim *sim, struct sim_core *sc)
 {
 	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
-	const struct pto_backend_sched *h = sim->hooks;
+	const struct pto_backend_sched *h = load_acquire(&sim->hooks);
 	unsigned int idle = 0;
 	uint32_t naps = 0;
 	uint64_t clock = 0, id;
@@ -679,17 +731,17 @@ static void worker_loop(struct sim *sim, struct sim_core *sc)
 			continue;
 		}
 		clock = 0;	/* idle time is not busy time */
-		if (load_acquire(&sim->stop))
+		if (load_acquire(&sim->stop) || load_acquire(&sim->hooks) != h)
 			break;
 		if (h->schedule(sim->hook_ctx) > 0) {
 			idle = 0;
 			continue;
 		}
-		if (++idle < CORE_SPINS) {
+		if (++idle < worker_spins(sim, sc)) {
 			idle_poll(idle);
 			continue;
 		}
-		worker_sleep(sim, r, &naps);
+		worker_sleep(sim, h, sc, r, &naps);
 		idle = 0;
 	}
 }
@@ -705,9 +757,13 @@ static void *core_main(void *arg)
 	pto_backend_pin_thread(sim->be, sc->index);
 	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);
 	while (!load_acquire(&sim->stop)) {
-		if (load_acquire(&sim->hooks))
+		/* counted first: sim_set_sched(NULL) then waits for us */
+		__atomic_add_fetch(&sim->in_workers, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&sim->hooks, __ATOMIC_SEQ_CST))
 			worker_loop(sim, sc);
-		else
+		if (!__atomic_sub_fetch(&sim->in_workers, 1, __ATOMIC_SEQ_CST))
+			futex_wake(&sim->in_workers, 1);
+		if (!load_acquire(&sim->hooks))
 			core_loop(sim, sc);
 	}
 	return NULL;
