@@ -67,7 +67,7 @@ log "kernel $KVER"
 # ---- pto.ko, built in a copy so the source tree stays clean ----
 rm -rf "$VM"
 mkdir -p "$VM/kmod/include" "$VM/root"
-cp -r Kbuild driver ops "$VM/kmod/"
+cp -r Kbuild VERSION driver ops "$VM/kmod/"
 cp -r include/uapi "$VM/kmod/include/"
 # sparse too when it is installed (make C=2); its warnings fail the stage
 sparse=""
