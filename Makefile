@@ -12,6 +12,10 @@
 # Objects go to $(O) (default build/); SAN=asan|tsan builds a sanitized
 # tree, e.g. make O=build/asan SAN=asan.
 
+# One version for the library, the tools, pto.ko and the packages: the
+# VERSION file (releases are tagged vVERSION; see Documentation/install.rst).
+PTO_VERSION := $(shell cat VERSION)
+
 O ?= build
 SAN ?=
 PREFIX ?= /usr/local
@@ -35,7 +39,8 @@ endif
 CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -pthread -fPIC -ffp-contract=off \
-	-D_GNU_SOURCE -Iinclude -Iinclude/uapi
+	-D_GNU_SOURCE -Iinclude -Iinclude/uapi \
+	-DPTO_VERSION_STRING='"$(PTO_VERSION)"'
 LDLIBS_PTO := -pthread -ldl -lm -luring
 
 ifeq ($(SAN),asan)

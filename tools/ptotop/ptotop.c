@@ -13,7 +13,7 @@
 #include <pto/pto_statspage.h>
 #include "ptotop.h"
 
-#define PTOTOP_VERSION	"0.1"
+#define PTOTOP_VERSION	PTO_VERSION_STRING
 
 static void usage(FILE *out)
 {
@@ -116,7 +116,7 @@ static int parse_args(struct pt_state *st, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		case 'V':
-			printf("ptotop %s\n", PTOTOP_VERSION);
+			printf("ptotop (PTO) %s\n", PTOTOP_VERSION);
 			exit(0);
 		default:
 			usage(stderr);
