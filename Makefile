@@ -87,7 +87,8 @@ $(O)/%.o: %.c
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
--include $(shell find $(O) -name '*.d' 2>/dev/null)
+# (not the package build's tree under $(O)/deb, nor its *.d directories)
+-include $(shell find $(O) -path $(O)/deb -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 # ---- set-up --------------------------------------------------------------
 .PHONY: deps deps-check deps-bench deps-vm

@@ -26,7 +26,9 @@ if [ -d .git ] || [ -f .git ]; then
 else
 	tar --exclude=./build --exclude="./${O#"$SRC"/}" -cf - . | tar -C "$tree" -xf -
 fi
-(cd "$tree" && dpkg-buildpackage -us -uc -b -j2) >"$out/build.log" 2>&1 || {
+# the package's make must not see ours (O= would point its clean at $O)
+(cd "$tree" && env -u O -u SAN -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+	dpkg-buildpackage -us -uc -b -j2) >"$out/build.log" 2>&1 || {
 	tail -n 40 "$out/build.log"; echo "mkdeb: dpkg-buildpackage failed" >&2
 	exit 1; }
 ls "$out"/*.deb
