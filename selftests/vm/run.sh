@@ -67,21 +67,30 @@ log "kernel $KVER"
 # ---- pto.ko, built in a copy so the source tree stays clean ----
 rm -rf "$VM"
 mkdir -p "$VM/kmod/include" "$VM/root"
-cp -r Kbuild VERSION driver ops "$VM/kmod/"
+# PTO_VM_KO boots a module built elsewhere (DKMS) instead, for that kernel.
+if [ -n "${PTO_VM_KO:-}" ]; then
+	mkdir -p "$VM/kmod/driver"
+	case "$PTO_VM_KO" in
+	*.xz) xz -dc "$PTO_VM_KO" >"$VM/kmod/driver/pto.ko" ;;
+	*) cp "$PTO_VM_KO" "$VM/kmod/driver/pto.ko" ;;
+	esac
+	log "module $PTO_VM_KO"
+fi
+[ -z "${PTO_VM_KO:-}" ] && cp -r Kbuild VERSION driver ops "$VM/kmod/"
 cp -r include/uapi "$VM/kmod/include/"
 # sparse too when it is installed (make C=2); its warnings fail the stage
 sparse=""
 command -v sparse >/dev/null 2>&1 && sparse="C=2"
 # The kernel's make must not inherit our command line (O= means something
 # else to Kbuild), so it runs with a clean MAKEFLAGS.
-if ! env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS \
+if [ -z "${PTO_VM_KO:-}" ] && ! env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS \
 	$MAKE -s -C "$KHDR" M="$VM/kmod" $sparse modules -j2 \
 	>"$VM/kmod.log" 2>&1; then
 	cat "$VM/kmod.log"
 	log "module build failed"
 	finish 0 1 0
 fi
-grep -E 'warning:' "$VM/kmod.log" && { log "module build warnings"; finish 0 1 0; }
+grep -sE 'warning:' "$VM/kmod.log" && { log "module build warnings"; finish 0 1 0; }
 
 # ---- reference checksums of the built-in samples on the host's sim ----
 R="$VM/root"
@@ -127,6 +136,8 @@ for f in selftests/*/vm-*.sh; do
 	mkdir -p "$R/pto/src/$(dirname "$f")"
 	cp "$f" "$R/pto/src/$f"
 done
+mkdir -p "$R/pto/src/packaging"
+cp packaging/60-pto.rules "$R/pto/src/packaging/"	# for vm-access.sh
 cp selftests/vm/guest.sh "$R/pto/guest.sh"
 # debugging: PTO_VM_ONLY="commands" runs just those after loading pto.ko
 [ -n "${PTO_VM_ONLY:-}" ] && echo "$PTO_VM_ONLY" >"$R/pto/only.sh"
