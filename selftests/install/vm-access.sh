@@ -79,6 +79,14 @@ ok $? "a user in $group cannot add a device through new_device"
 su -s /bin/sh alice -c 'cat /sys/class/pto/pto0/tasks_done' >/dev/null
 ok $? "a user reads the statistics"
 
+# the guest's own simulator (this architecture's libpto) computes what
+# the device and the host's simulator did
+got=$(LD_LIBRARY_PATH=$P PTO_STATS=0 PTO_DEVICE=sim $P/tools/ptorun \
+	$P/samples/bgemm_builtin.so </dev/null 2>&1 |
+	sed -n 's/.*checksum: *//p' | tr '\n' ',')
+[ -n "$got" ] && [ "$got" = "$want" ]
+ok $? "$(uname -m) simulator: checksum $got (host sim: $want)"
+
 # one version: the module's is the library's
 mv=$(cat /sys/module/pto/version 2>/dev/null)
 lv=$(LD_LIBRARY_PATH=$P $P/tools/ptorun --version | sed -n 's/^ptorun (PTO) \([^,]*\).*/\1/p')
