@@ -23,6 +23,9 @@ if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
 	echo "1..1"
 	exit 0
 fi
+# run from make check, MAKEFLAGS would carry our O= through apt and dpkg
+# into DKMS's kernel make, where O= means an output tree
+unset MAKEFLAGS MFLAGS MAKEOVERRIDES MAKELEVEL
 v=$(cat "$src/VERSION")
 pkgs="libpto0 libpto-dev pto-tools pto-dkms"
 tmp=$(mktemp -d)
