@@ -6,25 +6,39 @@
  * terminals get longer graphs and more rows.
  */
 #include <curses.h>
+#include <assert.h>
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 #include <time.h>
 
-#include "ptotop.h"
+#include "view.h"
 
 #define BAR_WIDTH	20
 #define MIN_GRAPH	8
+
+/* The device lines are written out for these four types and rings. */
+static_assert(PTO_UAPI_NUM_WORKER_TYPES == 4, "C V A X: one per type");
+static_assert(PTO_NUM_RINGS == 4, "a column per ring");
 
 struct ui {
 	struct pt_state *st;
 	bool paused;
 	bool help;
-	bool color;
 	uint64_t next_ns;	/* CLOCK_MONOTONIC of the next refresh */
 };
 
 enum { C_LOW = 1, C_MID, C_HIGH, C_TITLE };
 
+/* Short names for the compact device lines. */
+static const char *const type_short[PTO_UAPI_NUM_WORKER_TYPES] = {
+	[PTO_UAPI_WORKER_CUBE] = "CUBE",
+	[PTO_UAPI_WORKER_VECTOR] = "VEC",
+	[PTO_UAPI_WORKER_AICPU] = "AICPU",
+	[PTO_UAPI_WORKER_ACCEL] = "ACCEL",
+};
+
+/* History graph levels, from idle to full. */
 static const char spark[] = "_.:-=+*#";
 
 /* Print at most the rest of the line, never wrapping. */
@@ -35,29 +49,44 @@ static void put(int y, int x, const char *s)
 	mvaddnstr(y, x, s, COLS - x);
 }
 
+static void put_bold(int y, int x, const char *s)
+{
+	attron(A_BOLD);
+	put(y, x, s);
+	attroff(A_BOLD);
+}
+
+/* snprintf() at the end of the text buf already holds. */
+static void appendf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
 static int level_color(double v)
 {
 	return v >= 0.85 ? C_HIGH : v >= 0.5 ? C_MID : C_LOW;
 }
 
+/* ---- devices ------------------------------------------------------------- */
+
 static void draw_title(struct ui *ui)
 {
-	struct pt_state *st = ui->st;
+	const struct pt_state *st = ui->st;
 	char buf[256], when[16];
-	time_t t = st->cur.real_ns / 1000000000ull;
-	struct tm tm;
 
-	localtime_r(&t, &tm);
-	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	pt_fmt_clock(when, sizeof(when), st->cur.real_ns);
 	snprintf(buf, sizeof(buf),
 		 "ptotop %s  every %.2gs  sort:%s%s  dev:%s%s", when,
 		 st->delay_s, pt_sort_keys[st->sort].title,
 		 st->reverse ? "(rev)" : "",
 		 st->device_filter[0] ? st->device_filter : "all",
 		 ui->paused ? "  [PAUSED]" : "");
-	attron(A_BOLD);
-	put(0, 0, buf);
-	attroff(A_BOLD);
+	put_bold(0, 0, buf);
 }
 
 static void draw_bar(int y, int x, double v)
@@ -99,80 +128,82 @@ static void device_summary(const struct pt_device *d, char *buf, size_t len)
 	pt_fmt_bytes(used, sizeof(used), d->mem_used);
 	if (d->mem_total)
 		pt_fmt_bytes(total, sizeof(total), d->mem_total);
-	snprintf(buf, len,
-		 "%-5s cores %uC %uV %uA %uX  procs %d  mem %s/%s  done %llu  fail %llu",
+	snprintf(buf, len, "%-5s cores %uC %uV %uA %uX  procs %d",
 		 d->name, d->cores[0], d->cores[1], d->cores[2], d->cores[3],
-		 d->nprocs, used, total, (unsigned long long)d->tasks_done,
-		 (unsigned long long)d->tasks_failed);
+		 d->nprocs);
+	appendf(buf, len, "  mem %s/%s  done %llu  fail %llu", used, total,
+		(unsigned long long)d->tasks_done,
+		(unsigned long long)d->tasks_failed);
 }
 
+/* The core types a device has, each taking a line in the full block. */
 static int device_types(const struct pt_device *d)
 {
 	int t, n = 0;
 
-	for (t = 0; t < PT_NTYPES; t++)
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
 		n += d->cores[t] > 0;
 	return n;
+}
+
+/* "  cube   [|||||     ]  25.0% _.:-=" */
+static void draw_type_line(int y, const struct pt_device *d, int t)
+{
+	int gx = 9 + BAR_WIDTH + 2 + 8;
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "  %-6s", pt_type_name(t));
+	put(y, 0, buf);
+	draw_bar(y, 9, d->util[t]);
+	if (isnan(d->util[t]))
+		snprintf(buf, sizeof(buf), "    -  ");
+	else
+		snprintf(buf, sizeof(buf), " %5.1f%% ", 100 * d->util[t]);
+	put(y, 9 + BAR_WIDTH + 2, buf);
+	if (COLS - gx >= MIN_GRAPH)
+		draw_graph(y, gx, COLS - gx, d, t);
 }
 
 /* Full block: summary, then bar and history per core type present. */
 static int draw_device_full(int y, const struct pt_device *d)
 {
 	char buf[256];
-	int t, gx = 9 + BAR_WIDTH + 2 + 8;
+	int t;
 
 	device_summary(d, buf, sizeof(buf));
-	attron(A_BOLD);
-	put(y++, 0, buf);
-	attroff(A_BOLD);
-	for (t = 0; t < PT_NTYPES; t++) {
-		if (!d->cores[t])
-			continue;
-		snprintf(buf, sizeof(buf), "  %-6s", pt_type_names[t]);
-		put(y, 0, buf);
-		draw_bar(y, 9, d->util[t]);
-		if (isnan(d->util[t]))
-			snprintf(buf, sizeof(buf), "    -  ");
-		else
-			snprintf(buf, sizeof(buf), " %5.1f%% ",
-				 100 * d->util[t]);
-		put(y, 9 + BAR_WIDTH + 2, buf);
-		if (COLS - gx >= MIN_GRAPH)
-			draw_graph(y, gx, COLS - gx, d, t);
-		y++;
-	}
+	put_bold(y++, 0, buf);
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++)
+		if (d->cores[t])
+			draw_type_line(y++, d, t);
 	return y;
 }
 
 /* Compact: one line per device when the screen is short. */
 static int draw_device_compact(int y, const struct pt_device *d)
 {
-	char buf[256], *p = buf;
-	size_t left = sizeof(buf);
-	int t, n;
+	char buf[256];
+	int t;
 
-	n = snprintf(p, left, "%-5s", d->name);
-	p += n, left -= n;
-	for (t = 0; t < PT_NTYPES; t++) {
+	snprintf(buf, sizeof(buf), "%-5s", d->name);
+	for (t = 0; t < PTO_UAPI_NUM_WORKER_TYPES; t++) {
 		if (!d->cores[t])
 			continue;
 		if (isnan(d->util[t]))
-			n = snprintf(p, left, " %s:%u -", pt_type_short[t],
-				     d->cores[t]);
+			appendf(buf, sizeof(buf), " %s:%u -", type_short[t],
+				d->cores[t]);
 		else
-			n = snprintf(p, left, " %s:%u %.0f%%",
-				     pt_type_short[t], d->cores[t],
-				     100 * d->util[t]);
-		p += n, left -= n;
+			appendf(buf, sizeof(buf), " %s:%u %.0f%%",
+				type_short[t], d->cores[t], 100 * d->util[t]);
 	}
-	snprintf(p, left, "  procs %d", d->nprocs);
+	appendf(buf, sizeof(buf), "  procs %d", d->nprocs);
 	put(y, 0, buf);
 	return y + 1;
 }
 
+/* Full blocks if they all fit in budget lines, else compact lines. */
 static int draw_devices(struct ui *ui, int y, int budget)
 {
-	struct pt_state *st = ui->st;
+	const struct pt_state *st = ui->st;
 	int i, need = 0;
 	bool full;
 
@@ -190,15 +221,7 @@ static int draw_devices(struct ui *ui, int y, int budget)
 	return y;
 }
 
-static void fmt_ring(char *buf, size_t len, const struct pt_proc *p, int r)
-{
-	double v = pt_ring_occupancy(p, r);
-
-	if (isnan(v))
-		snprintf(buf, len, "%4s", "-");
-	else
-		snprintf(buf, len, "%4.0f", 100 * v);
-}
+/* ---- processes ----------------------------------------------------------- */
 
 static void draw_table_header(struct ui *ui, int y)
 {
@@ -220,7 +243,7 @@ static void draw_table_header(struct ui *ui, int y)
 	clrtoeol();
 	for (i = 0; i < (size_t)COLS; i++)
 		put(y, i, " ");
-	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cols); i++) {
 		bool sorted = cols[i].sort == (int)ui->st->sort;
 
 		if (sorted)
@@ -241,18 +264,36 @@ static const char *short_command(const char *cmd)
 	return slash ? slash + 1 : cmd;
 }
 
+/* Tasks per second in 8 columns; thousands beyond 10 million. */
+static void fmt_rate(char *buf, size_t len, double rate)
+{
+	if (isnan(rate))
+		snprintf(buf, len, "%8s", "-");
+	else if (rate < 1e7)
+		snprintf(buf, len, "%8.1f", rate);
+	else
+		snprintf(buf, len, "%7.0fk", rate / 1e3);
+}
+
+/* A ring's occupancy in percent, 4 columns. */
+static void fmt_ring(char *buf, size_t len, const struct pt_proc *p, int r)
+{
+	double v = pt_ring_occupancy(p, r);
+
+	if (isnan(v))
+		snprintf(buf, len, "%4s", "-");
+	else
+		snprintf(buf, len, "%4.0f", 100 * v);
+}
+
 static void draw_proc(int y, const struct pt_proc *p)
 {
-	char buf[512], rate[16], ring[PT_NRINGS][8];
+	bool failed = p->failed || !strcmp(p->state, "failed");
+	char buf[512], rate[16], ring[PTO_NUM_RINGS][8];
 	int r;
 
-	if (isnan(p->tasks_per_s))
-		snprintf(rate, sizeof(rate), "%8s", "-");
-	else if (p->tasks_per_s < 1e7)
-		snprintf(rate, sizeof(rate), "%8.1f", p->tasks_per_s);
-	else
-		snprintf(rate, sizeof(rate), "%7.0fk", p->tasks_per_s / 1e3);
-	for (r = 0; r < PT_NRINGS; r++)
+	fmt_rate(rate, sizeof(rate), p->tasks_per_s);
+	for (r = 0; r < PTO_NUM_RINGS; r++)
 		fmt_ring(ring[r], sizeof(ring[r]), p, r);
 	snprintf(buf, sizeof(buf),
 		 "%7d %-7.7s %-5.5s %s %5llu %s %s %s %s %6llu %4llu %s",
@@ -260,16 +301,16 @@ static void draw_proc(int y, const struct pt_proc *p)
 		 (unsigned long long)p->in_flight, ring[0], ring[1], ring[2],
 		 ring[3], (unsigned long long)p->stalls,
 		 (unsigned long long)p->failed, short_command(p->command));
-	if (p->failed || !strcmp(p->state, "failed"))
+	if (failed)
 		attron(COLOR_PAIR(C_HIGH));
 	put(y, 0, buf);
-	if (p->failed || !strcmp(p->state, "failed"))
+	if (failed)
 		attroff(COLOR_PAIR(C_HIGH));
 }
 
 static void draw_procs(struct ui *ui, int y)
 {
-	struct pt_state *st = ui->st;
+	const struct pt_state *st = ui->st;
 	int i, shown = 0;
 
 	draw_table_header(ui, y++);
@@ -284,6 +325,8 @@ static void draw_procs(struct ui *ui, int y)
 		    "No processes on this device (f: change filter)." :
 		    "No processes are using PTO right now.");
 }
+
+/* ---- whole screens ------------------------------------------------------- */
 
 static void draw_help(void)
 {
@@ -309,13 +352,9 @@ static void draw_help(void)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
-		if (i == 0)
-			attron(A_BOLD);
+	put_bold(2, 2, lines[0]);
+	for (i = 1; i < ARRAY_SIZE(lines); i++)
 		put(2 + i, 2, lines[i]);
-		if (i == 0)
-			attroff(A_BOLD);
-	}
 }
 
 static void draw_empty(void)
@@ -329,16 +368,24 @@ static void draw_empty(void)
 	size_t i;
 	int y = LINES / 2 - 2;
 
-	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(lines); i++) {
 		int x = (COLS - (int)strlen(lines[i])) / 2;
 
 		put(y + i, x < 0 ? 0 : x, lines[i]);
 	}
 }
 
+static void draw_key_hints(void)
+{
+	attron(A_REVERSE);
+	put(LINES - 1, 0,
+	    " q quit  h help  space pause  P T I S F D C U sort  r rev  f dev  +/- ");
+	attroff(A_REVERSE);
+}
+
 static void draw(struct ui *ui)
 {
-	struct pt_state *st = ui->st;
+	const struct pt_state *st = ui->st;
 	int y, budget;
 
 	erase();
@@ -348,41 +395,16 @@ static void draw(struct ui *ui)
 	} else if (!st->cur.ndevs && !st->cur.nprocs) {
 		draw_empty();
 	} else {
-		/* keep at least the table header and three rows */
+		/* keep the title, key hints, table header and three rows */
 		budget = LINES - 1 - 1 - 1 - 3 - 1;
 		y = draw_devices(ui, 1, budget);
 		draw_procs(ui, y);
 	}
-	attron(A_REVERSE);
-	put(LINES - 1, 0,
-	    " q quit  h help  space pause  P T I S F D C U sort  r rev  f dev  +/- ");
-	attroff(A_REVERSE);
+	draw_key_hints();
 	refresh();
 }
 
-/* Next device name for the filter: all -> each device -> all. */
-static void cycle_filter(struct pt_state *st)
-{
-	int i;
-
-	if (!st->device_filter[0]) {
-		if (st->cur.ndevs)
-			snprintf(st->device_filter, sizeof(st->device_filter),
-				 "%s", st->cur.devs[0].name);
-		return;
-	}
-	for (i = 0; i < st->cur.ndevs; i++) {
-		if (strcmp(st->cur.devs[i].name, st->device_filter))
-			continue;
-		if (i + 1 < st->cur.ndevs)
-			snprintf(st->device_filter, sizeof(st->device_filter),
-				 "%s", st->cur.devs[i + 1].name);
-		else
-			st->device_filter[0] = '\0';
-		return;
-	}
-	st->device_filter[0] = '\0';
-}
+/* ---- keys and the loop --------------------------------------------------- */
 
 /* false to quit */
 static bool handle_key(struct ui *ui, int ch)
@@ -409,7 +431,7 @@ static bool handle_key(struct ui *ui, int ch)
 		st->reverse = !st->reverse;
 		break;
 	case 'f':
-		cycle_filter(st);
+		pt_next_device_filter(st);
 		break;
 	case '+':
 		st->delay_s = st->delay_s * 2 > 3600 ? 3600 : st->delay_s * 2;
@@ -427,7 +449,7 @@ static bool handle_key(struct ui *ui, int ch)
 	return true;
 }
 
-static void ui_init(struct ui *ui)
+static void ui_init(void)
 {
 	initscr();
 	cbreak();
@@ -441,42 +463,52 @@ static void ui_init(struct ui *ui)
 		init_pair(C_MID, COLOR_YELLOW, -1);
 		init_pair(C_HIGH, COLOR_RED, -1);
 		init_pair(C_TITLE, COLOR_CYAN, -1);
-		ui->color = true;
 	}
+}
+
+/* A key, or ERR when the next refresh is due first. */
+static int wait_key(const struct ui *ui)
+{
+	uint64_t now = pt_now_ns(CLOCK_MONOTONIC);
+
+	timeout(now >= ui->next_ns ? 0 :
+		(int)((ui->next_ns - now) / 1000000) + 1);
+	return getch();
+}
+
+/* Sample if a refresh is due; false once -n samples have been taken. */
+static bool tick(struct ui *ui)
+{
+	struct pt_state *st = ui->st;
+	uint64_t now = pt_now_ns(CLOCK_MONOTONIC);
+
+	if (now < ui->next_ns)
+		return true;
+	ui->next_ns = now + (uint64_t)(st->delay_s * 1e9);
+	if (ui->paused)
+		return true;
+	if (st->iterations && st->iteration >= st->iterations)
+		return false;
+	pt_take_sample(st);
+	return true;
 }
 
 int pt_ui_run(struct pt_state *st)
 {
 	struct ui ui = { .st = st };
-	uint64_t now;
+	bool go_on;
 	int ch;
 
-	ui_init(&ui);
-	pt_collect(st);
+	ui_init();
+	pt_take_sample(st);
 	/* a quick second sample so rates show up at once */
 	ui.next_ns = pt_now_ns(CLOCK_MONOTONIC) +
 		     (uint64_t)(fmin(st->delay_s, 0.3) * 1e9);
-	for (;;) {
+	do {
 		draw(&ui);
-		now = pt_now_ns(CLOCK_MONOTONIC);
-		timeout(now >= ui.next_ns ? 0 :
-			(int)((ui.next_ns - now) / 1000000) + 1);
-		ch = getch();
-		if (ch != ERR) {
-			if (!handle_key(&ui, ch))
-				break;
-			continue;
-		}
-		now = pt_now_ns(CLOCK_MONOTONIC);
-		if (now < ui.next_ns)
-			continue;
-		ui.next_ns = now + (uint64_t)(st->delay_s * 1e9);
-		if (ui.paused)
-			continue;
-		if (st->iterations && st->iteration >= st->iterations)
-			break;
-		pt_collect(st);
-	}
+		ch = wait_key(&ui);
+		go_on = ch == ERR ? tick(&ui) : handle_key(&ui, ch);
+	} while (go_on);
 	endwin();
 	return 0;
 }
