@@ -597,5 +597,4 @@ const struct file_operations pto_fops = {
 	.poll = pto_poll,
 	.uring_cmd = pto_uring_cmd,
 	.show_fdinfo = pto_show_fdinfo,
-	.llseek = no_llseek,
 };

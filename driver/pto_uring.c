@@ -182,7 +182,7 @@ void pto_uring_release(struct pto_ctx *ctx)
 
 static int pto_uring_wait(struct pto_ctx *ctx, struct io_uring_cmd *cmd)
 {
-	const struct pto_uring_wait *sqe = cmd->cmd;
+	const struct pto_uring_wait *sqe = pto_uring_cmd_payload(cmd);
 	struct pto_uwaits *uw = &ctx->uwaits;
 	struct pto_uwait *w;
 	u32 timeout_ms, flags;
@@ -254,7 +254,7 @@ int pto_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		return -ENODEV;
 	switch (cmd->cmd_op) {
 	case PTO_URING_CMD_KICK:
-		memcpy(&k, cmd->cmd, sizeof(k));
+		memcpy(&k, pto_uring_cmd_payload(cmd), sizeof(k));
 		return pto_ctx_kick(ctx, &k);
 	case PTO_URING_CMD_WAIT:
 		return pto_uring_wait(ctx, cmd);

@@ -12,8 +12,8 @@
 #include <linux/nospec.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
-#include <asm/fpu/api.h>
 
+#include "pto_compat.h"
 #include "pto_drv.h"
 #include "pto_ops.h"
 
@@ -78,7 +78,7 @@ static int pto_copy_task(struct pto_ctx *ctx, u64 handle,
 }
 
 /*
- * Ops run with preemption off (kernel_fpu_begin), so a matrix op's work is
+ * Ops run with preemption off (pto_fpu_begin), so a matrix op's work is
  * bounded up front: multiply-adds beyond max_task_macs fail with -E2BIG
  * instead of stalling a CPU.  Other ops are linear in the heap size.
  */
@@ -126,9 +126,9 @@ static int pto_run_task(struct pto_core *core, u64 handle, u64 start)
 	ret = pto_check_cost(op, &t);
 	if (ret)
 		return ret;
-	kernel_fpu_begin();
+	pto_fpu_begin();
 	ret = pto_op_exec(op, t.args, t.nargs, &mem);
-	kernel_fpu_end();
+	pto_fpu_end();
 	if (timeout_ns && ktime_get_ns() - start > timeout_ns)
 		ret = -ETIMEDOUT;
 	return ret;

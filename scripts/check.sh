@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # The whole test suite, as "make check" runs it: the userspace tests, the
-# same tests under ASan+UBSan and under TSan, and the VM stage for the
-# driver.  Ends with one "N passed, N failed" line for everything.
+# same tests under ASan+UBSan and under TSan, the VM stages for the driver
+# (newest Debian kernel, 6.1, arm64) and the Debian packages.  Ends with
+# one "N passed, N failed" line for everything.
 set -u
 cd "$(dirname "$0")/.."
 O=${O:-build}
@@ -22,6 +23,13 @@ stage asan $MAKE --no-print-directory -s O="$O" check-asan
 stage tsan $MAKE --no-print-directory -s O="$O" check-tsan
 if [ -x selftests/vm/run.sh ] && [ "${PTO_SKIP_VM:-0}" != 1 ]; then
 	stage vm $MAKE --no-print-directory -s O="$O" vmtest
+	# vm boots the newest Debian kernel (6.12); 6.1 too, and arm64
+	stage vm-6.1 env O="$O" MAKE="$MAKE" sh selftests/vm/kernels.sh 6.1
+	stage vm-arm64 $MAKE --no-print-directory -s O="$O" vmtest-arm64
+fi
+# the Debian packages: build, lintian, install (DKMS), use, purge; root only
+if [ "${PTO_SKIP_DEB:-0}" != 1 ]; then
+	stage deb $MAKE --no-print-directory -s O="$O" check-deb
 fi
 
 awk '{p += $1; f += $2; s += $3}

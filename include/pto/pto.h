@@ -37,6 +37,16 @@ extern "C" {
 
 struct pto_runtime;
 
+/**
+ * pto_version() - the version of the libpto in use
+ *
+ * Return: "MAJOR.MINOR.PATCH", the version of the whole PTO release this
+ * library comes from (the tools' --version, pto.ko's MODULE_VERSION and
+ * the packages carry the same string).  PTO_VERSION_MAJOR/MINOR are the
+ * header's; this is the library's, which may be newer.
+ */
+const char *pto_version(void);
+
 /* Kinds of cores; the values are the device ABI's. */
 enum pto_worker_type {
 	PTO_WORKER_CUBE = PTO_UAPI_WORKER_CUBE,

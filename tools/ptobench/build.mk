@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # ptobench: the driver and its workers, all in $(O)/tools next to each other
 # (the driver runs the workers from its own directory; installed, they sit
-# together in BINDIR).  Objects live in $(O)/tools/ptobench-obj so they do
+# together in LIBEXECDIR/pto, and BINDIR/ptobench is a symlink to the
+# driver there, which /proc/self/exe resolves).  Objects live in $(O)/tools/ptobench-obj so they do
 # not collide with the ptobench binary.
 #
 # The OpenMP workers are built from one source with gcc (libgomp) and clang
@@ -53,7 +54,8 @@ PTOBENCH_WORKERS += $(PTOBENCH_STARPU)
 endif
 
 BINS += $(PTOBENCH) $(PTOBENCH_WORKERS)
-INSTALL_BINS += $(PTOBENCH) $(PTOBENCH_WORKERS)
+INSTALL_LIBEXEC += $(PTOBENCH) $(PTOBENCH_WORKERS)
+INSTALL_BIN_LINKS += ptobench
 TEST_PROGS += $(PTOBENCH_TEST)
 MAN_PAGES += tools/ptobench/ptobench.1
 

@@ -636,6 +636,7 @@ static void usage(FILE *f)
 "                  (default N = 100000) instead of the timing table\n"
 "  --timeout S     kill a worker run after S seconds (default 600)\n"
 "  -v, --verbose   print every run on stderr\n"
+"  -V, --version   print the version and exit\n"
 "  -h, --help      this text\n");
 }
 
@@ -707,6 +708,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "flat", optional_argument, NULL, 'f' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -721,8 +723,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->reps = 5;
 	o->cores = sysconf(_SC_NPROCESSORS_ONLN);
 	o->timeout = 600;
-	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vVh", lo, NULL)) != -1) {
 		switch (c) {
+		case 'V':
+			printf("ptobench (PTO) %s\n", PTO_VERSION_STRING);
+			exit(0);
 		case 's':
 			if (parse_list(optarg, o->shape, NUM_SHAPES, NULL))
 				return -1;

@@ -14,7 +14,7 @@
 
 #include "view.h"
 
-#define PTOTOP_VERSION	"0.1"
+#define PTOTOP_VERSION	PTO_VERSION_STRING
 
 static void usage(FILE *out)
 {
@@ -124,7 +124,7 @@ static int apply_option(struct pt_state *st, int c, const char *arg)
 		usage(stdout);
 		exit(0);
 	case 'V':
-		printf("ptotop %s\n", PTOTOP_VERSION);
+		printf("ptotop (PTO) %s\n", PTOTOP_VERSION);
 		exit(0);
 	}
 	return 0;
