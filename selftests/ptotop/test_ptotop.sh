@@ -129,7 +129,8 @@ ok $? "an unknown option exits 2"
 
 # ---- 1. a live sim runtime, through its stats page -------------------------
 shm=${PTO_STATS_DIR:-/dev/shm}
-PTO_DEVICE=sim "$LOADGEN" -t 60 -n 64 -s 20000 -p 5 >"$tmp/loadgen.out" 2>&1 &
+PTO_DEVICE=sim PTO_RINGS=4 "$LOADGEN" -t 60 -n 64 -s 20000 -p 5 \
+	>"$tmp/loadgen.out" 2>&1 &
 lg=$!
 pids="$pids $lg"
 wait_for 400 has_page "$shm" "$lg"
@@ -194,6 +195,64 @@ ok $? "device and pid filters"
 	"$PTOTOP" -j -n 1 -s pid -r >"$tmp/sortr.json" &&
 	check "$tmp/sortr.json" "[p['pid'] for p in docs[0]['processes']] == sorted((p['pid'] for p in docs[0]['processes']), reverse=True)"
 ok $? "--sort pid and --reverse order the processes"
+
+# ---- 1b. task rings: one per scope depth, with libpto's sizing advice ------
+# lg has one level of scopes: ring 0 only.  lg2 nests them three deep with
+# 8-slot task windows below ring 0, so that the orchestrator waits on them;
+# when its load is done it prints pto_print_stats() and keeps its final
+# page until SIGTERM: ptotop must then say what libpto said.
+check "$tmp/run.json" \
+	"all(len(p['task_rings']) == 4 for d in docs for p in procs(d, $lg))" \
+	"[(r['ring'], r['scope_depth'], r['and_deeper'], r['used']) for r in procs(docs[1], $lg)[0]['task_rings']] == [(0, 0, False, True), (1, 1, False, False), (2, 2, False, False), (3, 3, True, False)]" \
+	"all(sum(r['resources'][k][f] for r in p['task_rings']) == p['rings'][k][f] for d in docs for p in procs(d, $lg) for k in p['rings'] for f in ('size', 'high_water', 'stalls', 'stall_ns'))"
+ok $? "JSON: four task rings, ring 0 used, their figures sum to the totals"
+
+PTO_DEVICE=sim PTO_RINGS=4 PTO_TASK_WINDOW=4096,8 "$LOADGEN" -t 1.5 -n 200 \
+	-s 200000 -p 5 -l 3 -S -w >"$tmp/loadgen2.out" 2>&1 &
+lg2=$!
+pids="$pids $lg2"
+wait_for 600 grep -q 'load done' "$tmp/loadgen2.out"
+ok $? "nested load generator $lg2 has done its load and waits"
+
+"$PTOTOP" -j -n 1 -p "$lg2" >"$tmp/rings.json"
+check "$tmp/rings.json" "len(procs(docs[0], $lg2)) == 1" \
+	"[r['used'] for r in procs(docs[0], $lg2)[0]['task_rings']] == [True, True, True, False]" \
+	"[r['resources']['task']['size'] for r in procs(docs[0], $lg2)[0]['task_rings']] == [4096, 8, 8, 8]" \
+	"all(0 < g['high_water'] <= g['size'] for r in procs(docs[0], $lg2)[0]['task_rings'][:3] for g in r['resources'].values())"
+ok $? "JSON: rings 0-2 used by three scope depths, each with its own size"
+check "$tmp/rings.json" \
+	"procs(docs[0], $lg2)[0]['task_rings'][1]['resources']['task']['stalls'] > 0" \
+	"{'resource': 'task', 'action': 'grow', 'size': 16, 'env': 'PTO_TASK_WINDOW=4096,16,8,8'}.items() <= [a for a in procs(docs[0], $lg2)[0]['task_rings'][1]['advice'] if a['resource'] == 'task'][0].items()" \
+	"procs(docs[0], $lg2)[0]['task_rings'][3]['advice'] == []"
+ok $? "JSON: ring 1's task window stalled and is advised to grow to 16"
+
+# libpto's lines: "  ring N ..." under "sizing advice:"; the ring table
+sed -n '/sizing advice:/,$ s/^  ring /ring /p' "$tmp/loadgen2.out" \
+	>"$tmp/libpto-advice.txt"
+check "$tmp/rings.json" \
+	"[l.rstrip('\n') for l in open('$tmp/libpto-advice.txt')] == [a['text'] for r in procs(docs[0], $lg2)[0]['task_rings'] for a in r['advice']]" \
+	"len(open('$tmp/libpto-advice.txt').readlines()) >= 2"
+ok $? "JSON: each ring's advice is pto_print_stats()'s, line for line"
+
+"$PTOTOP" -b -R -n 1 -p "$lg2" >"$tmp/rings.txt"
+sed -n 's/^ *advice: //p' "$tmp/rings.txt" >"$tmp/ptotop-advice.txt"
+[ -s "$tmp/ptotop-advice.txt" ] &&
+	cmp -s "$tmp/libpto-advice.txt" "$tmp/ptotop-advice.txt"
+ok $? "-R prints pto_print_stats()'s sizing advice under the process"
+# ring, resource, size, high water, stalls, stall ms; in use is live there
+ring_table() { awk '$1 ~ /^[0-9]$/ { print $1, $2, $3, $4, $6, $7, $8 }' "$1"; }
+ring_table "$tmp/loadgen2.out" >"$tmp/libpto-rings.txt"
+ring_table "$tmp/rings.txt" >"$tmp/ptotop-rings.txt"
+[ "$(wc -l <"$tmp/libpto-rings.txt")" -eq 13 ] &&
+	cmp -s "$tmp/libpto-rings.txt" "$tmp/ptotop-rings.txt"
+ok $? "-R's per ring figures equal pto_print_stats()'s"
+grep -Eq "^ *$lg2 +[^ ]+ +sim .*pto_loadgen" "$tmp/rings.txt" &&
+	grep -q '^        3    (scope depth 3 and deeper: no tasks)$' "$tmp/rings.txt"
+ok $? "-R: the process row, then its rings; the unused one says so"
+"$PTOTOP" -b -n 1 -p "$lg2" >"$tmp/norings.txt"
+grep -Eq "^ *$lg2 +[^ ]+ +sim " "$tmp/norings.txt" &&
+	! grep -Eq 'advice|task window|scope depth' "$tmp/norings.txt"
+ok $? "without -R the text keeps one line per process"
 
 # ---- 2. the interactive screen in tmux -----------------------------------------
 screen() { tmux -L "$tmux_sock" capture-pane -p -t ptotop 2>/dev/null; }
@@ -262,7 +321,7 @@ if command -v tmux >/dev/null; then
 	ok $? "q quits from the help screen too"
 	tmux -L "$tmux_sock" kill-server 2>/dev/null
 else
-	for t in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do skip "tmux not installed"; done
+	for t in $(seq 14); do skip "tmux not installed"; done
 fi
 
 # ---- 3. clean exit and stale pages ------------------------------------------------
@@ -271,6 +330,8 @@ stop "$lg"
 rc=$?
 [ $rc -ne 0 ] && sed 's/^/# loadgen: /' "$tmp/loadgen.out" | head -n 60
 ok $rc "load generator exits cleanly on SIGTERM"
+stop "$lg2"
+ok $? "nested load generator exits cleanly on SIGTERM"
 pids=""
 [ ! -e "$page" ]
 ok $? "its stats page is removed at exit"
@@ -379,6 +440,13 @@ check "$tmp/fd.json" \
 	"procs(docs[0], $fp)[0]['rings']['task']['size'] == 256" \
 	"procs(docs[0], $fp)[0]['rings']['task']['in_use'] == 12"
 ok $? "fdinfo fields parsed (engines, capacity, memory, window, tasks, state)"
+check "$tmp/fd.json" "procs(docs[0], $fp)[0]['task_rings'] is None"
+ok $? "an fdinfo client has no task rings (null)"
+PTOTOP_PROC_ROOT="$fake/proc" PTOTOP_SYSFS_ROOT="$fake/sys" \
+	PTO_STATS_DIR="$tmp/shm" "$PTOTOP" -b -R -n 1 >"$tmp/fd.txt"
+grep -Eq "^ *$fp +[^ ]+ +pto0 " "$tmp/fd.txt" &&
+	! grep -Eq 'resource|advice' "$tmp/fd.txt"
+ok $? "-R prints no ring lines for it"
 check "$tmp/fd.json" "sorted(d['name'] for d in docs[0]['devices']) == ['pto0', 'pto1']" \
 	"dev(docs[0], 'pto0')[0]['cores'] == {'cube': 4, 'vector': 2, 'aicpu': 1, 'accel': 1}" \
 	"dev(docs[0], 'pto0')[0]['contexts'] == 3" \
