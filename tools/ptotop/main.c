@@ -37,7 +37,8 @@ static void usage(FILE *out)
 		"  -V, --version         print the version and exit\n"
 		"\n"
 		"Interactive keys: q quit, h help, space pause, P T I S F D C U sort,\n"
-		"r reverse, f cycle device filter, + and - change the interval.\n"
+		"r reverse, f cycle device filter, + and - change the interval,\n"
+		"up and down select a process, Enter shows its task rings.\n"
 		"\n"
 		"Environment: PTO_STATS_DIR (stats pages, default /dev/shm).\n"
 		"See ptotop(1) for the JSON fields.\n");
