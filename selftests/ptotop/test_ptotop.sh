@@ -201,6 +201,7 @@ ok $? "--sort pid and --reverse order the processes"
 # 8-slot task windows below ring 0, so that the orchestrator waits on them;
 # when its load is done it prints pto_print_stats() and keeps its final
 # page until SIGTERM: ptotop must then say what libpto said.
+pgsize=$(wc -c <"$(page_of "$shm" "$lg")")
 check "$tmp/run.json" \
 	"all(len(p['task_rings']) == 4 for d in docs for p in procs(d, $lg))" \
 	"[(r['ring'], r['scope_depth'], r['and_deeper'], r['used']) for r in procs(docs[1], $lg)[0]['task_rings']] == [(0, 0, False, True), (1, 1, False, False), (2, 2, False, False), (3, 3, True, False)]" \
@@ -419,6 +420,61 @@ PTO_STATS_DIR="$tmp/shm" PTOTOP_PROC_ROOT="$tmp/none" PTOTOP_SYSFS_ROOT="$tmp/no
 	"$PTOTOP" -b -n 1 | grep -q 'No PTO devices or runtimes found'
 ok $? "says so when there is nothing to show"
 
+# ---- 3b. pages of another version -------------------------------------------
+# A live process mapping a page of version 1 (smaller: no task rings) or 3
+# is not read but reported; a dead process's page is left alone.
+cat >"$tmp/page.py" <<'PY'
+# page.py DIR VERSION SIZE [PID]: a stats page header of that version; with
+# no PID, this process's own page, kept mapped until it is killed
+import mmap, os, struct, sys, time
+d, version, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+pid = int(sys.argv[4]) if len(sys.argv) > 4 else os.getpid()
+path = "%s/pto-stats.%d.0" % (d, pid)
+page = bytearray(size)
+struct.pack_into("<QII", page, 0, 0x5054535041474531, version, size)
+with open(path, "wb") as f:
+    f.write(page)
+if len(sys.argv) == 4:
+    m = mmap.mmap(os.open(path, os.O_RDONLY), 0, prot=mmap.PROT_READ)
+    time.sleep(120)
+PY
+mkdir "$tmp/ver"
+python3 "$tmp/page.py" "$tmp/ver" 1 $((pgsize - 640)) &
+v1=$!
+python3 "$tmp/page.py" "$tmp/ver" 3 $((pgsize + 64)) &
+v3=$!
+pids="$v1 $v3"
+python3 "$tmp/page.py" "$tmp/ver" 1 $((pgsize - 640)) "$crash"
+maps_page() { grep -q "/pto-stats\.$1\.0\$" "/proc/$1/maps" 2>/dev/null; }
+wait_for 200 maps_page "$v1" && wait_for 200 maps_page "$v3"
+ok $? "processes $v1 and $v3 map pages of versions 1 and 3"
+PTO_STATS_DIR="$tmp/ver" "$PTOTOP" -j -n 1 >"$tmp/ver.json" &&
+	check "$tmp/ver.json" "docs[0]['processes'] == []" \
+		"sorted((u['pid'], u['version'], u['file']) for u in docs[0]['unsupported_pages']) == sorted([($v1, 1, 'pto-stats.$v1.0'), ($v3, 3, 'pto-stats.$v3.0')])"
+ok $? "JSON lists the live pages of versions 1 and 3, not the dead one's"
+PTO_STATS_DIR="$tmp/ver" "$PTOTOP" -b -n 1 >"$tmp/ver.txt"
+grep -q "^pid $v1 not shown: its stats page pto-stats.$v1.0 is version 1, from an older libpto; ptotop reads version 2\$" "$tmp/ver.txt" &&
+	grep -q "^pid $v3 not shown: its stats page pto-stats.$v3.0 is version 3, from a newer libpto; ptotop reads version 2: update ptotop\$" "$tmp/ver.txt" &&
+	! grep -q "pid $crash" "$tmp/ver.txt"
+ok $? "text says which runtimes are not shown, and why"
+PTO_STATS_DIR="$tmp/ver" "$PTOTOP" -j -n 1 -p "$v3" >"$tmp/ver3.json" &&
+	check "$tmp/ver3.json" "[u['pid'] for u in docs[0]['unsupported_pages']] == [$v3]"
+ok $? "-p filters them too"
+if command -v tmux >/dev/null; then
+	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
+		"env TERM=screen PTO_STATS_DIR=$tmp/ver $PTOTOP"
+	wait_for 100 screen_has "2 runtimes not shown: stats pages of other versions"
+	ok $? "UI says so too"
+	tmux -L "$tmux_sock" kill-server 2>/dev/null
+else
+	skip "tmux not installed"
+fi
+[ -e "$tmp/ver/pto-stats.$v1.0" ] && [ -e "$tmp/ver/pto-stats.$v3.0" ] &&
+	[ -e "$tmp/ver/pto-stats.$crash.0" ]
+ok $? "pages of other versions are left in place, a dead process's too"
+for p in $pids; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+pids=""
+
 # ---- 4. /dev/ptoN clients through fdinfo and sysfs (fake tree) ------------------
 fake=$tmp/fake
 fp=4242
@@ -483,7 +539,8 @@ check "$tmp/fd.json" \
 	"procs(docs[0], $fp)[0]['rings']['task']['size'] == 256" \
 	"procs(docs[0], $fp)[0]['rings']['task']['in_use'] == 12"
 ok $? "fdinfo fields parsed (engines, capacity, memory, window, tasks, state)"
-check "$tmp/fd.json" "procs(docs[0], $fp)[0]['task_rings'] is None"
+check "$tmp/fd.json" "procs(docs[0], $fp)[0]['task_rings'] is None" \
+	"docs[0]['unsupported_pages'] == []"
 ok $? "an fdinfo client has no task rings (null)"
 PTOTOP_PROC_ROOT="$fake/proc" PTOTOP_SYSFS_ROOT="$fake/sys" \
 	PTO_STATS_DIR="$tmp/shm" "$PTOTOP" -b -R -n 1 >"$tmp/fd.txt"

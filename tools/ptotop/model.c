@@ -30,6 +30,7 @@ static void sample_free(struct pt_sample *s)
 {
 	free(s->procs);
 	free(s->devs);
+	free(s->skipped);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -323,6 +324,22 @@ static void devices_from_procs(struct pt_sample *s)
 	}
 }
 
+/* The sources are freed after merging: the views need their own copy. */
+static void skipped_from_sources(struct pt_sample *s,
+				 const struct pt_sources *src)
+{
+	size_t bytes = src->nskipped * sizeof(*src->skipped);
+
+	if (!src->nskipped)
+		return;
+	s->skipped = malloc(bytes);
+	if (!s->skipped)
+		return;
+	memcpy(s->skipped, src->skipped, bytes);
+	s->nskipped = src->nskipped;
+	s->skipped_cap = src->nskipped;
+}
+
 /* Devices first, so that those in sysfs keep their directory order. */
 static void merge_sources(struct pt_state *st, const struct pt_sources *src)
 {
@@ -332,6 +349,7 @@ static void merge_sources(struct pt_state *st, const struct pt_sources *src)
 	procs_from_clients(st, s, src);
 	procs_from_pages(st, s, src);
 	devices_from_procs(s);
+	skipped_from_sources(s, src);
 }
 
 /* ---- rates --------------------------------------------------------------- */
@@ -620,6 +638,17 @@ double pt_resource_occupancy(const struct pt_ring *g)
 double pt_ring_occupancy(const struct pt_proc *p, enum pto_ring ring)
 {
 	return pt_resource_occupancy(&p->ring[ring]);
+}
+
+bool pt_skipped_visible(const struct pt_state *st,
+			const struct pt_skipped_page *sp)
+{
+	int i;
+
+	for (i = 0; i < st->npids; i++)
+		if (st->pids[i] == sp->pid)
+			return true;
+	return !st->npids;
 }
 
 /* ---- sizing advice per task ring ------------------------------------------- */

@@ -96,6 +96,8 @@ struct pt_sample {
 	int nprocs, procs_cap;
 	struct pt_device *devs;
 	int ndevs, devs_cap;
+	struct pt_skipped_page *skipped;	/* pages of other versions */
+	int nskipped, skipped_cap;
 };
 
 enum pt_sort {
@@ -242,5 +244,15 @@ bool pt_task_ring_used(const struct pt_proc *p, int ring);
  */
 bool pt_ring_advice(const struct pt_proc *p, int ring, enum pto_ring res,
 		    struct pt_advice *adv);
+
+/**
+ * pt_skipped_visible() - does a skipped page pass the pid filter?
+ * @st: the state holding the filter
+ * @sp: a skipped page of the current sample
+ *
+ * The device filter does not apply: another version's device is unknown.
+ */
+bool pt_skipped_visible(const struct pt_state *st,
+			const struct pt_skipped_page *sp);
 
 #endif /* PTOTOP_MODEL_H */

@@ -69,4 +69,12 @@ void pt_fmt_clock(char *buf, size_t len, uint64_t real_ns);
 void pt_fmt_advice(char *buf, size_t len, const struct pt_proc *p, int ring,
 		   enum pto_ring res, const struct pt_advice *adv);
 
+/**
+ * pt_fmt_skipped() - why a runtime is not shown: its page's version
+ * @buf: where to write
+ * @len: size of buf
+ * @sp: a page of another version
+ */
+void pt_fmt_skipped(char *buf, size_t len, const struct pt_skipped_page *sp);
+
 #endif /* PTOTOP_VIEW_H */

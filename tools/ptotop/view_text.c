@@ -69,6 +69,16 @@ void pt_fmt_advice(char *buf, size_t len, const struct pt_proc *p, int ring,
 			 (unsigned long long)g->size, adv->env);
 }
 
+void pt_fmt_skipped(char *buf, size_t len, const struct pt_skipped_page *sp)
+{
+	bool older = sp->version < PTO_STATSPAGE_VERSION;
+
+	snprintf(buf, len,
+		 "pid %d not shown: its stats page %s is version %u, from %s libpto; ptotop reads version %d%s",
+		 sp->pid, sp->file, sp->version, older ? "an older" : "a newer",
+		 PTO_STATSPAGE_VERSION, older ? "" : ": update ptotop");
+}
+
 /* A percentage in width columns, or "-" when unknown. */
 static void fmt_pct(char *buf, size_t len, int width, double frac)
 {
@@ -208,6 +218,20 @@ static void text_procs(const struct pt_state *st, FILE *out)
 	}
 }
 
+/* Runtimes left out because ptotop cannot read their pages. */
+static void text_skipped(const struct pt_state *st, FILE *out)
+{
+	char buf[512];
+	int i;
+
+	for (i = 0; i < st->cur.nskipped; i++) {
+		if (!pt_skipped_visible(st, &st->cur.skipped[i]))
+			continue;
+		pt_fmt_skipped(buf, sizeof(buf), &st->cur.skipped[i]);
+		fprintf(out, "%s\n", buf);
+	}
+}
+
 void pt_print_text(const struct pt_state *st, FILE *out)
 {
 	char when[32];
@@ -218,13 +242,16 @@ void pt_print_text(const struct pt_state *st, FILE *out)
 		when, st->iteration, st->cur.interval_s);
 	fprintf(out, "%d process%s\n", n, n == 1 ? "" : "es");
 	if (!st->cur.ndevs && !st->cur.nprocs) {
-		fprintf(out, "No PTO devices or runtimes found.\n\n");
+		fprintf(out, "No PTO devices or runtimes found.\n");
+		text_skipped(st, out);
+		fputc('\n', out);
 		fflush(out);
 		return;
 	}
 	text_devices(st, out);
 	fputc('\n', out);
 	text_procs(st, out);
+	text_skipped(st, out);
 	fputc('\n', out);
 	fflush(out);
 }
@@ -502,6 +529,27 @@ static void json_procs(const struct pt_state *st, FILE *out)
 	fputc(']', out);
 }
 
+static void json_skipped(const struct pt_state *st, FILE *out)
+{
+	bool first = true;
+	int i;
+
+	fputs("\"unsupported_pages\":[", out);
+	for (i = 0; i < st->cur.nskipped; i++) {
+		const struct pt_skipped_page *sp = &st->cur.skipped[i];
+
+		if (!pt_skipped_visible(st, sp))
+			continue;
+		fputs(first ? "{" : ",{", out);
+		first = false;
+		json_text(out, "file", sp->file, true);
+		fprintf(out, "\"pid\":%d,", sp->pid);
+		json_u64(out, "version", sp->version, false);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
 void pt_print_json(const struct pt_state *st, FILE *out)
 {
 	fputs("{\"ptotop_version\":1,", out);
@@ -512,6 +560,8 @@ void pt_print_json(const struct pt_state *st, FILE *out)
 	json_devices(st, out);
 	fputc(',', out);
 	json_procs(st, out);
+	fputc(',', out);
+	json_skipped(st, out);
 	fputs("}\n", out);
 	fflush(out);
 }

@@ -399,12 +399,45 @@ static const struct pt_proc *find_selected(const struct ui *ui)
 
 /* ---- the process table --------------------------------------------------- */
 
+static int visible_skipped(const struct pt_state *st)
+{
+	int i, n = 0;
+
+	for (i = 0; i < st->cur.nskipped; i++)
+		n += pt_skipped_visible(st, &st->cur.skipped[i]);
+	return n;
+}
+
+/* Runtimes whose pages ptotop cannot read: say so, or they just vanish. */
+static void draw_skipped(int y, const struct pt_state *st, int n)
+{
+	const struct pt_skipped_page *sp = NULL;
+	char buf[160];
+	int i;
+
+	for (i = 0; i < st->cur.nskipped && !sp; i++)
+		if (pt_skipped_visible(st, &st->cur.skipped[i]))
+			sp = &st->cur.skipped[i];
+	if (n == 1)
+		snprintf(buf, sizeof(buf),
+			 "pid %d not shown: stats page version %u, ptotop reads %d",
+			 sp->pid, sp->version,
+			 PTO_STATSPAGE_VERSION);
+	else
+		snprintf(buf, sizeof(buf),
+			 "%d runtimes not shown: stats pages of other versions (ptotop -b lists them)",
+			 n);
+	attron(COLOR_PAIR(C_MID));
+	put(y, 0, buf);
+	attroff(COLOR_PAIR(C_MID));
+}
+
 /* The rows that fit, scrolled so that the selected one is among them. */
 static void draw_procs(struct ui *ui, int y)
 {
 	const struct pt_state *st = ui->st;
 	int i, pos = 0, first, sel = selected_pos(ui);
-	int bottom = LINES - 1;
+	int notes = visible_skipped(st), bottom = LINES - 1 - !!notes;
 
 	draw_table_header(ui, y++);
 	first = sel >= bottom - y ? sel - (bottom - y) + 1 : 0;
@@ -415,9 +448,11 @@ static void draw_procs(struct ui *ui, int y)
 			draw_proc(y++, &st->cur.procs[i], pos - 1 == sel);
 	}
 	if (!pos)
-		put(y, 2, st->device_filter[0] ?
+		put(y++, 2, st->device_filter[0] ?
 		    "No processes on this device (f: change filter)." :
 		    "No processes are using PTO right now.");
+	if (notes)
+		draw_skipped(y, st, notes);
 }
 
 /* ---- the task ring view -------------------------------------------------- */
@@ -694,7 +729,7 @@ static void draw_help(void)
 		put(2 + i, 2, lines[i]);
 }
 
-static void draw_empty(void)
+static void draw_empty(const struct pt_state *st)
 {
 	static const char *const lines[] = {
 		"No PTO devices or runtimes found.",
@@ -710,6 +745,8 @@ static void draw_empty(void)
 
 		put(y + i, x < 0 ? 0 : x, lines[i]);
 	}
+	if (visible_skipped(st))
+		draw_skipped(y + i + 1, st, visible_skipped(st));
 }
 
 static void draw_key_hints(const struct ui *ui)
@@ -736,7 +773,7 @@ static void draw(struct ui *ui)
 	} else if (ui->rings) {
 		draw_ring_view(ui);
 	} else if (!st->cur.ndevs && !st->cur.nprocs) {
-		draw_empty();
+		draw_empty(st);
 	} else {
 		/* keep the title, key hints, table header and three rows */
 		budget = LINES - 1 - 1 - 1 - 3 - 1;
