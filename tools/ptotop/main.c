@@ -24,6 +24,8 @@ static void usage(FILE *out)
 		"\n"
 		"  -b, --batch           print text to stdout instead of the interactive UI\n"
 		"  -j, --json            print one JSON document per iteration (implies -b)\n"
+		"  -R, --rings           batch text: each task ring's figures and sizing\n"
+		"                        advice under its process\n"
 		"  -n, --iterations=N    stop after N refreshes (default: run until quit)\n"
 		"  -d, --delay=SECONDS   refresh interval, fractions allowed (default 1.0)\n"
 		"  -D, --device=NAME     show only device NAME (sim, pto0 or /dev/pto0)\n"
@@ -35,7 +37,8 @@ static void usage(FILE *out)
 		"  -V, --version         print the version and exit\n"
 		"\n"
 		"Interactive keys: q quit, h help, space pause, P T I S F D C U sort,\n"
-		"r reverse, f cycle device filter, + and - change the interval.\n"
+		"r reverse, f cycle device filter, + and - change the interval,\n"
+		"up and down select a process, Enter shows its task rings.\n"
 		"\n"
 		"Environment: PTO_STATS_DIR (stats pages, default /dev/shm).\n"
 		"See ptotop(1) for the JSON fields.\n");
@@ -106,6 +109,9 @@ static int apply_option(struct pt_state *st, int c, const char *arg)
 		st->json = true;
 		st->batch = true;
 		return 0;
+	case 'R':
+		st->task_rings = true;
+		return 0;
 	case 'n':
 		return parse_iterations(arg, &st->iterations);
 	case 'd':
@@ -135,6 +141,7 @@ static int parse_args(struct pt_state *st, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "batch", no_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "rings", no_argument, NULL, 'R' },
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "device", required_argument, NULL, 'D' },
@@ -147,7 +154,7 @@ static int parse_args(struct pt_state *st, int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "bjn:d:D:p:s:rhV", opts,
+	while ((c = getopt_long(argc, argv, "bjRn:d:D:p:s:rhV", opts,
 				NULL)) != -1) {
 		if (c == '?') {		/* getopt_long said what was wrong */
 			usage(stderr);

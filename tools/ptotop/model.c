@@ -30,6 +30,7 @@ static void sample_free(struct pt_sample *s)
 {
 	free(s->procs);
 	free(s->devs);
+	free(s->skipped);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -192,22 +193,37 @@ static struct pt_proc *page_merge_target(struct pt_sample *s,
 	return NULL;
 }
 
+static void ring_from_page(struct pt_ring *r,
+			   const struct pto_statspage_ring *pr)
+{
+	r->valid = true;
+	r->size = pr->size;
+	r->in_use = pr->in_use;
+	r->high_water = pr->high_water;
+	r->stalls = pr->stalls;
+	r->stall_ns = pr->stall_ns;
+}
+
+/* The totals, and each task ring's own figures (version 2 of the page). */
 static void rings_from_page(struct pt_proc *p, const struct pto_statspage *pg)
 {
-	static_assert(ARRAY_SIZE(pg->ring) == PTO_NUM_RINGS,
+	static_assert(ARRAY_SIZE(pg->ring) == PTO_NUM_RINGS &&
+		      ARRAY_SIZE(pg->depth[0]) == PTO_NUM_RINGS,
 		      "a stats page's rings are in enum pto_ring order");
-	int r;
+	static_assert(ARRAY_SIZE(pg->depth) == PTO_MAX_RINGS,
+		      "a stats page has room for every task ring");
+	int r, k;
 
 	p->stalls = 0;
-	for (r = 0; r < PTO_NUM_RINGS; r++) {
-		p->ring[r].valid = true;
-		p->ring[r].size = pg->ring[r].size;
-		p->ring[r].in_use = pg->ring[r].in_use;
-		p->ring[r].high_water = pg->ring[r].high_water;
-		p->ring[r].stalls = pg->ring[r].stalls;
-		p->ring[r].stall_ns = pg->ring[r].stall_ns;
-		p->stalls += pg->ring[r].stalls;
+	for (k = 0; k < PTO_NUM_RINGS; k++) {
+		ring_from_page(&p->ring[k], &pg->ring[k]);
+		p->stalls += pg->ring[k].stalls;
 	}
+	/* a page not yet published says 0; a corrupt one is cut short */
+	p->nrings = pg->nrings < PTO_MAX_RINGS ? pg->nrings : PTO_MAX_RINGS;
+	for (r = 0; r < p->nrings; r++)
+		for (k = 0; k < PTO_NUM_RINGS; k++)
+			ring_from_page(&p->depth[r][k], &pg->depth[r][k]);
 }
 
 static void proc_from_page(struct pt_proc *p, const struct pto_statspage *pg)
@@ -308,6 +324,22 @@ static void devices_from_procs(struct pt_sample *s)
 	}
 }
 
+/* The sources are freed after merging: the views need their own copy. */
+static void skipped_from_sources(struct pt_sample *s,
+				 const struct pt_sources *src)
+{
+	size_t bytes = src->nskipped * sizeof(*src->skipped);
+
+	if (!src->nskipped)
+		return;
+	s->skipped = malloc(bytes);
+	if (!s->skipped)
+		return;
+	memcpy(s->skipped, src->skipped, bytes);
+	s->nskipped = src->nskipped;
+	s->skipped_cap = src->nskipped;
+}
+
 /* Devices first, so that those in sysfs keep their directory order. */
 static void merge_sources(struct pt_state *st, const struct pt_sources *src)
 {
@@ -317,6 +349,7 @@ static void merge_sources(struct pt_state *st, const struct pt_sources *src)
 	procs_from_clients(st, s, src);
 	procs_from_pages(st, s, src);
 	devices_from_procs(s);
+	skipped_from_sources(s, src);
 }
 
 /* ---- rates --------------------------------------------------------------- */
@@ -595,13 +628,85 @@ void pt_next_device_filter(struct pt_state *st)
 	set_device_filter(st, "");
 }
 
+double pt_resource_occupancy(const struct pt_ring *g)
+{
+	if (!g->valid || !g->size)
+		return NAN;
+	return (double)g->in_use / g->size;
+}
+
 double pt_ring_occupancy(const struct pt_proc *p, enum pto_ring ring)
 {
-	const struct pt_ring *r = &p->ring[ring];
+	return pt_resource_occupancy(&p->ring[ring]);
+}
 
-	if (!r->valid || !r->size)
-		return NAN;
-	return (double)r->in_use / r->size;
+bool pt_skipped_visible(const struct pt_state *st,
+			const struct pt_skipped_page *sp)
+{
+	int i;
+
+	for (i = 0; i < st->npids; i++)
+		if (st->pids[i] == sp->pid)
+			return true;
+	return !st->npids;
+}
+
+/* ---- sizing advice per task ring ------------------------------------------- */
+
+bool pt_task_ring_used(const struct pt_proc *p, int ring)
+{
+	const struct pt_ring *task = &p->depth[ring][PTO_RING_TASK];
+
+	return task->high_water || task->in_use;
+}
+
+static uint64_t next_pow2(uint64_t x)
+{
+	uint64_t p = 1;
+
+	while (p < x)
+		p <<= 1;
+	return p;
+}
+
+/*
+ * PTO_<resource>=... listing every task ring's size, with ring's replaced
+ * by size: what to set to change that one ring alone.
+ */
+static void advice_env(const struct pt_proc *p, int ring, enum pto_ring res,
+		       struct pt_advice *adv)
+{
+	size_t used;
+	int r;
+
+	used = snprintf(adv->env, sizeof(adv->env), "%s=",
+			pt_resource_env(res));
+	for (r = 0; r < p->nrings && used < sizeof(adv->env); r++)
+		used += snprintf(adv->env + used, sizeof(adv->env) - used,
+				 "%s%llu", r ? "," : "",
+				 (unsigned long long)(r == ring ? adv->size :
+				 p->depth[r][res].size));
+}
+
+/* The thresholds are pto_print_stats()'s (lib/stats.c). */
+bool pt_ring_advice(const struct pt_proc *p, int ring, enum pto_ring res,
+		    struct pt_advice *adv)
+{
+	const struct pt_ring *g = &p->depth[ring][res];
+
+	memset(adv, 0, sizeof(*adv));
+	if (g->stalls && g->stall_ns > 1000000) {
+		adv->kind = PT_ADVICE_GROW;
+		adv->size = g->size * 2;
+	} else if (g->high_water && g->high_water * 8 < g->size &&
+		   g->size > 1024) {
+		adv->kind = PT_ADVICE_SHRINK;
+		adv->size = next_pow2(g->high_water * 2);
+	} else {
+		return false;
+	}
+	advice_env(p, ring, res, adv);
+	return true;
 }
 
 /* ---- sorting ------------------------------------------------------------- */

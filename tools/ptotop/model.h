@@ -23,9 +23,27 @@ enum {
 	PT_SRC_FDINFO = 2,	/* /proc/PID/fdinfo of an open /dev/ptoN */
 };
 
+/* One resource (enum pto_ring) of a row: of one task ring, or summed. */
 struct pt_ring {
 	bool valid;
 	uint64_t size, in_use, high_water, stalls, stall_ns;
+};
+
+/*
+ * libpto's sizing advice for one resource of one task ring (see
+ * pt_ring_advice()): grow it when the orchestrator waited on it, shrink it
+ * when it was never used beyond an eighth.
+ */
+enum pt_advice_kind {
+	PT_ADVICE_NONE,
+	PT_ADVICE_GROW,		/* "full N times, X ms waited" */
+	PT_ADVICE_SHRINK,	/* "never more than N of M used" */
+};
+
+struct pt_advice {
+	enum pt_advice_kind kind;
+	uint64_t size;		/* what to give this ring */
+	char env[160];		/* "PTO_HEAP_SIZE=a,b,c,d": every ring's size */
 };
 
 /* One runtime or one device client (the rows of the process table). */
@@ -43,7 +61,10 @@ struct pt_proc {
 	uint64_t submitted, completed, failed, in_flight, runs;
 	uint32_t cores[PTO_UAPI_NUM_WORKER_TYPES];
 	uint64_t busy_ns[PTO_UAPI_NUM_WORKER_TYPES];
-	struct pt_ring ring[PTO_NUM_RINGS];	/* by enum pto_ring */
+	struct pt_ring ring[PTO_NUM_RINGS];	/* by enum pto_ring, summed */
+	/* per task ring (scope depth), stats page only; 0 rings otherwise */
+	int nrings;
+	struct pt_ring depth[PTO_MAX_RINGS][PTO_NUM_RINGS];
 	bool have_mem;		/* fdinfo only */
 	uint64_t mem_heap, mem_window;	/* bytes */
 	int last_error;
@@ -75,6 +96,8 @@ struct pt_sample {
 	int nprocs, procs_cap;
 	struct pt_device *devs;
 	int ndevs, devs_cap;
+	struct pt_skipped_page *skipped;	/* pages of other versions */
+	int nskipped, skipped_cap;
 };
 
 enum pt_sort {
@@ -102,6 +125,7 @@ struct pt_state {
 	/* options; the screen's keys change delay, sort and device filter */
 	long iterations;	/* 0: until quit */
 	bool batch, json;
+	bool task_rings;	/* -R: per task ring lines in batch text */
 	double delay_s;
 	enum pt_sort sort;
 	bool reverse;
@@ -187,5 +211,48 @@ void pt_next_device_filter(struct pt_state *st);
  * Return: in_use / size, or NAN when the row does not know that ring.
  */
 double pt_ring_occupancy(const struct pt_proc *p, enum pto_ring ring);
+
+/**
+ * pt_resource_occupancy() - how full one resource is
+ * @g: a resource of a row, summed or of one task ring
+ *
+ * Return: in_use / size, or NAN when it is not known.
+ */
+double pt_resource_occupancy(const struct pt_ring *g);
+
+/**
+ * pt_task_ring_used() - has a task ring held any task?
+ * @p: the row
+ * @ring: the task ring, below p->nrings
+ *
+ * As libpto decides it for its statistics: a task window in use or with a
+ * high-water mark.
+ */
+bool pt_task_ring_used(const struct pt_proc *p, int ring);
+
+/**
+ * pt_ring_advice() - libpto's sizing advice for one resource of a task ring
+ * @p: the row
+ * @ring: the task ring, below p->nrings
+ * @res: the resource
+ * @adv: filled in; kind PT_ADVICE_NONE when the resource is fine
+ *
+ * The same rules as pto_print_stats(): double a resource the orchestrator
+ * waited on for more than 1 ms in all; else offer the power of two above
+ * twice the high-water mark for one above 1024 never used beyond an eighth.
+ * Return: true when there is advice.
+ */
+bool pt_ring_advice(const struct pt_proc *p, int ring, enum pto_ring res,
+		    struct pt_advice *adv);
+
+/**
+ * pt_skipped_visible() - does a skipped page pass the pid filter?
+ * @st: the state holding the filter
+ * @sp: a skipped page of the current sample
+ *
+ * The device filter does not apply: another version's device is unknown.
+ */
+bool pt_skipped_visible(const struct pt_state *st,
+			const struct pt_skipped_page *sp);
 
 #endif /* PTOTOP_MODEL_H */

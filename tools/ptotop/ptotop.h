@@ -43,6 +43,37 @@ static inline const char *pt_type_name(int type)
 	return names[type];
 }
 
+/*
+ * A task ring's resource (enum pto_ring) as libpto names it in its
+ * statistics and sizing advice ("heap ring"), and the variable that sizes
+ * it per task ring (PTO_HEAP_SIZE=a,b,...).  libpto is not linked, so
+ * these are copies of lib/stats.c's and lib/config.c's; test_ptotop
+ * compares ptotop's advice with pto_print_stats() so that they stay equal.
+ */
+static inline const char *pt_resource_name(int res)
+{
+	static const char *const names[PTO_NUM_RINGS] = {
+		[PTO_RING_TASK] = "task window",
+		[PTO_RING_HEAP] = "heap ring",
+		[PTO_RING_DEP] = "dependency pool",
+		[PTO_RING_TENSORMAP] = "TensorMap pool",
+	};
+
+	return names[res];
+}
+
+static inline const char *pt_resource_env(int res)
+{
+	static const char *const names[PTO_NUM_RINGS] = {
+		[PTO_RING_TASK] = "PTO_TASK_WINDOW",
+		[PTO_RING_HEAP] = "PTO_HEAP_SIZE",
+		[PTO_RING_DEP] = "PTO_DEP_POOL",
+		[PTO_RING_TENSORMAP] = "PTO_TENSORMAP_POOL",
+	};
+
+	return names[res];
+}
+
 /* Nanoseconds on clock (CLOCK_MONOTONIC or CLOCK_REALTIME). */
 static inline uint64_t pt_now_ns(clockid_t clock)
 {

@@ -4,6 +4,7 @@
  * its per-device sysfs attributes, read into the raw records of sources.h.
  * See Documentation/ptotop.rst for what each source offers.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,51 +191,114 @@ static bool pid_gone(int pid)
  * a process that does not map it (pid reuse).  Time stamps are not used:
  * a clock step would make a live page look stale.
  */
-static bool page_stale(const struct pt_roots *roots,
-		       const struct pto_statspage *pg, const char *name)
+static bool page_stale(const struct pt_roots *roots, int pid,
+		       const char *name)
 {
-	if (pg->pid <= 0 || pid_gone(pg->pid))
+	if (pid <= 0 || pid_gone(pid))
 		return true;
-	return proc_maps_file(roots, pg->pid, name) == 0;
+	return proc_maps_file(roots, pid, name) == 0;
+}
+
+/* The pid in a page's name, pto-stats.<pid>.<n>; -1 if there is none. */
+static int name_pid(const char *name)
+{
+	const char *p = name + strlen(PTO_STATSPAGE_PREFIX);
+	char *end;
+	long pid;
+
+	pid = strtol(p, &end, 10);
+	return end != p && *end == '.' && pid > 0 && pid <= INT_MAX ?
+	       (int)pid : -1;
+}
+
+/* What every version of the page starts with. */
+struct page_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t size;
+};
+
+static_assert(offsetof(struct pto_statspage, version) ==
+	      offsetof(struct page_header, version) &&
+	      offsetof(struct pto_statspage, size) ==
+	      offsetof(struct page_header, size),
+	      "the header of every stats page version");
+
+/*
+ * Read the header before mapping anything: a page of another version may
+ * be smaller than ours, and is reported rather than taken for a file that
+ * is no page.  Returns 0 for a page of our version, -EPROTO for another
+ * version (in *version), -EINVAL for anything else.
+ */
+static int page_check(int fd, const struct stat *sb, uint32_t *version)
+{
+	struct page_header h;
+
+	if (!S_ISREG(sb->st_mode) ||
+	    pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    h.magic != PTO_STATSPAGE_MAGIC)
+		return -EINVAL;
+	*version = h.version;
+	if (h.version != PTO_STATSPAGE_VERSION)
+		return -EPROTO;
+	/* size is fixed at creation: no SIGBUS from a shrinking file */
+	if (h.size < sizeof(struct pto_statspage) ||
+	    sb->st_size < (off_t)sizeof(struct pto_statspage))
+		return -EINVAL;
+	return 0;
 }
 
 /*
- * Map and copy one page: 0 on success, -ESRCH for a stale page, another
- * negative errno for a file that is not a page.  Magic, version, size, pid
- * and start_ns never change after creation, so they are checked before the
- * seqlock read: a runtime killed in mid-update leaves seq odd forever.
+ * Map and copy a checked page: 0, or -ESRCH for a stale one.  pid never
+ * changes after creation, so it is checked before the seqlock read: a
+ * runtime killed in mid-update leaves seq odd forever.
  */
-static int page_load(const struct pt_roots *roots, int dirfd,
-		     const char *name, struct pto_statspage *out, uid_t *owner)
+static int page_copy(const struct pt_roots *roots, int fd, const char *name,
+		     struct pto_statspage *out)
 {
 	const struct pto_statspage *map;
+	int ret;
+
+	map = mmap(NULL, sizeof(*map), PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	if (page_stale(roots, map->pid, name))
+		ret = -ESRCH;
+	else
+		ret = pto_statspage_read(map, out);
+	munmap((void *)map, sizeof(*map));
+	out->device[sizeof(out->device) - 1] = '\0';
+	return ret;
+}
+
+/*
+ * Load one page: 0 on success, -ESRCH for a stale page, -EPROTO for a
+ * live page of another version (*version), another negative errno for a
+ * file that is not a page.  A stale page of another version is only left
+ * out: what else it holds is not ours to judge.
+ */
+static int page_load(const struct pt_roots *roots, int dirfd,
+		     const char *name, struct pto_statspage *out, uid_t *owner,
+		     uint32_t *version)
+{
 	struct stat sb;
 	int fd, ret;
 
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
-	/* size is fixed at creation: no SIGBUS from a shrinking file */
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-	    sb.st_size < (off_t)sizeof(*map)) {
-		close(fd);
-		return -EINVAL;
+	if (fstat(fd, &sb) < 0) {
+		ret = -errno;
+	} else {
+		*owner = sb.st_uid;
+		ret = page_check(fd, &sb, version);
+		if (!ret)
+			ret = page_copy(roots, fd, name, out);
+		else if (ret == -EPROTO &&
+			 page_stale(roots, name_pid(name), name))
+			ret = -EINVAL;
 	}
-	*owner = sb.st_uid;
-	map = mmap(NULL, sizeof(*map), PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
-	if (map->magic != PTO_STATSPAGE_MAGIC ||
-	    map->version != PTO_STATSPAGE_VERSION ||
-	    map->size < sizeof(*out))
-		ret = -EINVAL;
-	else if (page_stale(roots, map, name))
-		ret = -ESRCH;
-	else
-		ret = pto_statspage_read(map, out);
-	munmap((void *)map, sizeof(*map));
-	out->device[sizeof(out->device) - 1] = '\0';
 	return ret;
 }
 
@@ -257,12 +322,31 @@ static void tidy_temp(int dirfd, const char *name)
 		unlinkat(dirfd, name, 0);
 }
 
+/* Note a live page of another version; false when out of memory. */
+static bool add_skipped(struct pt_sources *src, const char *name,
+			uint32_t version)
+{
+	struct pt_skipped_page *skipped, *sp;
+
+	skipped = pt_grow(src->skipped, src->nskipped, &src->skipped_cap,
+			  sizeof(*skipped), 4);
+	if (!skipped)
+		return false;
+	src->skipped = skipped;
+	sp = &skipped[src->nskipped++];
+	snprintf(sp->file, sizeof(sp->file), "%s", name);
+	sp->pid = name_pid(name);
+	sp->version = version;
+	return true;
+}
+
 /* Add the page called name if it is a live one; false when out of memory. */
 static bool add_page(const struct pt_roots *roots, struct pt_sources *src,
 		     int dirfd, const char *name)
 {
 	struct pt_stats_page *pages, *pg;
 	uid_t owner = (uid_t)-1;
+	uint32_t version = 0;
 	int ret;
 
 	pages = pt_grow(src->pages, src->npages, &src->pages_cap,
@@ -271,11 +355,13 @@ static bool add_page(const struct pt_roots *roots, struct pt_sources *src,
 		return false;
 	src->pages = pages;
 	pg = &pages[src->npages];
-	ret = page_load(roots, dirfd, name, &pg->page, &owner);
+	ret = page_load(roots, dirfd, name, &pg->page, &owner, &version);
 	if (ret == -ESRCH && owner == geteuid()) {
 		/* a crashed runtime's leftover: tidy up our own */
 		unlinkat(dirfd, name, 0);
 	}
+	if (ret == -EPROTO)
+		return add_skipped(src, name, version);
 	if (ret)
 		return true;
 	snprintf(pg->file, sizeof(pg->file), "%s", name);
@@ -600,5 +686,6 @@ void pt_sources_free(struct pt_sources *src)
 	free(src->devs);
 	free(src->clients);
 	free(src->pages);
+	free(src->skipped);
 	memset(src, 0, sizeof(*src));
 }

@@ -62,6 +62,17 @@ struct pt_stats_page {
 	struct pto_statspage page;
 };
 
+/*
+ * A live runtime's page in another version of the format (an older or
+ * newer libpto): not read, but reported, so that the runtime is not
+ * simply missing from the screen.
+ */
+struct pt_skipped_page {
+	char file[256];			/* its name in the stats directory */
+	int pid;			/* from the name: pto-stats.<pid>.<n> */
+	uint32_t version;
+};
+
 /* Everything read for one sample, each array in directory order. */
 struct pt_sources {
 	struct pt_sysfs_device *devs;
@@ -70,6 +81,8 @@ struct pt_sources {
 	int nclients, clients_cap;
 	struct pt_stats_page *pages;
 	int npages, pages_cap;
+	struct pt_skipped_page *skipped;
+	int nskipped, skipped_cap;
 };
 
 /**
@@ -91,6 +104,7 @@ void pt_roots_from_env(struct pt_roots *roots);
  * out: their process is gone, or its pid was reused by a process that does
  * not map the page.  Those of our own user are unlinked, and so is the
  * half-made page of a writer that died before renaming it into place.
+ * Live pages of a version other than PTO_STATSPAGE_VERSION go to skipped.
  * Out of memory, a source's records stop short; nothing fails.
  */
 void pt_sources_read(const struct pt_roots *roots, struct pt_sources *src);

@@ -54,4 +54,27 @@ void pt_fmt_bytes(char *buf, size_t len, uint64_t bytes);
  */
 void pt_fmt_clock(char *buf, size_t len, uint64_t real_ns);
 
+/**
+ * pt_fmt_advice() - sizing advice in pto_print_stats()'s words
+ * @buf: where to write
+ * @len: size of buf
+ * @p: the row
+ * @ring: the task ring
+ * @res: the resource
+ * @adv: from pt_ring_advice(p, ring, res, adv), not PT_ADVICE_NONE
+ *
+ * "ring 1 heap ring: full 3 times, 4.1 ms waited; PTO_HEAP_SIZE=... would
+ * let the orchestrator run further ahead", without libpto's indent.
+ */
+void pt_fmt_advice(char *buf, size_t len, const struct pt_proc *p, int ring,
+		   enum pto_ring res, const struct pt_advice *adv);
+
+/**
+ * pt_fmt_skipped() - why a runtime is not shown: its page's version
+ * @buf: where to write
+ * @len: size of buf
+ * @sp: a page of another version
+ */
+void pt_fmt_skipped(char *buf, size_t len, const struct pt_skipped_page *sp);
+
 #endif /* PTOTOP_VIEW_H */

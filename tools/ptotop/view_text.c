@@ -6,6 +6,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
@@ -47,6 +48,35 @@ void pt_fmt_clock(char *buf, size_t len, uint64_t real_ns)
 
 	localtime_r(&t, &tm);
 	strftime(buf, len, "%H:%M:%S", &tm);
+}
+
+void pt_fmt_advice(char *buf, size_t len, const struct pt_proc *p, int ring,
+		   enum pto_ring res, const struct pt_advice *adv)
+{
+	const struct pt_ring *g = &p->depth[ring][res];
+
+	if (adv->kind == PT_ADVICE_GROW)
+		snprintf(buf, len,
+			 "ring %d %s: full %llu times, %.1f ms waited; %s would let the orchestrator run further ahead",
+			 ring, pt_resource_name(res),
+			 (unsigned long long)g->stalls, g->stall_ns / 1e6,
+			 adv->env);
+	else
+		snprintf(buf, len,
+			 "ring %d %s: never more than %llu of %llu used; %s would do and save memory",
+			 ring, pt_resource_name(res),
+			 (unsigned long long)g->high_water,
+			 (unsigned long long)g->size, adv->env);
+}
+
+void pt_fmt_skipped(char *buf, size_t len, const struct pt_skipped_page *sp)
+{
+	bool older = sp->version < PTO_STATSPAGE_VERSION;
+
+	snprintf(buf, len,
+		 "pid %d not shown: its stats page %s is version %u, from %s libpto; ptotop reads version %d%s",
+		 sp->pid, sp->file, sp->version, older ? "an older" : "a newer",
+		 PTO_STATSPAGE_VERSION, older ? "" : ": update ptotop");
 }
 
 /* A percentage in width columns, or "-" when unknown. */
@@ -112,6 +142,64 @@ static void text_proc(const struct pt_proc *p, FILE *out)
 		(unsigned long long)p->failed, p->command);
 }
 
+/* Under a process row, so indented past its pid. */
+#define TEXT_RING_INDENT	"        "
+
+/* One task ring: a line per resource, as pto_print_stats() lays it out. */
+static void text_task_ring(const struct pt_proc *p, int r, FILE *out)
+{
+	int k;
+
+	if (!pt_task_ring_used(p, r)) {
+		fprintf(out, TEXT_RING_INDENT
+			"%-4d (scope depth %d%s: no tasks)\n", r, r, r + 1 == p->nrings ?
+			" and deeper" : "");
+		return;
+	}
+	for (k = 0; k < PTO_NUM_RINGS; k++) {
+		const struct pt_ring *g = &p->depth[r][k];
+
+		fprintf(out, TEXT_RING_INDENT
+			"%-4d %-16s %12llu %12llu %12llu %10llu %12.3f\n",
+			r, pt_resource_name(k),
+			(unsigned long long)g->size,
+			(unsigned long long)g->in_use,
+			(unsigned long long)g->high_water,
+			(unsigned long long)g->stalls, g->stall_ns / 1e6);
+	}
+}
+
+static void text_advice(const struct pt_proc *p, FILE *out)
+{
+	struct pt_advice adv;
+	char buf[512];
+	int r, k;
+
+	for (r = 0; r < p->nrings; r++) {
+		for (k = 0; k < PTO_NUM_RINGS; k++) {
+			if (!pt_ring_advice(p, r, k, &adv))
+				continue;
+			pt_fmt_advice(buf, sizeof(buf), p, r, k, &adv);
+			fprintf(out, TEXT_RING_INDENT "advice: %s\n", buf);
+		}
+	}
+}
+
+/* -R: each task ring's figures, then the advice, under the process row. */
+static void text_task_rings(const struct pt_proc *p, FILE *out)
+{
+	int r;
+
+	if (!p->nrings)
+		return;		/* fdinfo only, or a page not yet filled */
+	fprintf(out, TEXT_RING_INDENT "%-4s %-16s %12s %12s %12s %10s %12s\n",
+		"ring", "resource", "size", "in use", "high water", "stalls",
+		"stall ms");
+	for (r = 0; r < p->nrings; r++)
+		text_task_ring(p, r, out);
+	text_advice(p, out);
+}
+
 static void text_procs(const struct pt_state *st, FILE *out)
 {
 	int i;
@@ -119,9 +207,29 @@ static void text_procs(const struct pt_state *st, FILE *out)
 	fprintf(out, "%7s %-8s %-6s %9s %6s %5s %5s %5s %5s %7s %5s %s\n",
 		"PID", "USER", "DEVICE", "TASKS/S", "INFLT", "TASK%", "HEAP%",
 		"DEP%", "TMAP%", "STALLS", "FAIL", "COMMAND");
-	for (i = 0; i < st->cur.nprocs; i++)
-		if (pt_proc_visible(st, &st->cur.procs[i]))
-			text_proc(&st->cur.procs[i], out);
+	for (i = 0; i < st->cur.nprocs; i++) {
+		const struct pt_proc *p = &st->cur.procs[i];
+
+		if (!pt_proc_visible(st, p))
+			continue;
+		text_proc(p, out);
+		if (st->task_rings)
+			text_task_rings(p, out);
+	}
+}
+
+/* Runtimes left out because ptotop cannot read their pages. */
+static void text_skipped(const struct pt_state *st, FILE *out)
+{
+	char buf[512];
+	int i;
+
+	for (i = 0; i < st->cur.nskipped; i++) {
+		if (!pt_skipped_visible(st, &st->cur.skipped[i]))
+			continue;
+		pt_fmt_skipped(buf, sizeof(buf), &st->cur.skipped[i]);
+		fprintf(out, "%s\n", buf);
+	}
 }
 
 void pt_print_text(const struct pt_state *st, FILE *out)
@@ -134,13 +242,16 @@ void pt_print_text(const struct pt_state *st, FILE *out)
 		when, st->iteration, st->cur.interval_s);
 	fprintf(out, "%d process%s\n", n, n == 1 ? "" : "es");
 	if (!st->cur.ndevs && !st->cur.nprocs) {
-		fprintf(out, "No PTO devices or runtimes found.\n\n");
+		fprintf(out, "No PTO devices or runtimes found.\n");
+		text_skipped(st, out);
+		fputc('\n', out);
 		fflush(out);
 		return;
 	}
 	text_devices(st, out);
 	fputc('\n', out);
 	text_procs(st, out);
+	text_skipped(st, out);
 	fputc('\n', out);
 	fflush(out);
 }
@@ -239,6 +350,19 @@ static void json_device(FILE *out, const struct pt_device *d)
 	fputc('}', out);
 }
 
+/* {"size":..,"occupancy":..}: one resource, summed or of one task ring */
+static void json_resource(FILE *out, const struct pt_ring *g)
+{
+	fputc('{', out);
+	json_u64(out, "size", g->size, true);
+	json_u64(out, "in_use", g->in_use, true);
+	json_u64(out, "high_water", g->high_water, true);
+	json_u64(out, "stalls", g->stalls, true);
+	json_u64(out, "stall_ns", g->stall_ns, true);
+	json_num(out, "occupancy", pt_resource_occupancy(g), false);
+	fputc('}', out);
+}
+
 /* Only the rings the row's sources know. */
 static void json_rings(FILE *out, const struct pt_proc *p)
 {
@@ -247,21 +371,82 @@ static void json_rings(FILE *out, const struct pt_proc *p)
 
 	fputs("\"rings\":{", out);
 	for (r = 0; r < PTO_NUM_RINGS; r++) {
-		const struct pt_ring *g = &p->ring[r];
-
-		if (!g->valid)
+		if (!p->ring[r].valid)
 			continue;
-		fprintf(out, "%s\"%s\":{", first ? "" : ",", ring_names[r]);
+		fprintf(out, "%s\"%s\":", first ? "" : ",", ring_names[r]);
 		first = false;
-		json_u64(out, "size", g->size, true);
-		json_u64(out, "in_use", g->in_use, true);
-		json_u64(out, "high_water", g->high_water, true);
-		json_u64(out, "stalls", g->stalls, true);
-		json_u64(out, "stall_ns", g->stall_ns, true);
-		json_num(out, "occupancy", pt_ring_occupancy(p, r), false);
-		fputc('}', out);
+		json_resource(out, &p->ring[r]);
 	}
 	fputc('}', out);
+}
+
+/* {"resource":"heap","action":"grow","size":..,"env":..,"text":..} */
+static void json_one_advice(FILE *out, const struct pt_proc *p, int r,
+			    enum pto_ring k, const struct pt_advice *adv)
+{
+	char text[512];
+
+	pt_fmt_advice(text, sizeof(text), p, r, k, adv);
+	fprintf(out, "{\"resource\":\"%s\",\"action\":\"%s\",",
+		ring_names[k], adv->kind == PT_ADVICE_GROW ? "grow" : "shrink");
+	json_u64(out, "size", adv->size, true);
+	json_text(out, "env", adv->env, true);
+	json_text(out, "text", text, false);
+	fputc('}', out);
+}
+
+static void json_advice(FILE *out, const struct pt_proc *p, int r)
+{
+	struct pt_advice adv;
+	bool first = true;
+	int k;
+
+	fputs("\"advice\":[", out);
+	for (k = 0; k < PTO_NUM_RINGS; k++) {
+		if (!pt_ring_advice(p, r, k, &adv))
+			continue;
+		if (!first)
+			fputc(',', out);
+		first = false;
+		json_one_advice(out, p, r, k, &adv);
+	}
+	fputc(']', out);
+}
+
+static void json_task_ring(FILE *out, const struct pt_proc *p, int r)
+{
+	int k;
+
+	fprintf(out, "{\"ring\":%d,\"scope_depth\":%d,\"and_deeper\":%s,",
+		r, r, r + 1 == p->nrings ? "true" : "false");
+	fprintf(out, "\"used\":%s,\"resources\":{",
+		pt_task_ring_used(p, r) ? "true" : "false");
+	for (k = 0; k < PTO_NUM_RINGS; k++) {
+		fprintf(out, "%s\"%s\":", k ? "," : "", ring_names[k]);
+		json_resource(out, &p->depth[r][k]);
+	}
+	fputs("},", out);
+	json_advice(out, p, r);
+	fputc('}', out);
+}
+
+/* Per task ring; null when no source reports them (fdinfo only). */
+static void json_task_rings(FILE *out, const struct pt_proc *p)
+{
+	int r;
+
+	fputs("\"task_rings\":", out);
+	if (!(p->src & PT_SRC_PAGE)) {
+		fputs("null", out);
+		return;
+	}
+	fputc('[', out);
+	for (r = 0; r < p->nrings; r++) {
+		if (r)
+			fputc(',', out);
+		json_task_ring(out, p, r);
+	}
+	fputc(']', out);
 }
 
 static void json_sources(FILE *out, unsigned int src)
@@ -304,6 +489,8 @@ static void json_proc(FILE *out, const struct pt_proc *p)
 	json_u64(out, "stalls", p->stalls, true);
 	json_rings(out, p);
 	fputc(',', out);
+	json_task_rings(out, p);
+	fputc(',', out);
 	json_memory(out, p);
 	fprintf(out, ",\"last_error\":%d}", p->last_error);
 }
@@ -342,6 +529,27 @@ static void json_procs(const struct pt_state *st, FILE *out)
 	fputc(']', out);
 }
 
+static void json_skipped(const struct pt_state *st, FILE *out)
+{
+	bool first = true;
+	int i;
+
+	fputs("\"unsupported_pages\":[", out);
+	for (i = 0; i < st->cur.nskipped; i++) {
+		const struct pt_skipped_page *sp = &st->cur.skipped[i];
+
+		if (!pt_skipped_visible(st, sp))
+			continue;
+		fputs(first ? "{" : ",{", out);
+		first = false;
+		json_text(out, "file", sp->file, true);
+		fprintf(out, "\"pid\":%d,", sp->pid);
+		json_u64(out, "version", sp->version, false);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
 void pt_print_json(const struct pt_state *st, FILE *out)
 {
 	fputs("{\"ptotop_version\":1,", out);
@@ -352,6 +560,8 @@ void pt_print_json(const struct pt_state *st, FILE *out)
 	json_devices(st, out);
 	fputc(',', out);
 	json_procs(st, out);
+	fputc(',', out);
+	json_skipped(st, out);
 	fputs("}\n", out);
 	fflush(out);
 }
