@@ -10,6 +10,7 @@
 # is built only when its compiler can link an OpenMP program
 # (scripts/deps.sh bench installs clang and libomp-dev).  The StarPU worker
 # is built the same way when pkg-config knows StarPU (libstarpu-dev).
+# ptobench-peak (METG's machine peak, no runtime) is always built.
 
 PTOBENCH_BIN := $(O)/tools
 PTOBENCH_OBJ := $(O)/tools/ptobench-obj
@@ -18,12 +19,21 @@ PTOBENCH_PTO := $(PTOBENCH_BIN)/ptobench-pto
 PTOBENCH_GOMP := $(PTOBENCH_BIN)/ptobench-gomp
 PTOBENCH_OMP := $(PTOBENCH_BIN)/ptobench-omp
 PTOBENCH_STARPU := $(PTOBENCH_BIN)/ptobench-starpu
+PTOBENCH_PEAK := $(PTOBENCH_BIN)/ptobench-peak
 PTOBENCH_TEST := $(PTOBENCH_BIN)/test-ptobench
 
 PTOBENCH_GOMP_CC ?= gcc
 PTOBENCH_OMP_CC ?= clang
 PTOBENCH_OMP_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-D_GNU_SOURCE -pthread
+
+# The METG kernel: one object, compiled by one compiler without sanitizer
+# flags, linked into every worker and ptobench-peak, so that libpto,
+# libgomp, libomp and StarPU run the same machine code and the efficiencies
+# compare runtimes, not compilers.  -ffp-contract=off: no FMA contraction,
+# the FLOP count is that of separate multiplies and adds.
+PTOBENCH_KERNEL := $(PTOBENCH_OBJ)/metg_kernel.k.o
+
 PTOBENCH_OMP_SRCS := tools/ptobench/worker.c tools/ptobench/shapes.c \
 	tools/ptobench/worker_omp.c
 PTOBENCH_OMP_DEPS := $(PTOBENCH_OMP_SRCS) tools/ptobench/worker.h \
@@ -41,7 +51,7 @@ PTOBENCH_STARPU_PC := $(firstword $(shell pkg-config --exists starpu-1.4 \
 	2>/dev/null && echo starpu-1.4) $(shell pkg-config --exists \
 	starpu-1.3 2>/dev/null && echo starpu-1.3))
 
-PTOBENCH_WORKERS := $(PTOBENCH_PTO)
+PTOBENCH_WORKERS := $(PTOBENCH_PTO) $(PTOBENCH_PEAK)
 ifeq ($(PTOBENCH_HAVE_GOMP),y)
 PTOBENCH_WORKERS += $(PTOBENCH_GOMP)
 endif
@@ -62,6 +72,12 @@ $(PTOBENCH_OBJ)/%.o: tools/ptobench/%.c
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+$(PTOBENCH_KERNEL): tools/ptobench/metg_kernel.c tools/ptobench/taskbench.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $< (METG kernel)")
+	$(Q)$(PTOBENCH_GOMP_CC) $(PTOBENCH_OMP_CFLAGS) -fPIC -ffp-contract=off \
+		-c $< -o $@
+
 $(PTOBENCH): $(PTOBENCH_OBJ)/ptobench.o $(PTOBENCH_OBJ)/shapes.o
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
@@ -70,6 +86,13 @@ $(PTOBENCH_PTO): $(PTOBENCH_OBJ)/worker_pto.o $(PTOBENCH_OBJ)/worker.o \
 		 $(PTOBENCH_OBJ)/shapes.o $(LIBPTO_SO)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_LIBPTO_SHARED)
+
+$(PTOBENCH_PEAK): tools/ptobench/metg_peak.c tools/ptobench/taskbench.h \
+		  $(PTOBENCH_KERNEL)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(PTOBENCH_GOMP_CC) $(PTOBENCH_OMP_CFLAGS) -o $@ \
+		$(filter %.c %.o,$^)
 
 $(PTOBENCH_GOMP): $(PTOBENCH_OMP_DEPS)
 	@mkdir -p $(dir $@)
