@@ -33,11 +33,14 @@ PTOBENCH_OMP_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 # compare runtimes, not compilers.  -ffp-contract=off: no FMA contraction,
 # the FLOP count is that of separate multiplies and adds.
 PTOBENCH_KERNEL := $(PTOBENCH_OBJ)/metg_kernel.k.o
+# What every worker's METG mode adds (see metg_worker.c).
+PTOBENCH_METG_SRCS := tools/ptobench/metg_worker.c tools/ptobench/taskbench.c
 
 PTOBENCH_OMP_SRCS := tools/ptobench/worker.c tools/ptobench/shapes.c \
-	tools/ptobench/worker_omp.c
+	tools/ptobench/worker_omp.c tools/ptobench/metg_omp.c \
+	$(PTOBENCH_METG_SRCS)
 PTOBENCH_OMP_DEPS := $(PTOBENCH_OMP_SRCS) tools/ptobench/worker.h \
-	tools/ptobench/shapes.h
+	tools/ptobench/shapes.h tools/ptobench/taskbench.h $(PTOBENCH_KERNEL)
 
 # y when "$(1) $(2)" compiles and links an OpenMP program.
 PTOBENCH_OMP_PROBE := '\043include <omp.h>\nint main(void)\n{\n\treturn \
@@ -83,7 +86,9 @@ $(PTOBENCH): $(PTOBENCH_OBJ)/ptobench.o $(PTOBENCH_OBJ)/shapes.o
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
 
 $(PTOBENCH_PTO): $(PTOBENCH_OBJ)/worker_pto.o $(PTOBENCH_OBJ)/worker.o \
-		 $(PTOBENCH_OBJ)/shapes.o $(LIBPTO_SO)
+		 $(PTOBENCH_OBJ)/shapes.o $(PTOBENCH_OBJ)/metg_pto.o \
+		 $(PTOBENCH_OBJ)/metg_worker.o $(PTOBENCH_OBJ)/taskbench.o \
+		 $(PTOBENCH_KERNEL) $(LIBPTO_SO)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_LIBPTO_SHARED)
 
@@ -98,22 +103,25 @@ $(PTOBENCH_GOMP): $(PTOBENCH_OMP_DEPS)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@ (gcc, libgomp)")
 	$(Q)$(PTOBENCH_GOMP_CC) $(PTOBENCH_OMP_CFLAGS) -fopenmp -o $@ \
-		$(PTOBENCH_OMP_SRCS)
+		$(PTOBENCH_OMP_SRCS) $(PTOBENCH_KERNEL)
 
 $(PTOBENCH_OMP): $(PTOBENCH_OMP_DEPS)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@ (clang, libomp)")
 	$(Q)$(PTOBENCH_OMP_CC) $(PTOBENCH_OMP_CFLAGS) -fopenmp=libomp -o $@ \
-		$(PTOBENCH_OMP_SRCS)
+		$(PTOBENCH_OMP_SRCS) $(PTOBENCH_KERNEL)
 
 $(PTOBENCH_STARPU): tools/ptobench/worker_starpu.c tools/ptobench/worker.c \
-		    tools/ptobench/shapes.c tools/ptobench/worker.h \
-		    tools/ptobench/shapes.h
+		    tools/ptobench/shapes.c tools/ptobench/metg_starpu.c \
+		    $(PTOBENCH_METG_SRCS) tools/ptobench/worker.h \
+		    tools/ptobench/shapes.h tools/ptobench/taskbench.h \
+		    $(PTOBENCH_KERNEL)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@ ($(PTOBENCH_STARPU_PC))")
 	$(Q)$(PTOBENCH_GOMP_CC) $(PTOBENCH_OMP_CFLAGS) \
 		$$(pkg-config --cflags $(PTOBENCH_STARPU_PC)) -o $@ \
-		$(filter %.c,$^) $$(pkg-config --libs $(PTOBENCH_STARPU_PC))
+		$(filter %.c %.o,$^) \
+		$$(pkg-config --libs $(PTOBENCH_STARPU_PC))
 
 $(PTOBENCH_TEST): tools/ptobench/test-ptobench.sh
 	@mkdir -p $(dir $@)
