@@ -81,9 +81,11 @@ $(PTOBENCH_KERNEL): tools/ptobench/metg_kernel.c tools/ptobench/taskbench.h
 	$(Q)$(PTOBENCH_GOMP_CC) $(PTOBENCH_OMP_CFLAGS) -fPIC -ffp-contract=off \
 		-c $< -o $@
 
-$(PTOBENCH): $(PTOBENCH_OBJ)/ptobench.o $(PTOBENCH_OBJ)/shapes.o
+$(PTOBENCH): $(PTOBENCH_OBJ)/ptobench.o $(PTOBENCH_OBJ)/shapes.o \
+	     $(PTOBENCH_OBJ)/metg.o $(PTOBENCH_OBJ)/metg_plot.o \
+	     $(PTOBENCH_OBJ)/taskbench.o
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lm
 
 $(PTOBENCH_PTO): $(PTOBENCH_OBJ)/worker_pto.o $(PTOBENCH_OBJ)/worker.o \
 		 $(PTOBENCH_OBJ)/shapes.o $(PTOBENCH_OBJ)/metg_pto.o \
