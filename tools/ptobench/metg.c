@@ -12,6 +12,11 @@
  * (kernel time per task at peak) where the efficiency falls below 0.5,
  * interpolated between the two sweep points around the crossing.
  *
+ * The peak is a property of the machine and the granularity only, so the
+ * peak runs of every cell at one granularity are pooled: on a machine
+ * shared with other work a single 200 ms peak run varies by a factor of
+ * two or more, their median over the whole sweep much less.
+ *
  * Runs are interleaved as in the NOP benchmark: repetition r runs every
  * cell (pattern, width, granularity), and within a cell every
  * implementation and the peak one after another, the first one rotating
@@ -83,6 +88,10 @@ static uint64_t iters[METG_MAX_GRAINS];
 static int ngrains;
 static double ns_per_iter;
 static struct mcell *cells;
+/* Pooled peak per granularity: FLOP/ns and kernel us per task. */
+static double peak_rate[METG_MAX_GRAINS];
+static double peak_grain_us[METG_MAX_GRAINS];
+static int peak_runs[METG_MAX_GRAINS];
 static double load_before = -1, load_after = -1;
 
 static struct mcell *cell(int p, int w, int g, int col)
@@ -363,23 +372,78 @@ static int alloc_cells(void)
 
 /* ---- results ------------------------------------------------------------ */
 
-/* Median kernel time per task at peak, in us; NAN when it failed. */
-static double grain_us(int p, int w, int g)
+static int cmp_double(const void *a, const void *b)
 {
-	const struct mcell *c = cell(p, w, g, COL_PEAK);
+	double x = *(const double *)a, y = *(const double *)b;
 
-	return c->n ? summarize(c->grain, c->n).med / 1000 : NAN;
+	return (x > y) - (x < y);
 }
 
-/* Median achieved rate over median peak rate; NAN when either failed. */
+/* Median of n values, sorting them in place; NAN when there are none. */
+static double median(double *v, int n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Every cell's peak runs at granularity g; returns how many. */
+static int gather_peaks(int g, double *rate, double *grain)
+{
+	int n = 0;
+
+	for (int p = 0; p < npats; p++) {
+		for (int w = 0; w < mo.nwidths; w++) {
+			const struct mcell *c = cell(p, w, g, COL_PEAK);
+
+			memcpy(rate + n, c->rate, c->n * sizeof(*rate));
+			memcpy(grain + n, c->grain, c->n * sizeof(*grain));
+			n += c->n;
+		}
+	}
+	return n;
+}
+
+/* Median of every cell's peak runs at each granularity. */
+static int pool_peaks(void)
+{
+	double *rate = calloc((size_t)npats * mo.nwidths * mo.reps,
+			      sizeof(double));
+	double *grain = calloc((size_t)npats * mo.nwidths * mo.reps,
+			       sizeof(double));
+
+	if (!rate || !grain) {
+		free(rate);
+		free(grain);
+		return -ENOMEM;
+	}
+	for (int g = 0; g < ngrains; g++) {
+		int n = gather_peaks(g, rate, grain);
+
+		peak_runs[g] = n;
+		peak_rate[g] = median(rate, n);
+		peak_grain_us[g] = median(grain, n) / 1000;
+	}
+	free(rate);
+	free(grain);
+	return 0;
+}
+
+/* Kernel time per task at peak, in us; NAN when every peak run failed. */
+static double grain_us(int g)
+{
+	return peak_grain_us[g];
+}
+
+/* Median achieved rate over the peak rate; NAN when either failed. */
 static double efficiency(int p, int w, int g, int im)
 {
 	const struct mcell *c = cell(p, w, g, im);
-	const struct mcell *pk = cell(p, w, g, COL_PEAK);
 
-	if (!c->n || !pk->n)
+	if (!c->n)
 		return NAN;
-	return summarize(c->rate, c->n).med / summarize(pk->rate, pk->n).med;
+	return summarize(c->rate, c->n).med / peak_rate[g];
 }
 
 /*
@@ -393,7 +457,7 @@ static struct metg_result metg_of(int p, int w, int im)
 	double e0 = NAN, g0 = NAN;
 
 	for (int g = 0; g < ngrains; g++) {
-		double e = efficiency(p, w, g, im), gr = grain_us(p, w, g);
+		double e = efficiency(p, w, g, im), gr = grain_us(g);
 
 		if (isnan(e) || isnan(gr))
 			return m;
@@ -479,7 +543,7 @@ static void print_summary(void)
 	       "(%.0f us);\nMETG: smallest granularity, us of kernel time "
 	       "per task, with eff >= 0.5\n(none: below 0.5 already at the "
 	       "largest; <X: still >= 0.5 at the smallest).\n",
-	       grain_us(0, 0, 0));
+	       grain_us(0));
 }
 
 static void print_curve(int p, int w)
@@ -489,17 +553,14 @@ static void print_curve(int p, int w)
 	graph(p, w, &tg);
 	printf("\n%s, width %u, %" PRIu64 " tasks: efficiency by "
 	       "granularity\n%10s %10s %9s", tb_pattern_name(pats[p]),
-	       mo.width[w], tg.tasks, "iters", "grain us", "GFLOP/s");
+	       mo.width[w], tg.tasks, "iters", "grain us", "peak GF/s");
 	for (int im = 0; im < NUM_IMPLS; im++)
 		if (mo.impl[im])
 			printf(" %7s", impl_names[im]);
 	printf("\n");
 	for (int g = 0; g < ngrains; g++) {
-		const struct mcell *pk = cell(p, w, g, COL_PEAK);
-
-		printf("%10" PRIu64 " %10.2f %9.3f", iters[g],
-		       grain_us(p, w, g),
-		       pk->n ? summarize(pk->rate, pk->n).med : NAN);
+		printf("%10" PRIu64 " %10.2f %9.3f", iters[g], grain_us(g),
+		       peak_rate[g]);
 		for (int im = 0; im < NUM_IMPLS; im++)
 			if (mo.impl[im])
 				printf(" %7.3f", efficiency(p, w, g, im));
@@ -546,16 +607,19 @@ static void json_point(FILE *f, int p, int w, int g, int im)
 
 	fprintf(f, "          {\"iters\": %" PRIu64 ", \"grain_us\": ",
 		iters[g]);
-	json_num(f, grain_us(p, w, g));
+	json_num(f, grain_us(g));
 	fprintf(f, ", \"efficiency\": ");
 	json_num(f, efficiency(p, w, g, im));
 	fprintf(f, ", \"gflops\": ");
 	json_num(f, c->n ? summarize(c->rate, c->n).med : NAN);
 	fprintf(f, ", \"wall_us_x_cores_per_task\": ");
 	json_num(f, c->n ? summarize(c->wall, c->n).med / 1000 : NAN);
-	fprintf(f, ", \"runs\": %d, \"failed\": %d, \"tasks\": %" PRIu64
-		", \"flops\": %" PRIu64 ", \"check\": ", c->n, c->failed,
-		c->tasks, c->flops);
+	fprintf(f, ", \"samples_gflops\": [");
+	for (int i = 0; i < c->n; i++)
+		fprintf(f, "%s%.4f", i ? ", " : "", c->rate[i]);
+	fprintf(f, "],\n           \"runs\": %d, \"failed\": %d, \"tasks\": %"
+		PRIu64 ", \"flops\": %" PRIu64 ", \"check\": ", c->n,
+		c->failed, c->tasks, c->flops);
 	json_str(f, c->check);
 	fprintf(f, ", \"mismatch\": %s, \"info\": ",
 		c->mismatch ? "true" : "false");
@@ -583,18 +647,23 @@ static void json_impl(FILE *f, int p, int w, int im, bool last)
 	fprintf(f, "        ]}%s\n", last ? "" : ",");
 }
 
-static void json_peak(FILE *f, int p, int w)
+/* The pooled peak, and how many peak runs of each cell failed. */
+static void json_peak(FILE *f)
 {
-	fprintf(f, "      \"peak\": [");
+	fprintf(f, "  \"peak\": [");
 	for (int g = 0; g < ngrains; g++) {
-		const struct mcell *c = cell(p, w, g, COL_PEAK);
+		int failed = 0;
 
-		fprintf(f, "%s\n        {\"iters\": %" PRIu64
+		for (int p = 0; p < npats; p++)
+			for (int w = 0; w < mo.nwidths; w++)
+				failed += cell(p, w, g, COL_PEAK)->failed;
+		fprintf(f, "%s\n    {\"iters\": %" PRIu64
 			", \"grain_us\": ", g ? "," : "", iters[g]);
-		json_num(f, grain_us(p, w, g));
+		json_num(f, grain_us(g));
 		fprintf(f, ", \"gflops\": ");
-		json_num(f, c->n ? summarize(c->rate, c->n).med : NAN);
-		fprintf(f, ", \"runs\": %d, \"failed\": %d}", c->n, c->failed);
+		json_num(f, peak_rate[g]);
+		fprintf(f, ", \"runs\": %d, \"failed\": %d}", peak_runs[g],
+			failed);
 	}
 	fprintf(f, "],\n");
 }
@@ -616,7 +685,6 @@ static void json_results(FILE *f)
 				"\"width\": %u, \"tasks\": %" PRIu64 ",\n",
 				p || w ? "," : "", tb_pattern_name(pats[p]),
 				mo.width[w], tg.tasks);
-			json_peak(f, p, w);
 			fprintf(f, "      \"impls\": {\n");
 			for (int im = 0; im < NUM_IMPLS; im++)
 				if (mo.impl[im])
@@ -637,6 +705,7 @@ static int write_json(void)
 	}
 	fprintf(f, "{\n  \"ptobench\": 1,\n  \"mode\": \"metg\",\n");
 	json_config(f);
+	json_peak(f);
 	json_results(f);
 	fprintf(f, "}\n");
 	if (f != stdout ? fclose(f) : fflush(f)) {
@@ -658,7 +727,7 @@ static void fill_series(int p, int w, struct metg_series *s)
 		s->curve[n].name = impl_names[im];
 		s->curve[n].n = ngrains;
 		for (int g = 0; g < ngrains; g++) {
-			s->curve[n].x[g] = grain_us(p, w, g);
+			s->curve[n].x[g] = grain_us(g);
 			s->curve[n].y[g] = efficiency(p, w, g, im);
 		}
 		n++;
@@ -896,6 +965,8 @@ int metg_main(int argc, char **argv)
 	sweep();
 	load_after = loadavg1();
 	stop_load();
+	if (pool_peaks())
+		return 1;
 	print_header();
 	print_summary();
 	for (int p = 0; p < npats; p++)

@@ -108,7 +108,7 @@ elif mode == "metg":
                         pt["flops"] != want * pt["iters"] * fpi or
                         not (pt["efficiency"] or 0) > 0):
                     bad.append("%s/%d/%s: %s" % (p, w, i, pt))
-        for g in range(len(r["peak"])):
+        for g in range(len(doc["peak"])):
             checks = set(r["impls"][i]["points"][g]["check"] for i in impls
                          if r["impls"].get(i))
             if len(checks) != 1:
