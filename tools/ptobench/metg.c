@@ -124,7 +124,7 @@ static uint64_t field_u64(const char *line, const char *key)
 	return f ? strtoull(f, NULL, 10) : 0;
 }
 
-/* Facts after check= (or after ns= for the peak), for the JSON. */
+/* The worker's facts after check=, for the JSON. */
 static void keep_info(struct mcell *c, const char *line)
 {
 	const char *f = field(line, "check");
@@ -137,24 +137,30 @@ static void keep_info(struct mcell *c, const char *line)
 	snprintf(c->info, sizeof(c->info), "%.*s", (int)strcspn(f, "\n"), f);
 }
 
-/* A later run of the same cell, or another implementation, disagrees. */
+/*
+ * The results of a run must equal those of every earlier run of the cell,
+ * its own implementation's included: the graph and the kernel are the
+ * same, and the sum of the results' bits does not depend on the order.
+ */
 static void compare_check(int p, int w, int g, int im, const char *check)
 {
 	struct mcell *c = cell(p, w, g, im);
+	char now[20];
 
-	snprintf(c->check, sizeof(c->check), "%.16s", check);
+	snprintf(now, sizeof(now), "%.16s", check);
 	for (int k = 0; k < NUM_IMPLS; k++) {
 		struct mcell *o = cell(p, w, g, k);
 
-		if (o->check[0] && strcmp(o->check, c->check)) {
+		if (o->check[0] && strcmp(o->check, now)) {
 			fprintf(stderr, "ptobench: %s width %u: %s and %s "
 				"computed different results (%s, %s)\n",
 				tb_pattern_name(pats[p]), mo.width[w],
-				impl_names[im], impl_names[k], c->check,
-				o->check);
+				impl_names[im], impl_names[k], now, o->check);
 			c->mismatch = true;
 		}
 	}
+	if (!c->check[0])
+		snprintf(c->check, sizeof(c->check), "%s", now);
 }
 
 static int parse_run(const char *out, const struct tb_graph *tg,
