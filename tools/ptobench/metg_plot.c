@@ -85,15 +85,15 @@ static void x_axis(FILE *out, const struct frame *f)
 
 			if (log10(x) < f->lx0 || log10(x) > f->lx1)
 				continue;
-			fprintf(out, "<line x1='%.1f' y1='%.1f' x2='%.1f' "
-				"y2='%.1f' stroke='%s'/>\n", X, f->y0, X,
+			fprintf(out, "<line x1='%.0f' y1='%.0f' x2='%.0f' "
+				"y2='%.0f' stroke='%s'/>\n", X, f->y0, X,
 				bottom, m == 1 ? "#ccc" : "#eee");
-			fprintf(out, "<text x='%.1f' y='%.1f' "
+			fprintf(out, "<text x='%.0f' y='%.0f' "
 				"text-anchor='middle'%s>%g</text>\n", X,
 				bottom + 14, m == 1 ? "" : " fill='#666'", x);
 		}
 	}
-	fprintf(out, "<text x='%.1f' y='%.1f' text-anchor='middle'>task "
+	fprintf(out, "<text x='%.0f' y='%.0f' text-anchor='middle'>task "
 		"granularity (us of kernel per task)</text>\n",
 		f->x0 + f->w / 2, bottom + 32);
 }
@@ -103,18 +103,18 @@ static void y_axis(FILE *out, const struct frame *f)
 	for (int k = 0; k <= 4; k++) {
 		double y = k * 0.25, Y = py(f, y);
 
-		fprintf(out, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
-			"stroke='#ccc'/>\n<text x='%.1f' y='%.1f' "
+		fprintf(out, "<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' "
+			"stroke='#ccc'/>\n<text x='%.0f' y='%.0f' "
 			"text-anchor='end'>%.2f</text>\n", f->x0, Y,
 			f->x0 + f->w, Y, f->x0 - 4, Y + 4, y);
 	}
-	fprintf(out, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
+	fprintf(out, "<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' "
 		"stroke='#000' stroke-dasharray='4,3'/>\n", f->x0,
 		py(f, 0.5), f->x0 + f->w, py(f, 0.5));
-	fprintf(out, "<text transform='translate(%.1f,%.1f) rotate(-90)' "
+	fprintf(out, "<text transform='translate(%.0f,%.0f) rotate(-90)' "
 		"text-anchor='middle'>efficiency</text>\n", f->x0 - 38,
 		f->y0 + f->h / 2);
-	fprintf(out, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
+	fprintf(out, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' "
 		"fill='none' stroke='#000'/>\n", f->x0, f->y0, f->w, f->h);
 }
 
@@ -133,7 +133,7 @@ static void curve(FILE *out, const struct frame *f,
 			fprintf(out, "<polyline fill='none' stroke='%s' "
 				"stroke-width='1.5' points='", rgb);
 		if (ok)
-			fprintf(out, "%.1f,%.1f ", px(f, c->x[i]),
+			fprintf(out, "%.0f,%.0f ", px(f, c->x[i]),
 				py(f, c->y[i]));
 		if (!ok && open)
 			fprintf(out, "'/>\n");
@@ -143,7 +143,7 @@ static void curve(FILE *out, const struct frame *f,
 		fprintf(out, "'/>\n");
 	for (int i = 0; i < c->n; i++)
 		if (isfinite(c->x[i]) && c->x[i] > 0 && isfinite(c->y[i]))
-			fprintf(out, "<circle cx='%.1f' cy='%.1f' r='2' "
+			fprintf(out, "<circle cx='%.0f' cy='%.0f' r='2' "
 				"fill='%s'/>\n", px(f, c->x[i]),
 				py(f, c->y[i]), rgb);
 }
@@ -155,9 +155,9 @@ static void legend(FILE *out, const struct frame *f,
 	for (int c = 0; c < s->ncurves; c++) {
 		double y = f->y0 + 14 + 14 * c;
 
-		fprintf(out, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
-			"stroke='%s' stroke-width='2'/>\n<text x='%.1f' "
-			"y='%.1f'>%s</text>\n", f->x0 + 8, y - 4, f->x0 + 26,
+		fprintf(out, "<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' "
+			"stroke='%s' stroke-width='2'/>\n<text x='%.0f' "
+			"y='%.0f'>%s</text>\n", f->x0 + 8, y - 4, f->x0 + 26,
 			y - 4, color(s->curve[c].name), f->x0 + 30, y,
 			s->curve[c].name);
 	}
@@ -173,7 +173,7 @@ static void panel(FILE *out, const struct metg_series *s, double ox,
 	};
 
 	x_range(s, &f);
-	fprintf(out, "<text x='%.1f' y='%.1f' text-anchor='middle' "
+	fprintf(out, "<text x='%.0f' y='%.0f' text-anchor='middle' "
 		"font-weight='bold'>%s</text>\n", f.x0 + f.w / 2, oy + 18,
 		s->title);
 	x_axis(out, &f);
