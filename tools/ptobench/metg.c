@@ -9,8 +9,10 @@
  * and reports its wall time; ptobench-peak runs the same kernel at the same
  * granularity on one thread per core with no runtime.  Efficiency is the
  * achieved FLOP rate over that peak rate, and METG(50%) the granularity
- * (kernel time per task at peak) where the efficiency falls below 0.5,
- * interpolated between the two sweep points around the crossing.
+ * (the kernel's CPU time per task in the peak runs) where the efficiency
+ * falls below 0.5, interpolated between the two sweep points around the
+ * crossing.  CPU time rather than wall time, so that the granularity of a
+ * task is its work, whatever share of the machine other users leave.
  *
  * The peak is a property of the machine and the granularity only, so the
  * peak runs of every cell at one granularity are pooled: on a machine
@@ -70,7 +72,8 @@ struct metg_opts {
 /* One (pattern, width, granularity, column): its repetitions. */
 struct mcell {
 	double *rate;		/* FLOP per ns (GFLOP/s) */
-	double *grain;		/* peak: ns of kernel per task */
+	double *cpu;		/* CPU ns per task: the kernel's (peak) or
+				 * the whole worker's (implementations) */
 	double *wall;		/* implementations: ns * cores / tasks */
 	int n;			/* successful runs */
 	int failed;
@@ -164,7 +167,8 @@ static void compare_check(int p, int w, int g, int im, const char *check)
 }
 
 static int parse_run(const char *out, const struct tb_graph *tg,
-		     uint64_t it, uint64_t *ns, const char **check)
+		     uint64_t it, uint64_t *ns, uint64_t *cpu,
+		     const char **check)
 {
 	const char *line = strstr(out, "result ");
 	uint64_t tasks, flops;
@@ -174,6 +178,7 @@ static int parse_run(const char *out, const struct tb_graph *tg,
 	tasks = field_u64(line, "tasks");
 	flops = field_u64(line, "flops");
 	*ns = field_u64(line, "ns");
+	*cpu = field_u64(line, "cpu_ns");
 	*check = field(line, "check");
 	if (tasks != tg->tasks || flops != tasks * it * TB_FLOPS_PER_ITER ||
 	    !*ns || !*check) {
@@ -198,7 +203,7 @@ static int run_impl(int p, int w, int g, int im)
 	struct tb_graph tg;
 	struct rusage ru;
 	const char *check;
-	uint64_t ns;
+	uint64_t ns, cpu;
 
 	graph(p, w, &tg);
 	worker_path(impl_names[im], path, sizeof(path));
@@ -209,7 +214,7 @@ static int run_impl(int p, int w, int g, int im)
 	snprintf(a_c, sizeof(a_c), "%u", mo.cores);
 	snprintf(a_t, sizeof(a_t), "%u", mo.timeout);
 	if (run_worker(path, argv, out, sizeof(out), &ru) ||
-	    parse_run(out, &tg, iters[g], &ns, &check)) {
+	    parse_run(out, &tg, iters[g], &ns, &cpu, &check)) {
 		fprintf(stderr, "ptobench: %s %s width %u iters %" PRIu64
 			" failed\n", impl_names[im], tb_pattern_name(pats[p]),
 			mo.width[w], iters[g]);
@@ -219,15 +224,23 @@ static int run_impl(int p, int w, int g, int im)
 	c->tasks = tg.tasks;
 	c->flops = tg.tasks * iters[g] * TB_FLOPS_PER_ITER;
 	c->rate[c->n] = (double)c->flops / ns;
+	c->cpu[c->n] = (double)cpu / tg.tasks;
 	c->wall[c->n++] = (double)ns * mo.cores / tg.tasks;
 	keep_info(c, strstr(out, "result "));
 	compare_check(p, w, g, im, check);
 	return 0;
 }
 
+struct peak_res {
+	uint64_t tasks;
+	uint64_t flops;
+	uint64_t ns;		/* wall time */
+	uint64_t cpu;		/* CPU time of all threads */
+};
+
 /* ptobench-peak at it iterations on `threads` threads for about ms. */
 static int run_peak_probe(uint64_t it, unsigned int threads, unsigned int ms,
-			  uint64_t *tasks, uint64_t *flops, uint64_t *ns)
+			  struct peak_res *r)
 {
 	char path[PATH_MAX + 32], out[1024], a_i[24], a_c[16], a_m[16];
 	char a_t[16];
@@ -246,30 +259,29 @@ static int run_peak_probe(uint64_t it, unsigned int threads, unsigned int ms,
 	line = strstr(out, "result ");
 	if (!line)
 		return -1;
-	*tasks = field_u64(line, "tasks");
-	*flops = field_u64(line, "flops");
-	*ns = field_u64(line, "ns");
-	return *tasks && *ns && *flops == *tasks * it * TB_FLOPS_PER_ITER ?
-	       0 : -1;
+	r->tasks = field_u64(line, "tasks");
+	r->flops = field_u64(line, "flops");
+	r->ns = field_u64(line, "ns");
+	r->cpu = field_u64(line, "cpu_ns");
+	return r->tasks && r->ns && r->cpu &&
+	       r->flops == r->tasks * it * TB_FLOPS_PER_ITER ? 0 : -1;
 }
 
 static int run_peak(int p, int w, int g)
 {
 	struct mcell *c = cell(p, w, g, COL_PEAK);
-	uint64_t tasks, flops, ns;
+	struct peak_res r;
 
-	if (run_peak_probe(iters[g], mo.cores, mo.peak_ms, &tasks, &flops,
-			   &ns)) {
+	if (run_peak_probe(iters[g], mo.cores, mo.peak_ms, &r)) {
 		fprintf(stderr, "ptobench: peak iters %" PRIu64 " failed\n",
 			iters[g]);
 		c->failed++;
 		return -1;
 	}
-	c->tasks = tasks;
-	c->flops = flops;
-	c->rate[c->n] = (double)flops / ns;
-	/* Each thread ran tasks / cores of them back to back. */
-	c->grain[c->n++] = (double)ns * mo.cores / tasks;
+	c->tasks = r.tasks;
+	c->flops = r.flops;
+	c->rate[c->n] = (double)r.flops / r.ns;
+	c->cpu[c->n++] = (double)r.cpu / r.tasks;
 	return 0;
 }
 
@@ -317,17 +329,18 @@ static void sweep(void)
 /*
  * The granularities: powers of two of kernel iterations, from the largest
  * whose kernel time is at most --max-grain down to the smallest at least
- * --min-grain, timed by one thread running the kernel alone.
+ * --min-grain, by the CPU time of one thread running the kernel alone.
  */
 static int calibrate(void)
 {
-	uint64_t tasks, flops, ns, it = 1;
+	struct peak_res r;
+	uint64_t it = 1;
 
-	if (run_peak_probe(CALIB_ITERS, 1, CALIB_MS, &tasks, &flops, &ns)) {
+	if (run_peak_probe(CALIB_ITERS, 1, CALIB_MS, &r)) {
 		fprintf(stderr, "ptobench: cannot time the METG kernel\n");
 		return -1;
 	}
-	ns_per_iter = (double)ns / tasks / CALIB_ITERS;
+	ns_per_iter = (double)r.cpu / r.tasks / CALIB_ITERS;
 	while (it * 2 * ns_per_iter <= mo.max_grain_us * 1000 &&
 	       it < (1ull << 40))
 		it *= 2;
@@ -368,9 +381,9 @@ static int alloc_cells(void)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		cells[i].rate = calloc(mo.reps, sizeof(double));
-		cells[i].grain = calloc(mo.reps, sizeof(double));
+		cells[i].cpu = calloc(mo.reps, sizeof(double));
 		cells[i].wall = calloc(mo.reps, sizeof(double));
-		if (!cells[i].rate || !cells[i].grain || !cells[i].wall)
+		if (!cells[i].rate || !cells[i].cpu || !cells[i].wall)
 			return -ENOMEM;
 	}
 	return 0;
@@ -404,7 +417,7 @@ static int gather_peaks(int g, double *rate, double *grain)
 			const struct mcell *c = cell(p, w, g, COL_PEAK);
 
 			memcpy(rate + n, c->rate, c->n * sizeof(*rate));
-			memcpy(grain + n, c->grain, c->n * sizeof(*grain));
+			memcpy(grain + n, c->cpu, c->n * sizeof(*grain));
 			n += c->n;
 		}
 	}
@@ -436,7 +449,7 @@ static int pool_peaks(void)
 	return 0;
 }
 
-/* Kernel time per task at peak, in us; NAN when every peak run failed. */
+/* Kernel CPU time per task in us; NAN when every peak run failed. */
 static double grain_us(int g)
 {
 	return peak_grain_us[g];
@@ -450,6 +463,19 @@ static double efficiency(int p, int w, int g, int im)
 	if (!c->n)
 		return NAN;
 	return summarize(c->rate, c->n).med / peak_rate[g];
+}
+
+/*
+ * The worker's CPU time per task over the kernel's: 1 when the runtime
+ * costs no CPU at all, cores / efficiency when it spins on every core.
+ */
+static double cpu_ratio(int p, int w, int g, int im)
+{
+	const struct mcell *c = cell(p, w, g, im);
+
+	if (!c->n)
+		return NAN;
+	return summarize(c->cpu, c->n).med / (grain_us(g) * 1000);
 }
 
 /*
@@ -516,7 +542,7 @@ static void print_header(void)
 	       mo.reps, mo.cores, mo.load, mo.load == 1 ? "" : "es");
 	printf("host: %ld CPUs, %s; load average %.2f before, %.2f after\n",
 	       sysconf(_SC_NPROCESSORS_ONLN), model, load_before, load_after);
-	printf("kernel: %d FLOPs per iteration, %.3f ns per iteration alone;"
+	printf("kernel: %d FLOPs per iteration, %.3f ns CPU per iteration;"
 	       " %d granularities,\n%" PRIu64 " down to %" PRIu64
 	       " iterations per task\n\n", TB_FLOPS_PER_ITER, ns_per_iter,
 	       ngrains, iters[0], iters[ngrains - 1]);
@@ -546,10 +572,32 @@ static void print_summary(void)
 		}
 	}
 	printf("\neff: achieved / peak FLOP/s at the largest granularity "
-	       "(%.0f us);\nMETG: smallest granularity, us of kernel time "
-	       "per task, with eff >= 0.5\n(none: below 0.5 already at the "
-	       "largest; <X: still >= 0.5 at the smallest).\n",
+	       "(%.0f us);\nMETG: smallest granularity, us of kernel CPU "
+	       "time per task, with eff >= 0.5\n(none: below 0.5 already at "
+	       "the largest; <X: still >= 0.5 at the smallest).\n",
 	       grain_us(0));
+}
+
+/* CPU per task relative to the kernel's, at the largest granularity. */
+static void print_cpu(void)
+{
+	printf("\nCPU time per task over the kernel's, at the largest "
+	       "granularity\n%-15s %5s", "pattern", "width");
+	for (int im = 0; im < NUM_IMPLS; im++)
+		if (mo.impl[im])
+			printf(" %7s", impl_names[im]);
+	printf("\n");
+	for (int p = 0; p < npats; p++) {
+		for (int w = 0; w < mo.nwidths; w++) {
+			printf("%-15s %5u", tb_pattern_name(pats[p]),
+			       mo.width[w]);
+			for (int im = 0; im < NUM_IMPLS; im++)
+				if (mo.impl[im])
+					printf(" %7.2f",
+					       cpu_ratio(p, w, 0, im));
+			printf("\n");
+		}
+	}
 }
 
 static void print_curve(int p, int w)
@@ -620,6 +668,10 @@ static void json_point(FILE *f, int p, int w, int g, int im)
 	json_num(f, c->n ? summarize(c->rate, c->n).med : NAN);
 	fprintf(f, ", \"wall_us_x_cores_per_task\": ");
 	json_num(f, c->n ? summarize(c->wall, c->n).med / 1000 : NAN);
+	fprintf(f, ", \"cpu_us_per_task\": ");
+	json_num(f, c->n ? summarize(c->cpu, c->n).med / 1000 : NAN);
+	fprintf(f, ", \"cpu_over_kernel\": ");
+	json_num(f, cpu_ratio(p, w, g, im));
 	fprintf(f, ", \"samples_gflops\": [");
 	for (int i = 0; i < c->n; i++)
 		fprintf(f, "%s%.4f", i ? ", " : "", c->rate[i]);
@@ -975,6 +1027,7 @@ int metg_main(int argc, char **argv)
 		return 1;
 	print_header();
 	print_summary();
+	print_cpu();
 	for (int p = 0; p < npats; p++)
 		for (int w = 0; w < mo.nwidths; w++)
 			print_curve(p, w);

@@ -5,11 +5,13 @@
  * core, with no runtime at all, at one granularity, for about --ms
  * milliseconds, and prints
  *
- *   result impl=peak iters=N threads=C tasks=T flops=F ns=W
+ *   result impl=peak iters=N threads=C tasks=T flops=F ns=W cpu_ns=U
  *
  * where W is the wall time from the first thread's start until the last
- * thread is done.  Each thread chains its tasks through one output (a task
- * reads the previous one's), as a Task Bench point does along its steps.
+ * thread is done and U the CPU time the threads used: on a machine shared
+ * with other work U / T is still the kernel's time per task, W is not.
+ * Each thread chains its tasks through one output (a task reads the
+ * previous one's), as a Task Bench point does along its steps.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,17 +32,23 @@ struct peak_thread {
 	struct tb_point p;
 	uint64_t flops;
 	uint64_t start, end;
+	uint64_t cpu;		/* this thread's CPU time for its chain */
 };
 
 static pthread_barrier_t start;
 static uint64_t iters, per_thread;
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static uint64_t chain(struct tb_point *p, uint64_t n)
@@ -63,7 +71,9 @@ static void *thread_main(void *arg)
 	 * may be preempted between the barrier and a clock read of its own.
 	 */
 	th->start = now_ns();
+	th->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	th->flops = chain(&th->p, per_thread);
+	th->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - th->cpu;
 	th->end = now_ns();
 	return NULL;
 }
@@ -86,7 +96,8 @@ static uint64_t calibrate(uint64_t target_ns)
 	return n < 4 ? 4 : n;
 }
 
-static int run(unsigned int nthreads, uint64_t *ns, uint64_t *flops)
+static int run(unsigned int nthreads, uint64_t *ns, uint64_t *cpu,
+	       uint64_t *flops)
 {
 	static struct peak_thread th[MAX_THREADS];
 	uint64_t first = UINT64_MAX, last = 0;
@@ -104,9 +115,11 @@ static int run(unsigned int nthreads, uint64_t *ns, uint64_t *flops)
 	}
 	pthread_barrier_wait(&start);
 	*flops = 0;
+	*cpu = 0;
 	for (k = 0; k < nthreads; k++) {
 		pthread_join(th[k].tid, NULL);
 		*flops += th[k].flops;
+		*cpu += th[k].cpu;
 		first = th[k].start < first ? th[k].start : first;
 		last = th[k].end > last ? th[k].end : last;
 	}
@@ -137,7 +150,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	unsigned int nthreads = sysconf(_SC_NPROCESSORS_ONLN), timeout = 0;
-	uint64_t ms = 250, ns, flops;
+	uint64_t ms = 250, ns, cpu, flops;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -170,7 +183,7 @@ int main(int argc, char **argv)
 	if (timeout)
 		alarm(timeout);
 	per_thread = calibrate(ms * 1000000);
-	run(nthreads, &ns, &flops);
+	run(nthreads, &ns, &cpu, &flops);
 	if (flops != per_thread * nthreads * iters * TB_FLOPS_PER_ITER) {
 		fprintf(stderr, "ptobench-peak: %" PRIu64 " FLOPs, expected %"
 			PRIu64 "\n", flops,
@@ -178,7 +191,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("result impl=peak iters=%" PRIu64 " threads=%u tasks=%" PRIu64
-	       " flops=%" PRIu64 " ns=%" PRIu64 "\n", iters, nthreads,
-	       per_thread * nthreads, flops, ns);
+	       " flops=%" PRIu64 " ns=%" PRIu64 " cpu_ns=%" PRIu64 "\n", iters,
+	       nthreads, per_thread * nthreads, flops, ns, cpu);
 	return fflush(stdout) ? 1 : 0;
 }

@@ -9,7 +9,8 @@
  * the sum of the tasks' output hashes must equal the sequential reference
  * (tb_reference).  The sum of the results' bits is printed as check= so
  * that the driver can also compare the multiply-adds' results across
- * implementations.
+ * implementations, and the process's CPU time during the run as cpu_ns=,
+ * to show how much CPU the runtime used besides the kernels.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "worker.h"
@@ -44,8 +46,16 @@ static void usage(FILE *f)
 		" started by ptobench --metg.\n", worker_ops.impl);
 }
 
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 static int run_checked(const struct tb_graph *g, uint64_t iters,
-		       uint64_t *ns, uint64_t *check)
+		       uint64_t *ns, uint64_t *cpu, uint64_t *check)
 {
 	const char *impl = worker_ops.impl, *pat = tb_pattern_name(g->pattern);
 	struct worker_counter a, b;
@@ -53,7 +63,9 @@ static int run_checked(const struct tb_graph *g, uint64_t iters,
 	int err;
 
 	worker_counters_sum(&a);
+	*cpu = cpu_ns();
 	err = metg_ops.run(g, iters, ns);
+	*cpu = cpu_ns() - *cpu;
 	if (err) {
 		fprintf(stderr, "ptobench-%s: %s: run failed: %s\n", impl, pat,
 			strerror(-err));
@@ -144,7 +156,7 @@ int metg_worker_main(int argc, char **argv)
 {
 	struct metg_args a = { 0 };
 	struct tb_graph warm;
-	uint64_t ns, check;
+	uint64_t ns, cpu, check;
 	char info[512] = "";
 	size_t used;
 	int err;
@@ -162,17 +174,17 @@ int metg_worker_main(int argc, char **argv)
 			      a.g.radix);
 	if (metg_ops.init(a.cores, info, sizeof(info)))
 		return 1;
-	err = a.warmup ? run_checked(&warm, a.iters, &ns, &check) : 0;
+	err = a.warmup ? run_checked(&warm, a.iters, &ns, &cpu, &check) : 0;
 	if (!err)
-		err = run_checked(&a.g, a.iters, &ns, &check);
+		err = run_checked(&a.g, a.iters, &ns, &cpu, &check);
 	used = strlen(info);
 	metg_ops.fini(err ? NULL : info + used, sizeof(info) - used);
 	if (err)
 		return 1;
 	printf("result impl=%s pattern=%s width=%u steps=%u tasks=%" PRIu64
-	       " flops=%" PRIu64 " ns=%" PRIu64 " check=%016" PRIx64 "%s\n",
-	       worker_ops.impl, tb_pattern_name(a.g.pattern), a.g.width,
-	       a.g.steps, a.g.tasks, a.g.tasks * a.iters * TB_FLOPS_PER_ITER,
-	       ns, check, info);
+	       " flops=%" PRIu64 " ns=%" PRIu64 " cpu_ns=%" PRIu64
+	       " check=%016" PRIx64 "%s\n", worker_ops.impl,
+	       tb_pattern_name(a.g.pattern), a.g.width, a.g.steps, a.g.tasks,
+	       a.g.tasks * a.iters * TB_FLOPS_PER_ITER, ns, cpu, check, info);
 	return fflush(stdout) ? 1 : 0;
 }

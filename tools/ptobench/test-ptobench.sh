@@ -106,7 +106,8 @@ elif mode == "metg":
                 if (pt["runs"] < 1 or pt["failed"] or pt["mismatch"] or
                         pt["tasks"] != want or
                         pt["flops"] != want * pt["iters"] * fpi or
-                        not (pt["efficiency"] or 0) > 0):
+                        not (pt["efficiency"] or 0) > 0 or
+                        not (pt["cpu_us_per_task"] or 0) > 0):
                     bad.append("%s/%d/%s: %s" % (p, w, i, pt))
         for g in range(len(doc["peak"])):
             checks = set(r["impls"][i]["points"][g]["check"] for i in impls

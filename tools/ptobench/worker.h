@@ -39,7 +39,7 @@ extern const struct worker_ops worker_ops;
  * metg_worker.c parses the arguments, checks the run and prints
  *
  *   result impl=NAME pattern=P width=W steps=S tasks=N flops=F ns=T
- *	check=HEX [key=value...]
+ *	cpu_ns=U check=HEX [key=value...]
  */
 struct metg_ops {
 	/* Set up for `cores` workers; may append " key=value" facts. */
