@@ -178,6 +178,7 @@ static int64_t dev_addr(struct pto_runtime *rt, uint64_t host, uint64_t size)
 struct plan {
 	uint32_t ring;		/* the task ring it goes to */
 	uint64_t out_bytes;	/* heap ring bytes for its OUTPUT params */
+	uint64_t args_bytes;	/* and for its argument array, past them */
 	uint32_t tm_entries;	/* accesses it records in the TensorMap */
 };
 
@@ -231,6 +232,10 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 			return -EINVAL;
 		}
 	}
+	/* arguments beyond the descriptor's go in the task's heap block */
+	plan->args_bytes = n > PTO_MAX_ARGS ?
+			   pto_align_up(n * sizeof(uint64_t), PTO_HEAP_ALIGN) : 0;
+	plan->out_bytes += plan->args_bytes;
 	if (plan->out_bytes > heap_size)
 		return -E2BIG;
 	return 0;
@@ -250,6 +255,8 @@ static int check_submit(struct pto_runtime *rt, uint32_t kernel_id,
 	k = &rt->kernels[kernel_id];
 	if (k->type != (uint32_t)type)
 		return -EINVAL;
+	if (nparams > PTO_MAX_ARGS && !k->fn)
+		return -E2BIG;	/* ops read their arguments from the descriptor */
 	if (!rt->be.cores[type])
 		return -ENODEV;
 	return 0;
@@ -423,7 +430,28 @@ struct new_task {
 	uint64_t handle;
 	uint64_t id;
 	uint64_t heap_off;	/* where its outputs go in its ring's heap */
+	uint64_t args_off;	/* and its argument array, if it has one */
 };
+
+/*
+ * Where the task's argument words go: its descriptor, or past its outputs
+ * in its heap block when there are more than the descriptor holds (the
+ * block was sized for them, see check_params()).
+ */
+static __u64 *task_args(struct pto_runtime *rt, struct pto_task_desc *d,
+			const struct new_task *t, uint32_t n)
+{
+	const struct pto_task_ring *r = &rt->ring[PTO_TASK_RING(t->handle)];
+	uint64_t off;
+
+	if (n <= PTO_MAX_ARGS)
+		return d->args;
+	off = t->args_off;
+	d->args[0] = rt->be.host_addresses ? (uintptr_t)(r->heap + off) :
+		     r->heap_dev + off;
+	d->flags |= PTO_TASK_F_ARGS_IN_HEAP;
+	return (__u64 *)(void *)(r->heap + off);
+}
 
 /*
  * One pass over the parameters once everything is reserved: the argument
@@ -436,6 +464,7 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 {
 	const struct pto_task_ring *r = &rt->ring[PTO_TASK_RING(t->handle)];
 	struct pto_tensormap *tm = &rt->orch.tm;
+	__u64 *args = task_args(rt, d, t, n);
 	struct pto_tm_key key;
 	uint32_t i;
 
@@ -445,12 +474,12 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 
 		switch (q->kind) {
 		case PTO_PARAM_SCALAR:
-			d->args[i] = q->value;
+			args[i] = q->value;
 			break;
 		case PTO_PARAM_OUTPUT:
 			host = (uintptr_t)(r->heap + t->heap_off);
 			*q->ref = (void *)(uintptr_t)host;
-			d->args[i] = rt->be.host_addresses ? host :
+			args[i] = rt->be.host_addresses ? host :
 				     r->heap_dev + t->heap_off;
 			t->heap_off += pto_align_up(q->size, PTO_HEAP_ALIGN);
 			pto_tm_key(tm, &key, host, 0, q->size);
@@ -458,10 +487,10 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 					  t->handle);
 			break;
 		case PTO_PARAM_NODEP:
-			d->args[i] = tensor_arg(rt, q);
+			args[i] = tensor_arg(rt, q);
 			break;
 		default:	/* INPUT, INOUT, OUTPUT_EXISTING */
-			d->args[i] = tensor_arg(rt, q);
+			args[i] = tensor_arg(rt, q);
 			pto_tm_insert_key(tm, &pr->keys[i],
 					  q->kind != PTO_PARAM_INPUT, t->handle,
 					  t->id, pr->owners[i]);
@@ -641,6 +670,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		d->flags |= PTO_TASK_F_HEAP;
 	}
 	t.heap_off = ha.offset;
+	t.args_off = ha.offset + plan.out_bytes - plan.args_bytes;
 	fill_args(rt, d, &t, p, n, pr);
 	for (i = 0; i < pr->n; i++)
 		list_producer(rt, r, d, pr->list[i].task);

@@ -8,3 +8,4 @@
 -include selftests/vm/build.mk
 -include selftests/install/build.mk
 -include selftests/abi/build.mk
+-include selftests/cxx/build.mk

@@ -74,10 +74,37 @@ struct pto_param {
 	uint64_t value;
 };
 
+/*
+ * The parameter makers below are for C and C++ alike: C gets a compound
+ * literal (usable in initializers), C++, which has none, an inline
+ * function returning the same struct.
+ */
+#ifdef __cplusplus
+static inline struct pto_param pto_param_make(enum pto_param_kind kind,
+					      void *base, void **ref,
+					      uint64_t offset, uint64_t size,
+					      uint64_t value)
+{
+	struct pto_param p;
+
+	p.kind = kind;
+	p.base = base;
+	p.ref = ref;
+	p.offset = offset;
+	p.size = size;
+	p.value = value;
+	return p;
+}
+
+#define PTO_PARAM_(k, b, r, o, s, v)					\
+	pto_param_make((k), (void *)(b), (void **)(r), (o), (s),	\
+		       (uint64_t)(v))
+#else
 #define PTO_PARAM_(k, b, r, o, s, v)					\
 	((struct pto_param){ .kind = (k), .base = (void *)(b),		\
 			     .ref = (void **)(r), .offset = (o),	\
 			     .size = (s), .value = (v) })
+#endif
 #define PTO_IN(base, off, size) \
 	PTO_PARAM_(PTO_PARAM_INPUT, base, NULL, off, size, 0)
 #define PTO_OUT(ref, size) \
@@ -94,13 +121,19 @@ struct pto_param {
 /* A float scalar, passed as its bit pattern (what the built-in ops expect). */
 static inline uint64_t pto_f32_bits(float f)
 {
-	union { float f; uint32_t u; } c = { .f = f };
+	uint32_t u;
 
-	return c.u;
+	__builtin_memcpy(&u, &f, sizeof(u));	/* C and C++ alike */
+	return u;
 }
 
-/* Parameters one task may take. */
-#define PTO_MAX_PARAMS PTO_MAX_ARGS
+/*
+ * Parameters one task may take.  Up to PTO_MAX_ARGS travel in the task's
+ * descriptor; a C kernel on the simulator may take up to PTO_MAX_PARAMS,
+ * the rest of them then costing the task a heap block of 8 bytes each.
+ * Built-in ops take at most PTO_MAX_ARGS.
+ */
+#define PTO_MAX_PARAMS 128
 
 typedef void (*pto_kernel_fn)(const uint64_t *args, uint32_t nargs);
 typedef int (*pto_orch_fn)(struct pto_runtime *rt, void *arg);
@@ -292,13 +325,15 @@ int pto_scope_end(struct pto_runtime *rt);
  * @kernel_id: a registered kernel
  * @type: the worker type it was registered for
  * @params: its parameters, in the order the kernel receives them
- * @nparams: at most PTO_MAX_PARAMS
+ * @nparams: at most PTO_MAX_PARAMS for a C kernel, PTO_MAX_ARGS for a
+ *	built-in op
  *
  * Waits while a ring is full (back-pressure).  OUTPUT parameters receive
  * their buffer's address before it returns.
  *
  * Return: the task's id (>= 0); -EINVAL, -ENOENT (unknown kernel), -E2BIG
- * (a buffer larger than its ring), -EFAULT (memory the device cannot
+ * (a buffer larger than its ring, or more than PTO_MAX_ARGS parameters
+ * for a built-in op), -EFAULT (memory the device cannot
  * see), -ENODEV (no core of that type), -EDEADLK, -ECANCELED (an earlier
  * task failed; the run drains).
  */

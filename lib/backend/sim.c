@@ -349,17 +349,22 @@ static int run_task(struct sim *sim, const struct pto_task_desc *d,
 {
 	static const struct pto_op_mem host_mem = { .base = 0, .size = ~0ull };
 	const struct sim_kernel *k;
+	bool in_heap = d->flags & PTO_TASK_F_ARGS_IN_HEAP;
 	struct pto_kernel_ctx kc;
 
-	if (d->kernel_id >= PTO_MAX_KERNELS || d->nargs > PTO_MAX_ARGS)
+	if (d->kernel_id >= PTO_MAX_KERNELS ||
+	    (!in_heap && d->nargs > PTO_MAX_ARGS))
 		return -EINVAL;
 	k = &sim->kernels[d->kernel_id];
 	if (!k->bound)
 		return -ENOENT;
+	if (in_heap && !k->fn)
+		return -EINVAL;
 	if (k->fn) {
 		kc.core = core;
 		pto_kernel_enter(&kc);
-		k->fn((const uint64_t *)d->args, d->nargs);
+		k->fn(in_heap ? (const uint64_t *)(uintptr_t)d->args[0] :
+			      (const uint64_t *)d->args, d->nargs);
 		pto_kernel_leave();
 		return kc.status;
 	}

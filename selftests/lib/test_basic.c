@@ -443,6 +443,69 @@ static void test_many_params(void)
 	check_bufs("many params", &b, 1);
 }
 
+/*
+ * More parameters than a descriptor holds, with OUTPUTs: the argument
+ * array shares the task's heap block with its outputs, and every scope's
+ * end frees both, so later iterations reuse the space.
+ */
+#define WIDE_ITERS	200
+#define WIDE_NIN	30
+#define WIDE_N		(2 + WIDE_NIN + 8)
+
+static int orch_wide(struct pto_runtime *rt_, void *arg)
+{
+	uint64_t **b = arg;
+	struct pto_param p[WIDE_N];
+	uint32_t j, i;
+	void *o;
+
+	for (j = 0; j < WIDE_ITERS; j++) {
+		pto_scope_begin(rt_);
+		p[0] = PTO_OUT(&o, 64);
+		p[1] = PTO_SCALAR(WIDE_NIN);
+		for (i = 0; i < WIDE_NIN; i++)
+			p[2 + i] = PTO_IN(b[0], 8 * ((i + j) % 64), 8);
+		for (i = 2 + WIDE_NIN; i < WIDE_N; i++)
+			p[i] = PTO_SCALAR(j * 100 + i);
+		if (tl_submit(&rec, KID(K_MANY, PTO_WORKER_CUBE),
+			      PTO_WORKER_CUBE, p, WIDE_N) < 0)
+			return -EPROTO;
+		/* a reader of the output, itself wide, into the result */
+		p[0] = PTO_OUT_EXISTING(b[1], 8 * j, 8);
+		p[1] = PTO_SCALAR(1);
+		p[2] = PTO_IN(o, 0, 8);
+		for (i = 3; i < PTO_MAX_ARGS + 2; i++)
+			p[i] = PTO_SCALAR(j + i);
+		if (tl_submit(&rec, KID(K_MANY, PTO_WORKER_VECTOR),
+			      PTO_WORKER_VECTOR, p, PTO_MAX_ARGS + 2) < 0)
+			return -EPROTO;
+		if (pto_scope_end(rt_))
+			return -EPROTO;
+	}
+	return 0;
+}
+
+static void test_wide_with_outputs(void)
+{
+	uint64_t *b[2];
+	int i;
+
+	tl_rec_reset(&rec);
+	b[0] = pto_malloc(rt, 8 * 64);
+	b[1] = pto_malloc(rt, 8 * WIDE_ITERS);
+	if (!b[0] || !b[1])
+		bail_out("pto_malloc");
+	for (i = 0; i < 64; i++)
+		b[0][i] = tl_mix(i + 7);
+	memset(b[1], 0, 8 * WIDE_ITERS);
+	tl_host(&rec, b[0], 8 * 64);
+	tl_host(&rec, b[1], 8 * WIDE_ITERS);
+	run(orch_wide, b, "wide tasks with outputs");
+	check_bufs("wide tasks with outputs", b, 2);
+	pto_free(rt, b[0]);
+	pto_free(rt, b[1]);
+}
+
 /* ---- many runs on one runtime -------------------------------------------- */
 
 #define NRUNS 300
@@ -732,6 +795,7 @@ int main(void)
 	test_scalars();
 	test_outputs();
 	test_many_params();
+	test_wide_with_outputs();
 	test_many_runs();
 	test_lone_task();
 	test_builtin();

@@ -177,6 +177,8 @@ struct bad {
 
 static uint64_t *gbuf;
 static void *gref;
+/* a built-in op's kernel id, clear of the KID() range */
+#define K_BUILTIN_NOP	60
 
 static int64_t bad_rc;
 static uint64_t bad_ns;
@@ -195,7 +197,7 @@ static int orch_bad(struct pto_runtime *rt, void *arg)
 			    3) < 0)
 		return -EPROTO;
 	t0 = tl_now_ns();
-	if (b->n == PTO_MAX_PARAMS + 1) {
+	if (b->n > 2) {		/* many: an OUT_EXISTING, then scalars */
 		for (i = 0; i < b->n; i++)
 			many[i] = PTO_SCALAR(i);
 		many[0] = PTO_OUT_EXISTING(gbuf, 8, 8);
@@ -248,6 +250,8 @@ static void test_bad_submits(void)
 		{ "NULL params", -EINVAL, KID(K_STEP, 0), 0, { { 0 } }, 0 },
 		{ "PTO_MAX_PARAMS + 1 params", -EINVAL, KID(K_SCALARS, 0), 0,
 		  { { 0 } }, PTO_MAX_PARAMS + 1 },
+		{ "a built-in op with PTO_MAX_ARGS + 1 params", -E2BIG,
+		  K_BUILTIN_NOP, 0, { { 0 } }, PTO_MAX_ARGS + 1 },
 		{ "worker type PTO_NUM_WORKER_TYPES", -EINVAL, KID(K_STEP, 0),
 		  PTO_NUM_WORKER_TYPES, { PTO_INOUT(gbuf, 8, 8) }, 1 },
 		{ "worker type -1", -EINVAL, KID(K_STEP, 0), -1,
@@ -269,6 +273,9 @@ static void test_bad_submits(void)
 	cfg.stall_timeout_ms = 30000;
 	rt = make_rt(&cfg, &r);
 	test_register(rt);
+	if (pto_kernel_register_builtin(rt, K_BUILTIN_NOP, PTO_WORKER_CUBE,
+					PTO_OP_NOP))
+		bail_out("register_builtin NOP");
 	gbuf = pto_malloc(rt, 64);
 	if (!gbuf)
 		bail_out("pto_malloc");

@@ -301,7 +301,8 @@ struct pto_window_header {
  * @kernel_id: kernel bound with PTO_IOCTL_BIND_OP (or, on the simulator,
  *	a registered C function)
  * @worker_type: enum pto_uapi_worker_type the task runs on
- * @nargs: arguments in @args
+ * @nargs: arguments the kernel receives: in @args, or with
+ *	PTO_TASK_F_ARGS_IN_HEAP in an array @args[0] points to
  * @flags: PTO_TASK_F_*
  * @fanin_count: producers listed from @fanin_head
  * @fanin_head: index + 1 of the first producer's entry in the dependency
@@ -333,6 +334,13 @@ struct pto_task_desc {
 
 /* The task owns heap ring space (of its ring) up to packed_end. */
 #define PTO_TASK_F_HEAP		_BITUL(0)
+/*
+ * More than PTO_MAX_ARGS arguments: @args[0] is the address of an array of
+ * @nargs words in the task's own heap block (freed with the task).  Only
+ * the simulator's C kernels take that many; pto.ko's built-in ops never
+ * do, and it refuses such a task (nargs > PTO_MAX_ARGS).
+ */
+#define PTO_TASK_F_ARGS_IN_HEAP	_BITUL(1)
 
 /**
  * struct pto_dep_entry - one producer of a task

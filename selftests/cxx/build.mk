@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: MIT
+# libpto from C++: a program built with g++ -std=c++11 -pedantic against
+# the public headers only (include/ and the uapi), linked with libpto.so
+# as a user's program would be.
+
+ifeq ($(SAN),)
+CXX_TEST := $(O)/selftests/cxx/test_cxx
+TEST_PROGS += $(CXX_TEST)
+PTO_CXX ?= g++
+
+$(CXX_TEST): selftests/cxx/test_cxx.cc $(wildcard include/pto/*.h) \
+		include/uapi/pto/pto_uapi.h $(LIBPTO_SO)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CXX     $<")
+	$(Q)$(PTO_CXX) -std=c++11 -pedantic -Wall -Wextra -Werror \
+		-Wno-unused-parameter -O2 -g -ffp-contract=off \
+		-Iinclude -Iinclude/uapi -o $@ $< \
+		-L$(O) -lpto -Wl,-rpath,'$$ORIGIN/../..' -pthread
+endif
