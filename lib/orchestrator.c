@@ -648,9 +648,13 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 				 rt->ring[r].window_mask] =
 		t.id | (uint64_t)(rt->orch.nscopes - 1) << PTO_SLOT_DEPTH_SHIFT;
 	STAT_ADD(rt->st.edges, pr->n);
+	if (rt->trace)	/* before the scheduler can see the task */
+		pto_trace_submit(rt->trace, t.handle, t.id,
+				 rt->orch.nscopes - 1, p, n);
 	publish(rt, &t, &plan, pr->n);
 	if (rt->trace)
-		pto_trace_span(rt->trace, "submit", t0, pto_now_ns(), t.id);
+		pto_trace_submitted(rt->trace, rt, t0, t.handle, t.id,
+				    rt->kernels[kernel_id % PTO_MAX_KERNELS].name);
 	return (int64_t)t.id;
 }
 
