@@ -119,6 +119,8 @@ struct pto_backend {
 	 */
 	uint64_t heap_dev_base;
 	bool host_addresses;		/* any host address is a device address */
+	/* checked mode (check.h), or NULL: set before the first run */
+	struct pto_check *check;
 
 	/* derived from the above by pto_backend_attach() */
 	struct pto_window_header *win;
