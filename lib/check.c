@@ -32,6 +32,11 @@ struct pto_check {
 	bool guards_failed;		/* mprotect refused: said so once */
 	uintptr_t lo, hi;		/* host range of every ring's heap */
 	struct check_rec *rec[PTO_MAX_RINGS];
+	/*
+	 * Per ring, a bit per heap page: it is a guard (PROT_NONE) now.  A
+	 * layout that repeats lap after lap then costs no mprotect() at all.
+	 */
+	uint64_t *guard[PTO_MAX_RINGS];
 };
 
 /* A kernel running armed on this thread: where a fault jumps back to. */
@@ -117,6 +122,13 @@ static void setup_guards(struct pto_check *ck, struct pto_runtime *rt)
 	for (r = 0; r < rt->nrings; r++)
 		if ((uintptr_t)rt->ring[r].heap % (uint64_t)page)
 			return;
+	for (r = 0; r < rt->nrings; r++) {
+		uint64_t pages = rt->ring[r].heap_size / (uint64_t)page + 1;
+
+		ck->guard[r] = calloc((pages + 63) / 64, sizeof(uint64_t));
+		if (!ck->guard[r])
+			return;
+	}
 	ck->page = (uint64_t)page;
 	ck->lo = UINTPTR_MAX;
 	for (r = 0; r < rt->nrings; r++) {
@@ -133,8 +145,10 @@ static void free_check(struct pto_check *ck)
 {
 	uint32_t r;
 
-	for (r = 0; r < PTO_MAX_RINGS; r++)
+	for (r = 0; r < PTO_MAX_RINGS; r++) {
 		free(ck->rec[r]);
+		free(ck->guard[r]);
+	}
 	free(ck);
 }
 
@@ -228,28 +242,39 @@ static bool protect(struct pto_check *ck, uint8_t *addr, uint64_t len,
 	return false;
 }
 
+/* Page pg of ring r's heap: make it a guard or not, if it is not already. */
+static bool set_guard(struct pto_check *ck, uint32_t r, uint64_t pg, bool on)
+{
+	uint64_t bit = 1ull << (pg % 64), *w = &ck->guard[r][pg / 64];
+
+	if (!(*w & bit) == !on)
+		return true;
+	if (!protect(ck, ck->rt->ring[r].heap + pg * ck->page, ck->page,
+		     on ? PROT_NONE : PROT_READ | PROT_WRITE))
+		return false;
+	*w ^= bit;
+	return true;
+}
+
 void pto_check_task(struct pto_runtime *rt, uint64_t handle, uint32_t ring,
 		    uint64_t off, const struct pto_param *p, uint32_t n)
 {
 	struct pto_check *ck = rt->be.check;
-	uint8_t *heap = rt->ring[ring].heap;
-	uint64_t span = 0, o;
+	uint64_t pg = off / (ck->page ? ck->page : 1), last;
 	uint32_t i;
 
 	remember(ck, handle, p, n);
 	if (!ck->page || ck->guards_failed)
 		return;
-	for (i = 0; i < n; i++)
-		if (p[i].kind == PTO_PARAM_OUTPUT)
-			span += pto_check_out_span(ck, p[i].size);
-	/* earlier buffers' guards may lie in this span: lift them first */
-	if (!span || !protect(ck, heap + off, span, PROT_READ | PROT_WRITE))
-		return;
-	for (i = 0, o = off; i < n; i++) {
+	/* each OUTPUT's pages accessible, then its guard: off is page-aligned */
+	for (i = 0; i < n; i++) {
 		if (p[i].kind != PTO_PARAM_OUTPUT)
 			continue;
-		o += pto_check_out_span(ck, p[i].size);
-		if (!protect(ck, heap + o - ck->page, ck->page, PROT_NONE))
+		last = pg + pto_check_out_span(ck, p[i].size) / ck->page - 1;
+		for (; pg < last; pg++)
+			if (!set_guard(ck, ring, pg, false))
+				return;
+		if (!set_guard(ck, ring, pg++, true))
 			return;
 	}
 }
