@@ -119,6 +119,8 @@ struct pto_backend {
 	 */
 	uint64_t heap_dev_base;
 	bool host_addresses;		/* any host address is a device address */
+	/* checked mode (check.h), or NULL: set before the first run */
+	struct pto_check *check;
 
 	/* derived from the above by pto_backend_attach() */
 	struct pto_window_header *win;
@@ -150,5 +152,13 @@ void pto_backend_pin_thread(const struct pto_backend *be, uint32_t index);
 
 extern const struct pto_backend_ops pto_sim_backend_ops;
 extern const struct pto_backend_ops pto_dev_backend_ops;
+
+/* A task's argument words: in its descriptor, or in its heap block. */
+static inline const uint64_t *pto_desc_args(const struct pto_task_desc *d)
+{
+	if (d->flags & PTO_TASK_F_ARGS_IN_HEAP)
+		return (const uint64_t *)(uintptr_t)d->args[0];
+	return (const uint64_t *)d->args;
+}
 
 #endif /* PTO_LIB_BACKEND_H */

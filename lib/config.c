@@ -46,6 +46,7 @@ static const char *const env_names[PTO_NUM_ENV] = {
 	[PTO_ENV_RINGS] = "PTO_RINGS",
 	[PTO_ENV_SCHED] = "PTO_SCHED",
 	[PTO_ENV_CPUS] = "PTO_CPUS",
+	[PTO_ENV_CHECK] = "PTO_CHECK",
 };
 
 const char *pto_env_name(enum pto_env e)
@@ -330,6 +331,7 @@ static void config_defaults(struct pto_config *cfg)
 	s = env(PTO_ENV_CPUS);
 	if (s && *s)
 		cfg->cpus = s;
+	env_u32(PTO_ENV_CHECK, &cfg->check);
 }
 
 
@@ -452,6 +454,8 @@ int pto_config_validate(const struct pto_config *cfg)
 		return bad("stall_timeout_ms must be at least 1");
 	if (cfg->sched > PTO_SCHED_WORKERS)
 		return bad("sched must be PTO_SCHED_AUTO, _THREAD or _WORKERS");
+	if (cfg->check > 1)
+		return bad("check must be 0 or 1");
 	if (cfg->cpus && pto_parse_cpus(cfg->cpus, cpus, 256) < 0)
 		return bad("cpus must be a list like 0-3,8 (at most 256 CPUs)");
 	if (cfg->arena_size > (1ull << 40))

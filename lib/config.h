@@ -25,6 +25,7 @@ enum pto_env {
 	PTO_ENV_RINGS,
 	PTO_ENV_SCHED,
 	PTO_ENV_CPUS,
+	PTO_ENV_CHECK,
 	PTO_NUM_ENV
 };
 

@@ -347,6 +347,17 @@ static uint64_t waited_ms(uint64_t t0)
 	return (pto_now_ns() - t0) / 1000000;
 }
 
+/* Account for a stall however it ended, the deadlock included. */
+static int wait_end(struct pto_runtime *rt, const struct pto_need *n,
+		    uint64_t t0, int ret)
+{
+	STAT_ADD(rt->st.depth[n->ring][n->kind].stall_ns, pto_now_ns() - t0);
+	if (rt->trace)
+		pto_trace_stall(rt->trace, t0, rt->orch.next_id, n->ring,
+				n->kind, n->amount, ret);
+	return ret;
+}
+
 int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 {
 	struct pto_window_header *w = rt->win;
@@ -405,15 +416,9 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 			continue;
 		}
 		diagnose_deadlock(rt, n, waited_ms(t0), &old);
-		STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
-		return -EDEADLK;
+		return wait_end(rt, n, t0, -EDEADLK);
 	}
-	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
-	if (rt->trace)
-		pto_trace_span(rt->trace, "stall", t0, pto_now_ns(),
-			       rt->orch.next_id);
-	return 0;
+	return wait_end(rt, n, t0, 0);
 cancelled:
-	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
-	return -ECANCELED;
+	return wait_end(rt, n, t0, -ECANCELED);
 }

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "orchestrator.h"
 #include "stats.h"
+#include "check.h"
 #include "trace.h"
 
 /* Tasks published to the scheduler at a time (see publish()). */
@@ -197,6 +198,22 @@ static int check_tensor(struct pto_runtime *rt, const struct pto_param *p)
 	return 0;
 }
 
+/*
+ * Heap ring bytes an OUTPUT takes, and where in them the buffer starts:
+ * in checked mode, whole pages and a guard page, the buffer against it.
+ */
+static inline uint64_t out_span(const struct pto_runtime *rt, uint64_t size)
+{
+	if (!rt->be.check)
+		return pto_align_up(size, PTO_HEAP_ALIGN);
+	return pto_check_out_span(rt->be.check, size);
+}
+
+static inline uint64_t out_lead(const struct pto_runtime *rt, uint64_t size)
+{
+	return !rt->be.check ? 0 : pto_check_out_lead(rt->be.check, size);
+}
+
 static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 			uint32_t n, struct plan *plan)
 {
@@ -215,7 +232,7 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 				return -EINVAL;
 			if (p[i].size > heap_size)
 				return -E2BIG;
-			plan->out_bytes += pto_align_up(p[i].size, PTO_HEAP_ALIGN);
+			plan->out_bytes += out_span(rt, p[i].size);
 			plan->tm_entries++;
 			continue;
 		case PTO_PARAM_INPUT:
@@ -234,7 +251,7 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 	}
 	/* arguments beyond the descriptor's go in the task's heap block */
 	plan->args_bytes = n > PTO_MAX_ARGS ?
-			   pto_align_up(n * sizeof(uint64_t), PTO_HEAP_ALIGN) : 0;
+			   out_span(rt, n * sizeof(uint64_t)) : 0;
 	plan->out_bytes += plan->args_bytes;
 	if (plan->out_bytes > heap_size)
 		return -E2BIG;
@@ -470,18 +487,19 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 
 	for (i = 0; i < n; i++) {
 		const struct pto_param *q = &p[i];
-		uint64_t host;
+		uint64_t host, lead;
 
 		switch (q->kind) {
 		case PTO_PARAM_SCALAR:
 			args[i] = q->value;
 			break;
 		case PTO_PARAM_OUTPUT:
-			host = (uintptr_t)(r->heap + t->heap_off);
+			lead = out_lead(rt, q->size);
+			host = (uintptr_t)(r->heap + t->heap_off + lead);
 			*q->ref = (void *)(uintptr_t)host;
 			args[i] = rt->be.host_addresses ? host :
-				     r->heap_dev + t->heap_off;
-			t->heap_off += pto_align_up(q->size, PTO_HEAP_ALIGN);
+				     r->heap_dev + t->heap_off + lead;
+			t->heap_off += out_span(rt, q->size);
 			pto_tm_key(tm, &key, host, 0, q->size);
 			pto_tm_insert_key(tm, &key, true, t->handle, t->id,
 					  t->handle);
@@ -636,6 +654,8 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		t0 = pto_now_ns();
 	plan.ring = r = orch_ring(rt);
 	ret = check_params(rt, p, n, &plan);
+	if (!ret && rt->be.check)
+		ret = pto_check_submit(rt, kernel_id, p, n);
 	if (ret)
 		return ret;
 	if (rt->orch.error)
@@ -671,6 +691,9 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	}
 	t.heap_off = ha.offset;
 	t.args_off = ha.offset + plan.out_bytes - plan.args_bytes;
+	/* guards set before the argument array is written and the task runs */
+	if (rt->be.check)
+		pto_check_task(rt, t.handle, r, ha.offset, p, n);
 	fill_args(rt, d, &t, p, n, pr);
 	for (i = 0; i < pr->n; i++)
 		list_producer(rt, r, d, pr->list[i].task);
@@ -678,9 +701,13 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 				 rt->ring[r].window_mask] =
 		t.id | (uint64_t)(rt->orch.nscopes - 1) << PTO_SLOT_DEPTH_SHIFT;
 	STAT_ADD(rt->st.edges, pr->n);
+	if (rt->trace)	/* before the scheduler can see the task */
+		pto_trace_submit(rt->trace, t.handle, t.id,
+				 rt->orch.nscopes - 1, p, n);
 	publish(rt, &t, &plan, pr->n);
 	if (rt->trace)
-		pto_trace_span(rt->trace, "submit", t0, pto_now_ns(), t.id);
+		pto_trace_submitted(rt->trace, rt, t0, t.handle, t.id,
+				    rt->kernels[kernel_id % PTO_MAX_KERNELS].name);
 	return (int64_t)t.id;
 }
 

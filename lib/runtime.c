@@ -17,6 +17,7 @@
 #include "statspage.h"
 #include "sync.h"
 #include "trace.h"
+#include "check.h"
 
 static uint32_t cring_entries_for(uint32_t num_cores)
 {
@@ -217,6 +218,8 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 		if (!rt->trace)
 			ret = -errno ? -errno : -EIO;
 	}
+	if (!ret)
+		ret = pto_check_open(rt);
 	if (ret) {
 		pto_runtime_destroy(rt);
 		return ret;
@@ -234,6 +237,7 @@ void pto_runtime_destroy(struct pto_runtime *rt)
 		return;
 	pto_statspage_destroy(rt->page);
 	pto_trace_close(rt->trace);
+	pto_check_close(rt);
 	if (rt->be.ops)
 		rt->be.ops->close(&rt->be);
 	pto_sched_fini(rt);

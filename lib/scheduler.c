@@ -117,10 +117,9 @@ static void trace_completion(struct pto_runtime *rt,
 			     const struct pto_completion *c)
 {
 	struct pto_task_desc *d = pto_desc(rt, c->task_id);
-	uint32_t k = d->kernel_id % PTO_MAX_KERNELS;
 
-	pto_trace_task(rt->trace, c, sslot(rt, c->task_id)->id, k,
-		       rt->kernels[k].name);
+	pto_trace_task(rt->trace, rt, c,
+		       rt->kernels[d->kernel_id % PTO_MAX_KERNELS].name);
 }
 
 static int reap(struct pto_runtime *rt)
@@ -695,6 +694,7 @@ static void sleep_until_work(struct pto_runtime *rt)
 static void *sched_main(void *arg)
 {
 	struct pto_runtime *rt = arg;
+	uint64_t t0 = rt->trace ? pto_now_ns() : 0;
 	unsigned int idle = 0;
 
 	pthread_setname_np(pthread_self(), "pto-sched");
@@ -719,6 +719,8 @@ static void *sched_main(void *arg)
 		sleep_until_work(rt);
 		idle = 0;
 	}
+	if (rt->trace)	/* before finish_run() lets the runtime go */
+		pto_trace_sched_run(rt->trace, t0);
 	finish_run(rt);
 	return NULL;
 }

@@ -1,29 +1,84 @@
 // SPDX-License-Identifier: MIT
 /*
- * Chrome / Perfetto JSON trace ("traceEvents" array format): one track per
- * core with a slice per task, and an orchestrator track with submit and
- * stall spans.  Events stream to the file as they happen, so tracing costs
- * no memory however long the run.
+ * Chrome / Perfetto JSON trace ("traceEvents" array format).
+ *
+ * Tracks (one pid, the process's own):
+ *   orchestrator  the thread in pto_run() (its real tid): a "submit" span
+ *                 per task and a "stall" span per wait for ring room,
+ *                 including the one that ends in -EDEADLK
+ *   scheduler     the scheduler thread (its real tid), one span per run
+ *   cube0 ...     one per core, a slice per task named by its kernel;
+ *                 a core is not a host thread, so its tid is
+ *                 PTO_TRACE_CORE_TID + core, outside the range of real tids
+ * plus flow arrows (ph "s" -> "f") from each producer's slice to its
+ * consumer's, and counters (ph "C") for each task ring's occupancy, its
+ * heap bytes in use, and the orchestrator's stalls.
+ *
+ * Events stream to the file as they happen.  What the slice of a task
+ * needs from its submission (id, depth, parameters) and what its
+ * consumers' flow arrows need from its execution (core, times) is kept in
+ * a record per task slot, so memory is bounded by the task windows.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "backend.h"
 #include "json.h"
 #include "log.h"
+#include "orchestrator.h"
 #include "runtime.h"
 #include "sync.h"
 #include "trace.h"
 
-#define ORCH_TID 100000
+/* Real tids stay below 2^22 (PID_MAX_LIMIT); cores are numbered above. */
+#define PTO_TRACE_CORE_TID	(1u << 30)
+
+/* Track order in the viewer: orchestrator, scheduler, then the cores. */
+enum { SORT_ORCH = -2, SORT_SCHED = -1 };
+
+/* What one task slot's task left for its slice and its consumers' arrows. */
+struct trace_rec {
+	uint64_t handle1;	/* the task's handle + 1; 0: none yet */
+	uint64_t id;
+	uint64_t start_ns, end_ns;
+	uint32_t depth;
+	uint32_t core;
+	bool done;		/* start/end/core are valid */
+	uint8_t nparams;
+	uint8_t kind[PTO_MAX_ARGS];
+	uint64_t size[PTO_MAX_ARGS];
+};
 
 struct pto_trace {
 	FILE *f;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;	/* the file, the records, the counters */
 	uint64_t t0;
+	int pid;
 	bool first;
+	uint64_t flows;		/* flow ids handed out */
+	uint64_t stalls;
+	int orch_tid;		/* last orchestrator track named */
+	struct trace_rec *rec[PTO_MAX_RINGS];
+	uint32_t rec_mask[PTO_MAX_RINGS];
 };
+
+static int cur_tid(void)
+{
+	static __thread int tid;
+
+	if (!tid)
+		tid = (int)syscall(SYS_gettid);
+	return tid;
+}
+
+static double rel_us(struct pto_trace *t, uint64_t ns)
+{
+	return ns > t->t0 ? (double)(ns - t->t0) / 1000.0 : 0.0;
+}
 
 static void event_sep(struct pto_trace *t)
 {
@@ -31,47 +86,90 @@ static void event_sep(struct pto_trace *t)
 	t->first = false;
 }
 
-static void name_track(struct pto_trace *t, uint32_t tid, const char *name)
+/* A metadata event naming (and placing) a thread track. */
+static void name_track(struct pto_trace *t, uint32_t tid, const char *name,
+		       int sort)
 {
 	event_sep(t);
-	fprintf(t->f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
-		"\"tid\":%u,\"args\":{\"name\":", tid);
+	fprintf(t->f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,"
+		"\"tid\":%u,\"args\":{\"name\":", t->pid, tid);
 	pto_json_str(t->f, name);
 	fputs("}}", t->f);
+	event_sep(t);
+	fprintf(t->f, "{\"name\":\"thread_sort_index\",\"ph\":\"M\","
+		"\"pid\":%d,\"tid\":%u,\"args\":{\"sort_index\":%d}}",
+		t->pid, tid, sort);
 }
 
-struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt)
+static int alloc_records(struct pto_trace *t, struct pto_runtime *rt)
 {
-	struct pto_trace *t = calloc(1, sizeof(*t));
+	uint32_t r;
+
+	for (r = 0; r < rt->nrings; r++) {
+		t->rec[r] = calloc(rt->ring[r].task_window, sizeof(*t->rec[r]));
+		if (!t->rec[r])
+			return -ENOMEM;
+		t->rec_mask[r] = rt->ring[r].window_mask;
+	}
+	return 0;
+}
+
+static void free_trace(struct pto_trace *t)
+{
+	uint32_t r;
+
+	for (r = 0; r < PTO_MAX_RINGS; r++)
+		free(t->rec[r]);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static void write_header(struct pto_trace *t, struct pto_runtime *rt)
+{
 	uint32_t type, i, core = 0;
 	char name[96];
 
-	if (!t)
-		return NULL;
-	t->f = fopen(path, "w");
-	if (!t->f) {
-		pto_log("cannot write trace %s: %s\n", path, strerror(errno));
-		free(t);
-		return NULL;
-	}
-	pthread_mutex_init(&t->lock, NULL);
-	t->t0 = pto_now_ns();
-	t->first = true;
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", t->f);
-	event_sep(t);
 	snprintf(name, sizeof(name), "pto %s", rt->device);
-	fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
-	      "\"args\":{\"name\":", t->f);
+	event_sep(t);
+	fprintf(t->f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
+		"\"args\":{\"name\":", t->pid);
 	pto_json_str(t->f, name);
 	fputs("}}", t->f);
 	for (type = 0; type < PTO_NUM_WORKER_TYPES; type++) {
 		for (i = 0; i < rt->be.cores[type]; i++, core++) {
 			snprintf(name, sizeof(name), "%s%u",
 				 pto_worker_type_name(type), i);
-			name_track(t, core, name);
+			name_track(t, PTO_TRACE_CORE_TID + core, name, core);
 		}
 	}
-	name_track(t, ORCH_TID, "orchestrator");
+}
+
+struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt)
+{
+	struct pto_trace *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	pthread_mutex_init(&t->lock, NULL);
+	if (alloc_records(t, rt)) {
+		free_trace(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->f = fopen(path, "w");
+	if (!t->f) {
+		int err = errno;
+
+		pto_log("cannot write trace %s: %s\n", path, strerror(err));
+		free_trace(t);
+		errno = err;
+		return NULL;
+	}
+	t->t0 = pto_now_ns();
+	t->pid = (int)getpid();
+	t->first = true;
+	write_header(t, rt);
 	return t;
 }
 
@@ -81,46 +179,264 @@ void pto_trace_close(struct pto_trace *t)
 		return;
 	fputs("\n]}\n", t->f);
 	fclose(t->f);
-	pthread_mutex_destroy(&t->lock);
-	free(t);
+	free_trace(t);
 }
 
-static double rel_us(struct pto_trace *t, uint64_t ns)
+static struct trace_rec *rec_of(struct pto_trace *t, uint64_t handle)
 {
-	return ns > t->t0 ? (double)(ns - t->t0) / 1000.0 : 0.0;
+	uint32_t r = PTO_TASK_RING(handle);
+
+	if (r >= PTO_MAX_RINGS || !t->rec[r])
+		return NULL;
+	return &t->rec[r][PTO_TASK_SEQ(handle) & t->rec_mask[r]];
 }
 
-void pto_trace_task(struct pto_trace *t, const struct pto_completion *c,
-		    uint64_t id, uint32_t kernel_id, const char *name)
+void pto_trace_submit(struct pto_trace *t, uint64_t handle, uint64_t id,
+		      uint32_t depth, const struct pto_param *p, uint32_t n)
 {
-	char slice[64];
+	struct trace_rec *rec = rec_of(t, handle);
+	uint32_t i;
 
-	snprintf(slice, sizeof(slice), "%s#%llu", name,
-		 (unsigned long long)id);
+	if (!rec)
+		return;
 	pthread_mutex_lock(&t->lock);
-	event_sep(t);
-	fputs("{\"name\":", t->f);
-	pto_json_str(t->f, slice);
-	fprintf(t->f, ",\"cat\":\"task\","
-		"\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
-		"\"args\":{\"task\":%llu,\"kernel\":%u,\"status\":%d}}",
-		c->core, rel_us(t, c->start_ns),
-		rel_us(t, c->end_ns) - rel_us(t, c->start_ns),
-		(unsigned long long)id, kernel_id, c->status);
+	rec->handle1 = handle + 1;
+	rec->id = id;
+	rec->depth = depth;
+	rec->done = false;
+	rec->nparams = n < PTO_MAX_ARGS ? n : PTO_MAX_ARGS;
+	for (i = 0; i < rec->nparams; i++) {
+		rec->kind[i] = (uint8_t)p[i].kind;
+		rec->size[i] = p[i].kind == PTO_PARAM_SCALAR ? 0 : p[i].size;
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 
-void pto_trace_span(struct pto_trace *t, const char *name, uint64_t start_ns,
-		    uint64_t end_ns, uint64_t task_id)
+/* Called with the lock held: the orchestrator's track, named once per tid. */
+static int orch_track(struct pto_trace *t)
 {
-	pthread_mutex_lock(&t->lock);
+	int tid = cur_tid();
+
+	if (tid != t->orch_tid) {
+		name_track(t, (uint32_t)tid, "orchestrator", SORT_ORCH);
+		t->orch_tid = tid;
+	}
+	return tid;
+}
+
+static void counter(struct pto_trace *t, const char *name, uint64_t ns,
+		    const char *series, uint64_t value)
+{
 	event_sep(t);
 	fputs("{\"name\":", t->f);
 	pto_json_str(t->f, name);
-	fprintf(t->f, ",\"cat\":\"orchestrator\",\"ph\":\"X\","
-		"\"pid\":1,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
-		"\"args\":{\"task\":%" PRIu64 "}}", ORCH_TID,
-		rel_us(t, start_ns), rel_us(t, end_ns) - rel_us(t, start_ns),
-		task_id);
+	fprintf(t->f, ",\"ph\":\"C\",\"pid\":%d,\"ts\":%.3f,"
+		"\"args\":{\"%s\":%" PRIu64 "}}", t->pid, rel_us(t, ns),
+		series, value);
+}
+
+/* The occupancy of a task ring and its heap, as the orchestrator sees it. */
+static void ring_counters(struct pto_trace *t, struct pto_runtime *rt,
+			  uint32_t r, uint64_t ns)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "ring%u tasks", r);
+	counter(t, name, ns, "in flight", orch_tasks_in_flight(rt, r));
+	snprintf(name, sizeof(name), "ring%u heap", r);
+	counter(t, name, ns, "bytes", orch_heap_used(rt, r));
+}
+
+void pto_trace_submitted(struct pto_trace *t, struct pto_runtime *rt,
+			 uint64_t start_ns, uint64_t handle, uint64_t id,
+			 const char *kernel)
+{
+	uint64_t now = pto_now_ns();
+	uint32_t r = PTO_TASK_RING(handle);
+	int tid;
+
+	pthread_mutex_lock(&t->lock);
+	tid = orch_track(t);
+	event_sep(t);
+	fputs("{\"name\":\"submit\",\"cat\":\"orchestrator\",\"ph\":\"X\",",
+	      t->f);
+	fprintf(t->f, "\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+		"\"args\":{\"task\":%" PRIu64 ",\"ring\":%u,\"kernel\":",
+		t->pid, tid, rel_us(t, start_ns),
+		rel_us(t, now) - rel_us(t, start_ns), id, r);
+	pto_json_str(t->f, kernel);
+	fputs("}}", t->f);
+	ring_counters(t, rt, r, now);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static const char *const kind_name[] = {
+	[PTO_PARAM_INPUT] = "in",
+	[PTO_PARAM_OUTPUT] = "out",
+	[PTO_PARAM_INOUT] = "inout",
+	[PTO_PARAM_OUTPUT_EXISTING] = "out_existing",
+	[PTO_PARAM_NODEP] = "nodep",
+	[PTO_PARAM_SCALAR] = "scalar",
+};
+
+/* "params":[...]: each one's kind, and its address and size or value. */
+static void write_params(struct pto_trace *t, const struct trace_rec *rec,
+			 const struct pto_task_desc *d)
+{
+	uint32_t i, n = rec->nparams < d->nargs ? rec->nparams : d->nargs;
+	const uint64_t *args = pto_desc_args(d);
+
+	fputs(",\"params\":[", t->f);
+	for (i = 0; i < n; i++) {
+		uint8_t k = rec->kind[i];
+
+		fprintf(t->f, "%s{\"kind\":\"%s\"", i ? "," : "",
+			k <= PTO_PARAM_SCALAR ? kind_name[k] : "?");
+		if (k == PTO_PARAM_SCALAR)
+			fprintf(t->f, ",\"value\":%" PRIu64 "}",
+				args[i]);
+		else
+			fprintf(t->f, ",\"addr\":\"%#" PRIx64 "\","
+				"\"size\":%" PRIu64 "}",
+				args[i], rec->size[i]);
+	}
+	fputc(']', t->f);
+}
+
+/* Half way through a slice: inside it, whatever the viewer's rounding. */
+static double mid_us(struct pto_trace *t, uint64_t start, uint64_t end)
+{
+	return (rel_us(t, start) + rel_us(t, end)) / 2;
+}
+
+/*
+ * An arrow from each producer's slice to the consumer's.  A producer not
+ * traced (not run on a core) or whose slot was reused has no slice left
+ * to start from, and gets no arrow.
+ */
+static void write_flows(struct pto_trace *t, struct pto_runtime *rt,
+			const struct pto_completion *c,
+			const struct pto_task_desc *d)
+{
+	const struct pto_dep_entry *dep =
+		rt->ring[PTO_TASK_RING(c->task_id)].dep;
+	double to = mid_us(t, c->start_ns, c->end_ns);
+	uint32_t e;
+
+	for (e = d->fanin_head; e; e = dep[e - 1].next) {
+		uint64_t ph = dep[e - 1].task_id;
+		const struct trace_rec *p = rec_of(t, ph);
+		uint64_t id;
+
+		if (!p || p->handle1 != ph + 1 || !p->done)
+			continue;
+		id = ++t->flows;
+		event_sep(t);
+		fprintf(t->f, "{\"name\":\"dep\",\"cat\":\"dep\",\"ph\":\"s\","
+			"\"id\":%" PRIu64 ",\"pid\":%d,\"tid\":%u,"
+			"\"ts\":%.3f,\"args\":{\"producer\":%" PRIu64 "}}",
+			id, t->pid, PTO_TRACE_CORE_TID + p->core,
+			mid_us(t, p->start_ns, p->end_ns), p->id);
+		event_sep(t);
+		fprintf(t->f, "{\"name\":\"dep\",\"cat\":\"dep\",\"ph\":\"f\","
+			"\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%d,"
+			"\"tid\":%u,\"ts\":%.3f}",
+			id, t->pid, PTO_TRACE_CORE_TID + c->core, to);
+	}
+}
+
+void pto_trace_task(struct pto_trace *t, struct pto_runtime *rt,
+		    const struct pto_completion *c, const char *kernel)
+{
+	const struct pto_task_desc *d = pto_desc(rt, c->task_id);
+	struct trace_rec *rec = rec_of(t, c->task_id);
+	uint64_t end = c->end_ns > c->start_ns ? c->end_ns : c->start_ns;
+
+	pthread_mutex_lock(&t->lock);
+	if (rec && rec->handle1 != c->task_id + 1)
+		rec = NULL;
+	event_sep(t);
+	fputs("{\"name\":", t->f);
+	pto_json_str(t->f, kernel);
+	fprintf(t->f, ",\"cat\":\"task\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,"
+		"\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"task\":%" PRIu64 ","
+		"\"kernel_id\":%u,\"ring\":%u,\"status\":%d",
+		t->pid, PTO_TRACE_CORE_TID + c->core, rel_us(t, c->start_ns),
+		rel_us(t, end) - rel_us(t, c->start_ns),
+		rec ? rec->id : 0, d->kernel_id, PTO_TASK_RING(c->task_id),
+		c->status);
+	if (rec) {
+		fprintf(t->f, ",\"depth\":%u", rec->depth);
+		write_params(t, rec, d);
+		rec->core = c->core;
+		rec->start_ns = c->start_ns;
+		rec->end_ns = end;
+		rec->done = true;
+	}
+	fputs("}}", t->f);
+	write_flows(t, rt, c, d);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static const char *result_name(int result, char *buf, size_t len)
+{
+	switch (result) {
+	case 0:
+		return "ok";
+	case -EDEADLK:
+		return "EDEADLK";
+	case -ECANCELED:
+		return "ECANCELED";
+	}
+	snprintf(buf, len, "%d", result);
+	return buf;
+}
+
+static const char *const need_name[PTO_NUM_RINGS] = {
+	[PTO_RING_TASK] = "task slots",
+	[PTO_RING_HEAP] = "heap bytes",
+	[PTO_RING_DEP] = "dep entries",
+	[PTO_RING_TENSORMAP] = "tensormap entries",
+};
+
+void pto_trace_stall(struct pto_trace *t, uint64_t start_ns, uint64_t task,
+		     uint32_t ring, enum pto_ring kind, uint64_t amount,
+		     int result)
+{
+	uint64_t now = pto_now_ns();
+	char buf[16];
+	int tid;
+
+	pthread_mutex_lock(&t->lock);
+	tid = orch_track(t);
+	t->stalls++;
+	event_sep(t);
+	fprintf(t->f, "{\"name\":\"stall\",\"cat\":\"orchestrator\","
+		"\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+		"\"args\":{\"task\":%" PRIu64 ",\"ring\":%u,\"waiting for\":"
+		"\"%s\",\"amount\":%" PRIu64 ",\"result\":\"%s\"}}",
+		t->pid, tid, rel_us(t, start_ns),
+		rel_us(t, now) - rel_us(t, start_ns), task, ring,
+		kind < PTO_NUM_RINGS ? need_name[kind] : "?", amount,
+		result_name(result, buf, sizeof(buf)));
+	/* a step up for the stall's length, and a running total */
+	counter(t, "stalled", start_ns, "orchestrator", 1);
+	counter(t, "stalled", now, "orchestrator", 0);
+	counter(t, "stalls", now, "total", t->stalls);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void pto_trace_sched_run(struct pto_trace *t, uint64_t start_ns)
+{
+	uint64_t now = pto_now_ns();
+	int tid = cur_tid();
+
+	pthread_mutex_lock(&t->lock);
+	name_track(t, (uint32_t)tid, "scheduler", SORT_SCHED);
+	event_sep(t);
+	fprintf(t->f, "{\"name\":\"schedule\",\"cat\":\"scheduler\","
+		"\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
+		t->pid, tid, rel_us(t, start_ns),
+		rel_us(t, now) - rel_us(t, start_ns));
 	pthread_mutex_unlock(&t->lock);
 }

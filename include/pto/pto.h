@@ -182,6 +182,9 @@ struct pto_ring_config {
  *	they finish a task or run out of work)
  * @cpus: host CPUs to pin libpto's threads to, round robin, e.g. "0-3,8"
  *	(NULL: not pinned)
+ * @check: checked mode, 1 or 0 (PTO_CHECK): on the simulator, a C kernel
+ *	writing past the end of an OUTPUT buffer fails its task with -EFAULT
+ *	and a message instead of corrupting memory; slower (see libpto(3))
  *
  * Fill it with pto_config_init() (defaults, then PTO_* environment
  * overrides), then change what you need.  New fields are only ever added
@@ -203,6 +206,7 @@ struct pto_config {
 	struct pto_ring_config ring[PTO_MAX_DEPTH_RINGS];
 	uint32_t sched;
 	const char *cpus;
+	uint32_t check;
 };
 
 /* struct pto_config.sched */

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 
 #include "backend.h"
+#include "check.h"
 #include "kernel.h"
 #include "pto_layout.h"
 #include "pto_ops.h"
@@ -362,9 +363,10 @@ static int run_task(struct sim *sim, const struct pto_task_desc *d,
 		return -EINVAL;
 	if (k->fn) {
 		kc.core = core;
+		if (sim->be->check)
+			return pto_check_run(sim->be->check, k->fn, d, &kc);
 		pto_kernel_enter(&kc);
-		k->fn(in_heap ? (const uint64_t *)(uintptr_t)d->args[0] :
-			      (const uint64_t *)d->args, d->nargs);
+		k->fn(pto_desc_args(d), d->nargs);
 		pto_kernel_leave();
 		return kc.status;
 	}

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Checked mode (cfg.check, PTO_CHECK=1) on the simulator:
+ *  - a C kernel writing past the end of its OUTPUT buffer fails that task
+ *    with -EFAULT and a message naming the task, the kernel, the address
+ *    and the parameter it overran; the process goes on, and the runtime
+ *    runs the next graph correctly;
+ *  - well-behaved kernels give the same results in checked mode, also
+ *    when the heap ring wraps and guard pages land on reused memory;
+ *  - a fault that is not a guard page's (a NULL write) still kills the
+ *    process as it would without checked mode: nothing is swallowed;
+ *  - PTO_CHECK sets the flag, and a value other than 0 or 1 is refused.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+enum { K_OVERRUN = 1, K_FILL, K_SUM, K_NULL };
+
+#define OUT_BYTES 100	/* not a multiple of anything the runtime rounds to */
+
+/* args: dst, bytes to write */
+static void k_overrun(const uint64_t *a, uint32_t n)
+{
+	volatile uint8_t *d = (uint8_t *)(uintptr_t)a[0];
+
+	for (uint64_t i = 0; i < a[1]; i++)
+		d[i] = (uint8_t)i;
+}
+
+/* dst[0..words) = seed + i */
+static void k_fill(const uint64_t *a, uint32_t n)
+{
+	for (uint64_t i = 0; i < a[1]; i++)
+		((uint64_t *)(uintptr_t)a[0])[i] = a[2] + i;
+}
+
+/* acc[0] += sum of src[0..words) */
+static void k_sum(const uint64_t *a, uint32_t n)
+{
+	uint64_t s = 0;
+
+	for (uint64_t i = 0; i < a[2]; i++)
+		s += ((uint64_t *)(uintptr_t)a[1])[i];
+	((uint64_t *)(uintptr_t)a[0])[0] += s;
+}
+
+static void k_null(const uint64_t *a, uint32_t n)
+{
+	*(volatile uint64_t *)(uintptr_t)a[0] = 1;
+}
+
+static struct pto_runtime *checked_rt(uint64_t heap)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+
+	tl_config(&cfg, 64, heap);
+	cfg.check = 1;
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_OVERRUN, PTO_WORKER_VECTOR, k_overrun,
+				"overrun") ||
+	    pto_kernel_register(rt, K_FILL, PTO_WORKER_VECTOR, k_fill, "fill") ||
+	    pto_kernel_register(rt, K_SUM, PTO_WORKER_CUBE, k_sum, "sum") ||
+	    pto_kernel_register(rt, K_NULL, PTO_WORKER_VECTOR, k_null, "null"))
+		bail_out("cannot register kernels");
+	return rt;
+}
+
+struct overrun {
+	uint64_t bytes;		/* the kernel writes this many */
+	void *buf;
+	int64_t id;
+};
+
+/* Two harmless tasks, then the overrunning one: its id is not 0. */
+static int orch_overrun(struct pto_runtime *rt, void *arg)
+{
+	struct overrun *o = arg;
+	struct pto_param p[2];
+	void *x;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		p[0] = PTO_OUT(&x, 64);
+		p[1] = PTO_SCALAR(64);
+		if (pto_submit_task(rt, K_OVERRUN, PTO_WORKER_VECTOR, p, 2) < 0)
+			return -1;
+	}
+	p[0] = PTO_OUT(&o->buf, OUT_BYTES);
+	p[1] = PTO_SCALAR(o->bytes);
+	o->id = pto_submit_task(rt, K_OVERRUN, PTO_WORKER_VECTOR, p, 2);
+	return o->id < 0 ? (int)o->id : 0;
+}
+
+static void test_overrun(void)
+{
+	struct pto_runtime *rt = checked_rt(0);
+	struct overrun o = { .bytes = OUT_BYTES };
+	struct tl_capture cap;
+	char want[64], *err;
+	int ret;
+
+	ok_eq(pto_run(rt, orch_overrun, &o), 0,
+	      "overrun: writing exactly the OUTPUT's size is fine");
+	ok(((uintptr_t)o.buf + OUT_BYTES + 63) / 64 * 64 %
+	   (uintptr_t)sysconf(_SC_PAGESIZE) == 0,
+	   "overrun: the buffer ends against its guard page (64-byte aligned)");
+
+	o.bytes = 4096;
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_overrun, &o);
+	err = tl_capture_end(&cap);
+	ok_eq(ret, -EFAULT, "overrun: the run fails with the task's -EFAULT");
+	snprintf(want, sizeof(want), "task %lld 'overrun' (vector",
+		 (long long)o.id);
+	ok(strstr(err, want) != NULL,
+	   "overrun: the message names the task and kernel");
+	ok(strstr(err, "-EFAULT") && strstr(err, "guard page"),
+	   "overrun: ... says what happened");
+	ok(strstr(err, "28 bytes past the end of its parameter 0 (OUTPUT, "
+		   "100 bytes at") != NULL,
+	   "overrun: ... and which buffer it overran, by how much");
+	diag("%s", err);
+	free(err);
+
+	o.bytes = OUT_BYTES;
+	ok_eq(pto_run(rt, orch_overrun, &o), 0,
+	      "overrun: the runtime runs again afterwards");
+	pto_runtime_destroy(rt);
+}
+
+#define CHAIN 200
+#define WORDS 600	/* 4800 bytes: two pages and a guard each */
+
+/* Many OUTPUTs through a small heap ring: it wraps, guards move. */
+static int orch_chain(struct pto_runtime *rt, void *arg)
+{
+	uint64_t *acc = arg;
+	struct pto_param p[3];
+	void *x;
+	int i;
+
+	for (i = 0; i < CHAIN; i++) {
+		pto_scope_begin(rt);
+		p[0] = PTO_OUT(&x, WORDS * 8);
+		p[1] = PTO_SCALAR(WORDS);
+		p[2] = PTO_SCALAR(i);
+		if (pto_submit_task(rt, K_FILL, PTO_WORKER_VECTOR, p, 3) < 0)
+			return -1;
+		p[0] = PTO_INOUT(acc, 0, 8);
+		p[1] = PTO_IN(x, 0, WORDS * 8);
+		p[2] = PTO_SCALAR(WORDS);
+		if (pto_submit_task(rt, K_SUM, PTO_WORKER_CUBE, p, 3) < 0)
+			return -1;
+		if (pto_scope_end(rt))
+			return -1;
+	}
+	return 0;
+}
+
+static void test_wrap(void)
+{
+	struct pto_runtime *rt = checked_rt(64 << 10);
+	uint64_t *acc = pto_malloc(rt, 8), want = 0;
+	int i;
+
+	*acc = 0;
+	for (i = 0; i < CHAIN; i++)
+		want += (uint64_t)WORDS * i + (uint64_t)WORDS * (WORDS - 1) / 2;
+	ok_eq(pto_run(rt, orch_chain, acc), 0,
+	      "wrap: 200 guarded OUTPUTs through a 64 KiB heap ring");
+	ok_eq(*acc, want, "wrap: same result as unchecked");
+	pto_runtime_destroy(rt);
+}
+
+static int orch_null(struct pto_runtime *rt, void *arg)
+{
+	struct pto_param p = PTO_SCALAR(8);	/* an address no one maps */
+
+	return (int)pto_submit_task(rt, K_NULL, PTO_WORKER_VECTOR, &p, 1);
+}
+
+/* In a child: the fault must end it, as it would unchecked. */
+static void test_other_fault(void)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct pto_runtime *rt = checked_rt(0);
+
+		/* keep the sanitizers' reports, if any, out of the TAP */
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(3);
+		pto_run(rt, orch_null, NULL);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	ok(!(WIFEXITED(status) && WEXITSTATUS(status) == 0),
+	   "other faults: a NULL write still ends the process (status %#x)",
+	   status);
+}
+
+static void test_config(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt = NULL;
+
+	setenv("PTO_CHECK", "1", 1);
+	pto_config_init(&cfg);
+	unsetenv("PTO_CHECK");
+	ok_eq(cfg.check, 1u, "config: PTO_CHECK=1 sets cfg.check");
+	pto_config_init(&cfg);
+	ok_eq(cfg.check, 0u, "config: off by default");
+	cfg.check = 2;
+	ok_eq(pto_runtime_create(&cfg, &rt), -EINVAL,
+	      "config: check=2 is refused");
+	ok(!rt, "config: ... with no runtime");
+}
+
+int main(void)
+{
+	test_config();
+	test_overrun();
+	test_wrap();
+	test_other_fault();
+	return tap_done();
+}
