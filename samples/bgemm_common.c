@@ -122,7 +122,11 @@ void bgemm_teardown(struct pto_runtime *rt, struct bgemm *g)
 	if (g->c0)
 		pto_free(rt, g->c0);
 	free(g->ref);
-	g->a = g->b = g->c = g->c0 = g->ref = NULL;
+	g->a = NULL;
+	g->b = NULL;
+	g->c = NULL;
+	g->c0 = NULL;
+	g->ref = NULL;
 }
 
 uint64_t bgemm_kgroup(struct pto_runtime *rt, const struct bgemm *g)

@@ -359,7 +359,9 @@ static int pa_hub_builtin(struct pto_runtime *rt, struct pa_chunk *k)
 		if (ret)
 			return ret;
 	}
-	k->o = k->l = k->m = acc;
+	k->o = acc;
+	k->l = acc;
+	k->m = acc;
 	{
 		struct pto_param zero[] = {
 			PTO_OUT_EXISTING(acc, k->l_off, rest), PTO_SCALAR(0),
@@ -381,7 +383,9 @@ static int pa_hub_c(struct pto_runtime *rt, struct pa_chunk *k)
 		PTO_SCALAR(k->rows), PTO_SCALAR(k->c->head_dim),
 	};
 
-	k->o_off = k->l_off = k->m_off = 0;
+	k->o_off = 0;
+	k->l_off = 0;
+	k->m_off = 0;
 	return sample_submit(rt, PA_K_HUB, PTO_WORKER_VECTOR, p, 5);
 }
 

@@ -123,8 +123,10 @@ static void pa_ref_update(uint64_t d, struct pa_row *w, float mj, float lj)
 	float alpha = pto_op_expf(w->m - mx), beta = pto_op_expf(mj - mx);
 	uint64_t i;
 
-	if (mx == -INFINITY)
-		alpha = beta = 0.0f;
+	if (mx == -INFINITY) {
+		alpha = 0.0f;
+		beta = 0.0f;
+	}
 	w->l = alpha * w->l + beta * lj;
 	for (i = 0; i < d; i++)
 		w->o[i] = alpha * w->o[i] + beta * w->on[i];

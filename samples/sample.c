@@ -119,8 +119,10 @@ void sample_compare_f32(const float *got, const float *want, uint64_t n,
 	for (i = 0; i < n; i++) {
 		d = fabs((double)got[i] - (double)want[i]);
 		r = want[i] != 0.0f ? d / fabs((double)want[i]) : d;
-		if (!isfinite(got[i]) && f32_bits(got[i]) != f32_bits(want[i]))
-			d = r = INFINITY;
+		if (!isfinite(got[i]) && f32_bits(got[i]) != f32_bits(want[i])) {
+			d = INFINITY;
+			r = INFINITY;
+		}
 		if (exact)
 			bad = f32_bits(got[i]) != f32_bits(want[i]);
 		else

@@ -72,8 +72,8 @@ struct metg_opts {
 /* One (pattern, width, granularity, column): its repetitions. */
 struct mcell {
 	double *rate;		/* FLOP per ns (GFLOP/s) */
-	double *cpu;		/* CPU ns per task: the kernel's (peak) or
-				 * the whole worker's (implementations) */
+	/* CPU ns per task: the kernel's (peak) or the whole worker's */
+	double *cpu;
 	double *wall;		/* implementations: ns * cores / tasks */
 	int n;			/* successful runs */
 	int failed;
@@ -510,7 +510,8 @@ static struct metg_result metg_of(int p, int w, int im)
 		g0 = gr;
 	}
 	m.kind = METG_BELOW;
-	m.us = m.measured_us = g0;
+	m.us = g0;
+	m.measured_us = g0;
 	return m;
 }
 

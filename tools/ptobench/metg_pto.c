@@ -139,7 +139,7 @@ static int metg_pto_init(uint32_t cores, char *info, size_t len)
 	struct pto_config cfg;
 	int err;
 
-	fault = getenv("PTOBENCH_METG_FAULT") != NULL;
+	fault = getenv("PTOBENCH_METG_FAULT");
 	pto_config_init(&cfg);
 	if (cores) {
 		memset(cfg.cores, 0, sizeof(cfg.cores));

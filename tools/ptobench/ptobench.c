@@ -33,6 +33,7 @@
 const char *const impl_names[NUM_IMPLS] = {
 	"pto", "gomp", "omp", "starpu"
 };
+
 static const char *const impl_desc[NUM_IMPLS] = {
 	"libpto, sim backend", "OpenMP, gcc libgomp", "OpenMP, clang libomp",
 	"StarPU"
@@ -131,6 +132,7 @@ static int parse_result(const char *out, struct cell *c, double *ns_per_task)
 /* Read the child's stdout until EOF into buf (NUL-terminated). */
 static void slurp(int fd, char *buf, size_t len)
 {
+	char drain[256];
 	size_t used = 0;
 	ssize_t n;
 
@@ -144,7 +146,7 @@ static void slurp(int fd, char *buf, size_t len)
 	}
 	buf[used] = '\0';
 	/* Drain what did not fit so the child never blocks on us. */
-	while ((n = read(fd, (char[256]){ 0 }, 256)) > 0 ||
+	while ((n = read(fd, drain, sizeof(drain))) > 0 ||
 	       (n < 0 && errno == EINTR))
 		;
 }
@@ -240,14 +242,17 @@ void start_load(int n)
 			return;
 		}
 		if (!pid) {
-			volatile uint64_t x = 1;
+			uint64_t x = 1;
 
 			/* Dies with the driver, whatever kills it. */
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			if (getppid() == 1)
 				_exit(0);
-			for (;;)
+			for (;;) {
 				x = x * 6364136223846793005ull + 1;
+				/* the loop must burn CPU, not be optimised out */
+				__asm__ volatile("" : "+r"(x));
+			}
 		}
 		loaders[nloaders++] = pid;
 	}
