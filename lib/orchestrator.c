@@ -91,19 +91,16 @@ static int grow_scopes(struct pto_orchestrator *o)
 	return 0;
 }
 
-void pto_scope_begin(struct pto_runtime *rt)
+static int scope_begin(struct pto_runtime *rt)
 {
-	struct pto_orchestrator *o;
+	struct pto_orchestrator *o = &rt->orch;
 	uint32_t ring;
 	uint64_t seq;
 
-	if (!rt || !rt->orch.in_run)
-		return;
-	o = &rt->orch;
 	if (o->nscopes == o->scopes_cap && grow_scopes(o)) {
 		if (!o->error)
 			o->error = -ENOMEM;
-		return;
+		return -ENOMEM;
 	}
 	ring = pto_ring_of_depth(rt, o->nscopes);
 	seq = o->ring[ring].next_seq;
@@ -128,19 +125,25 @@ void pto_scope_begin(struct pto_runtime *rt)
 		.heap_begin = rt->win->orch.heap_top[ring],
 		.seg_base = o->nsegs, .ring = ring,
 	};
+	return 0;
 }
 
-int pto_scope_end(struct pto_runtime *rt)
+/* pto_scope_begin(), bound to its symbol versions in compat.c */
+int pto_orch_scope_begin(struct pto_runtime *rt)
 {
-	struct pto_orchestrator *o;
+	int ret = pto_orch_check(rt, "pto_scope_begin");
+
+	return ret ? ret : scope_begin(rt);
+}
+
+static int scope_end(struct pto_runtime *rt)
+{
+	struct pto_orchestrator *o = &rt->orch;
 	struct pto_scope *sc, *parent;
 	uint64_t seq;
 	uint32_t i;
 	int ret;
 
-	if (!rt || !rt->orch.in_run || rt->orch.nscopes <= 1)
-		return -EINVAL;	/* the outer scope belongs to pto_run */
-	o = &rt->orch;
 	sc = &o->scopes[o->nscopes - 1];
 	seq = o->ring[sc->ring].next_seq;
 	ret = push_segment(rt, sc->ring, sc->seg_start, seq);
@@ -157,6 +160,21 @@ int pto_scope_end(struct pto_runtime *rt)
 		orch_wake_scheduler(rt);
 	}
 	return ret;
+}
+
+int pto_scope_end(struct pto_runtime *rt)
+{
+	int ret = pto_orch_check(rt, "pto_scope_end");
+
+	if (ret)
+		return ret;
+	/* the outer scope belongs to pto_run() */
+	if (rt->orch.nscopes <= 1) {
+		pto_log("pto_scope_end: no scope is open (more ends than "
+			"begins; the run's outer scope is pto_run()'s)\n");
+		return -EINVAL;
+	}
+	return scope_end(rt);
 }
 
 /* ---- submission ---------------------------------------------------------- */
@@ -241,8 +259,11 @@ static int check_submit(struct pto_runtime *rt, uint32_t kernel_id,
 			const struct pto_param *params, uint32_t nparams)
 {
 	const struct pto_kernel *k;
+	int ret = pto_orch_check(rt, "pto_submit_task");
 
-	if (!rt || !rt->orch.in_run || nparams > PTO_MAX_PARAMS ||
+	if (ret)
+		return ret;
+	if (nparams > PTO_MAX_PARAMS ||
 	    (nparams && !params) || (unsigned int)type >= PTO_NUM_WORKER_TYPES)
 		return -EINVAL;
 	if (kernel_id >= PTO_MAX_KERNELS || !rt->kernels[kernel_id].registered)
@@ -735,7 +756,7 @@ void pto_orch_run_begin(struct pto_runtime *rt)
 	o->nsegs = 0;
 	WRITE_ONCE(o->in_run, true);
 	WRITE_ONCE(rt->win->notify.orch_done, 0);
-	pto_scope_begin(rt);
+	scope_begin(rt);
 }
 
 /*
@@ -754,7 +775,7 @@ int pto_orch_run_end(struct pto_runtime *rt)
 		ret = -EINVAL;
 	}
 	while (o->nscopes > 1)
-		pto_scope_end(rt);
+		scope_end(rt);
 	/* the outer scope: release what it owns */
 	outer = &o->scopes[0];
 	push_segment(rt, outer->ring, outer->seg_start,

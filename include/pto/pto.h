@@ -274,15 +274,23 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
  *
  * Tasks submitted until the matching pto_scope_end() are held by this
  * scope (and only this one); their OUTPUT buffers live until it ends and
- * their consumers are done.
+ * their consumers are done.  Orchestrator thread only (see libpto(3),
+ * THREADS).
+ *
+ * It returned void before libpto 0.2; programs built then still work
+ * (they bind to pto_scope_begin@LIBPTO_0 and ignore the result).
+ *
+ * Return: 0; -EINVAL outside a run; -EPERM on a thread other than the
+ * one inside pto_run(); -ENOMEM.
  */
-void pto_scope_begin(struct pto_runtime *rt);
+int pto_scope_begin(struct pto_runtime *rt);
 
 /**
  * pto_scope_end() - close the innermost scope
  * @rt: the runtime
  *
- * Return: 0, or -EINVAL when no scope of the orchestration is open.
+ * Return: 0; -EINVAL when no scope of the orchestration is open or
+ * outside a run; -EPERM on a thread other than the one inside pto_run().
  */
 int pto_scope_end(struct pto_runtime *rt);
 
