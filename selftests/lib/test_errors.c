@@ -9,7 +9,10 @@
  *  -EDEADLK   a scope larger than the task window, a heap too small for
  *             one scope's outputs: reported after stall_timeout_ms with a
  *             diagnostic whose suggested size is then shown to work
- *  -EIO       a kernel fails; later submits of the run get -ECANCELED
+ *  -EIO       a kernel fails; later submits of the run get -ECANCELED;
+ *             the failed task is reported once, naming it
+ *  -ENOENT    a device that is not "sim" and no device node, with a
+ *             message naming the path and what to do
  * plus the PTO_* environment overrides of pto_config_init().
  */
 #include <ctype.h>
@@ -110,6 +113,77 @@ static void test_config_sizes(void)
 	      "config: a size smaller than any struct pto_config is -EINVAL");
 }
 
+/* Does one line of text contain every word of words (NULL-terminated)? */
+static int line_has(const char *text, const char *const *words)
+{
+	const char *line, *eol;
+	char buf[1024];
+	int i;
+
+	for (line = text; *line; line = *eol ? eol + 1 : eol) {
+		eol = strchr(line, '\n');
+		if (!eol)
+			eol = line + strlen(line);
+		snprintf(buf, sizeof(buf), "%.*s", (int)(eol - line), line);
+		for (i = 0; words[i] && strstr(buf, words[i]); i++)
+			;
+		if (!words[i])
+			return 1;
+	}
+	return 0;
+}
+
+/* Lines of text containing word. */
+static int count_lines(const char *text, const char *word)
+{
+	const char *p;
+	int n = 0;
+
+	for (p = strstr(text, word); p; p = strstr(p + 1, word)) {
+		n++;
+		p = strchr(p, '\n');
+		if (!p)
+			break;
+	}
+	return n;
+}
+
+/* A device that cannot be opened is reported naming the path and a fix. */
+static void test_device_messages(void)
+{
+	static const char *const gpu[] = { "\"gpu\"", "sim", "/dev/pto0",
+					   "device nodes here", NULL };
+	static const char *const missing[] = { "/nonexistent/pto9",
+					       "no such device node",
+					       "modprobe pto", NULL };
+	struct pto_runtime *rt = NULL;
+	struct tl_capture cap;
+	struct pto_config cfg;
+	char *text;
+	int ret;
+
+	tl_config(&cfg, 0, 0);
+	cfg.device = "gpu";
+	tl_capture_begin(&cap);
+	ret = pto_runtime_create(&cfg, &rt);
+	text = tl_capture_end(&cap);
+	ok_eq(ret, -ENOENT, "config: device \"gpu\" is -ENOENT");
+	if (!ok(line_has(text, gpu),
+		"config: device \"gpu\": the message says what a device is"))
+		diag("  stderr: %s", text);
+	free(text);
+
+	cfg.device = "/nonexistent/pto9";
+	tl_capture_begin(&cap);
+	ret = pto_runtime_create(&cfg, &rt);
+	text = tl_capture_end(&cap);
+	ok_eq(ret, -ENOENT, "config: a missing device node is -ENOENT");
+	if (!ok(line_has(text, missing),
+		"config: a missing node: the message names it and what to do"))
+		diag("  stderr: %s", text);
+	free(text);
+}
+
 static void test_config(void)
 {
 	struct pto_config cfg;
@@ -119,6 +193,7 @@ static void test_config(void)
 	ok_eq(pto_runtime_create(&cfg, &rt), -EINVAL,
 	      "config: task window 6 (not a power of two) is -EINVAL");
 	test_bad_device();
+	test_device_messages();
 	test_config_sizes();
 
 	setenv("PTO_TASK_WINDOW", "32", 1);
@@ -603,9 +678,23 @@ static void test_failing_kernel(void)
 				  "orchestration returns -ECANCELED" :
 				  "orchestration returns 0";
 
+		static const char *const words[] = {
+			"task ", "kernel 45", "\"fail\"", "vector", "core ",
+			"Input/output error", "(-5)", NULL };
+		struct tl_capture cap;
+		char *text;
+
+		tl_capture_begin(&cap);
 		ret = pto_run(rt, orch_fail, &f);
+		text = tl_capture_end(&cap);
 		ok_eq(ret, -EIO, "failing kernel (%s): pto_run returns -EIO",
 		      how);
+		if (!ok(line_has(text, words) &&
+			count_lines(text, "failed:") == 1,
+			"failing kernel (%s): the failed task is reported once, "
+			"with its id, kernel, worker type, core and status", how))
+			diag("  stderr: %s", text);
+		free(text);
 		ok_eq(f.first_bad, -ECANCELED,
 		      "failing kernel (%s): a later submit returns -ECANCELED (after %ld)",
 		      how, f.submits);
