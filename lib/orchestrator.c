@@ -199,18 +199,28 @@ struct plan {
 	uint32_t tm_entries;	/* accesses it records in the TensorMap */
 };
 
-static int check_tensor(struct pto_runtime *rt, const struct pto_param *p)
+/* Refuse parameter i of a submission, saying why; returns err. */
+static int bad_param(uint32_t i, int err, const char *why)
+{
+	pto_log("pto_submit_task: parameter %u: %s\n", i, why);
+	return err;
+}
+
+static int check_tensor(struct pto_runtime *rt, const struct pto_param *p,
+			uint32_t i)
 {
 	uint64_t end;
 
-	if (!p->base ||
-	    __builtin_add_overflow((uint64_t)(uintptr_t)p->base, p->offset,
+	if (!p->base)
+		return bad_param(i, -EINVAL, "NULL base");
+	if (__builtin_add_overflow((uint64_t)(uintptr_t)p->base, p->offset,
 				   &end) ||
 	    __builtin_add_overflow(end, p->size, &end))
-		return -EINVAL;
+		return bad_param(i, -EINVAL, "base + offset + size overflows");
 	if (!rt->be.host_addresses &&
 	    dev_addr(rt, (uintptr_t)p->base + p->offset, p->size) < 0)
-		return -EFAULT;
+		return bad_param(i, -EFAULT, "not in device memory (use "
+				 "pto_malloc() memory on a device)");
 	return 0;
 }
 
@@ -229,9 +239,18 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 			continue;
 		case PTO_PARAM_OUTPUT:
 			if (!p[i].ref || !p[i].size)
-				return -EINVAL;
-			if (p[i].size > heap_size)
+				return bad_param(i, -EINVAL, p[i].ref ?
+						 "OUTPUT of size 0" :
+						 "OUTPUT with a NULL ref");
+			if (p[i].size > heap_size) {
+				pto_log("pto_submit_task: parameter %u: OUTPUT "
+					"of %llu bytes, larger than ring %u's "
+					"heap ring (%llu bytes)\n", i,
+					(unsigned long long)p[i].size,
+					plan->ring,
+					(unsigned long long)heap_size);
 				return -E2BIG;
+			}
 			plan->out_bytes += pto_align_up(p[i].size, PTO_HEAP_ALIGN);
 			plan->tm_entries++;
 			continue;
@@ -241,16 +260,21 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 			plan->tm_entries += p[i].size != 0;
 			fallthrough;
 		case PTO_PARAM_NODEP:
-			ret = check_tensor(rt, &p[i]);
+			ret = check_tensor(rt, &p[i], i);
 			if (ret)
 				return ret;
 			continue;
 		default:
-			return -EINVAL;
+			return bad_param(i, -EINVAL, "unknown kind");
 		}
 	}
-	if (plan->out_bytes > heap_size)
+	if (plan->out_bytes > heap_size) {
+		pto_log("pto_submit_task: its OUTPUTs take %llu bytes, more "
+			"than ring %u's heap ring (%llu bytes)\n",
+			(unsigned long long)plan->out_bytes, plan->ring,
+			(unsigned long long)heap_size);
 		return -E2BIG;
+	}
 	return 0;
 }
 
@@ -263,16 +287,36 @@ static int check_submit(struct pto_runtime *rt, uint32_t kernel_id,
 
 	if (ret)
 		return ret;
-	if (nparams > PTO_MAX_PARAMS ||
-	    (nparams && !params) || (unsigned int)type >= PTO_NUM_WORKER_TYPES)
+	if (nparams > PTO_MAX_PARAMS || (nparams && !params)) {
+		pto_log("pto_submit_task: %u parameters%s (at most %u)\n",
+			nparams, nparams && !params ? " but NULL params" : "",
+			PTO_MAX_PARAMS);
 		return -EINVAL;
-	if (kernel_id >= PTO_MAX_KERNELS || !rt->kernels[kernel_id].registered)
+	}
+	if ((unsigned int)type >= PTO_NUM_WORKER_TYPES) {
+		pto_log("pto_submit_task: worker type %d is not one of "
+			"enum pto_worker_type\n", (int)type);
+		return -EINVAL;
+	}
+	if (kernel_id >= PTO_MAX_KERNELS || !rt->kernels[kernel_id].registered) {
+		pto_log("pto_submit_task: kernel %u is not registered\n",
+			kernel_id);
 		return -ENOENT;
+	}
 	k = &rt->kernels[kernel_id];
-	if (k->type != (uint32_t)type)
+	if (k->type != (uint32_t)type) {
+		pto_log("pto_submit_task: kernel %u \"%s\" is registered for "
+			"%s cores, submitted for %s\n", kernel_id, k->name,
+			pto_worker_type_name(k->type),
+			pto_worker_type_name(type));
 		return -EINVAL;
-	if (!rt->be.cores[type])
+	}
+	if (!rt->be.cores[type]) {
+		pto_log("pto_submit_task: kernel %u \"%s\": %s has no %s "
+			"cores\n", kernel_id, k->name, rt->device,
+			pto_worker_type_name(type));
 		return -ENODEV;
+	}
 	return 0;
 }
 
