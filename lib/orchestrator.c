@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "opcheck.h"
 #include "orchestrator.h"
 #include "stats.h"
 #include "trace.h"
@@ -310,6 +311,13 @@ static int check_submit(struct pto_runtime *rt, uint32_t kernel_id,
 			pto_worker_type_name(k->type),
 			pto_worker_type_name(type));
 		return -EINVAL;
+	}
+	/* cheap, and the ops trust their lengths: always checked */
+	if (k->builtin) {
+		ret = pto_op_check("pto_submit_task", kernel_id, k->op,
+				   params, nparams);
+		if (ret)
+			return ret;
 	}
 	if (!rt->be.cores[type]) {
 		pto_log("pto_submit_task: kernel %u \"%s\": %s has no %s "
