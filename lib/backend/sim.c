@@ -714,10 +714,10 @@ static unsigned int worker_spins(struct sim *sim, struct sim_core *sc)
 }
 
 /* PTO_SCHED_WORKERS: run own tasks, and schedule after each. */
-static void worker_loop(struct sim *sim, struct sim_core *sc)
+static void worker_loop(struct sim *sim, struct sim_core *sc,
+			const struct pto_backend_sched *h)
 {
 	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
-	const struct pto_backend_sched *h = load_acquire(&sim->hooks);
 	unsigned int idle = 0;
 	uint32_t naps = 0;
 	uint64_t clock = 0, id;
@@ -757,10 +757,17 @@ static void *core_main(void *arg)
 	pto_backend_pin_thread(sim->be, sc->index);
 	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);
 	while (!load_acquire(&sim->stop)) {
+		const struct pto_backend_sched *h;
+
 		/* counted first: sim_set_sched(NULL) then waits for us */
 		__atomic_add_fetch(&sim->in_workers, 1, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&sim->hooks, __ATOMIC_SEQ_CST))
-			worker_loop(sim, sc);
+		/*
+		 * Loaded once: a second load in worker_loop() could see the
+		 * hooks taken away meanwhile, and call through NULL.
+		 */
+		h = __atomic_load_n(&sim->hooks, __ATOMIC_SEQ_CST);
+		if (h)
+			worker_loop(sim, sc, h);
 		if (!__atomic_sub_fetch(&sim->in_workers, 1, __ATOMIC_SEQ_CST))
 			futex_wake(&sim->in_workers, 1);
 		if (!load_acquire(&sim->hooks))
