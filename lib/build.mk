@@ -26,6 +26,8 @@ ifeq ($(SAN),)
 LIBPTO_OPT := -O3 -flto=auto -ffat-lto-objects
 endif
 $(LIBPTO_OBJS): EXTRA_CFLAGS += -Ilib -Iops -Iutil $(LIBPTO_OPT)
+# symbol versions of older interfaces: see lib/compat.c
+$(O)/lib/compat.o: EXTRA_CFLAGS += -fno-lto
 
 # What prints PTO_VERSION_STRING is rebuilt when VERSION changes.
 $(O)/lib/version.o $(O)/tools/ptorun-obj/ptorun.o \

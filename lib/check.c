@@ -196,13 +196,6 @@ void pto_check_close(struct pto_runtime *rt)
 	free_check(ck);
 }
 
-int pto_check_submit(struct pto_runtime *rt, uint32_t kernel_id,
-		     const struct pto_param *p, uint32_t n)
-{
-	/* the op validator of lib/opcheck.c goes here when it lands */
-	return 0;
-}
-
 uint64_t pto_check_out_span(const struct pto_check *ck, uint64_t size)
 {
 	if (!ck->page)

@@ -31,14 +31,6 @@ struct pto_check;
 int pto_check_open(struct pto_runtime *rt);
 void pto_check_close(struct pto_runtime *rt);
 
-/*
- * Hook for the built-in op argument validator (arity, lengths against the
- * declared regions).  It lives in lib/opcheck.c, which this branch does
- * not have yet: until it lands this accepts every task.  0 or -errno.
- */
-int pto_check_submit(struct pto_runtime *rt, uint32_t kernel_id,
-		     const struct pto_param *p, uint32_t n);
-
 /* Heap ring bytes an OUTPUT of size bytes takes: its pages and a guard. */
 uint64_t pto_check_out_span(const struct pto_check *ck, uint64_t size);
 /* Where in its span the buffer starts, so that it ends at the guard. */

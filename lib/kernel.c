@@ -20,8 +20,13 @@ static int register_kernel(struct pto_runtime *rt, uint32_t kernel_id,
 	int ret;
 
 	if (!rt || kernel_id >= PTO_MAX_KERNELS ||
-	    (unsigned int)type >= PTO_NUM_WORKER_TYPES || rt->orch.in_run)
+	    (unsigned int)type >= PTO_NUM_WORKER_TYPES)
 		return -EINVAL;
+	/* the scheduler and the cores read the table during a run */
+	ret = pto_check_idle(rt, fn ? "pto_kernel_register" :
+			     "pto_kernel_register_builtin");
+	if (ret)
+		return ret;
 	k = &rt->kernels[kernel_id];
 	if (k->registered)
 		return -EEXIST;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "opcheck.h"
 #include "orchestrator.h"
 #include "stats.h"
 #include "check.h"
@@ -92,19 +93,16 @@ static int grow_scopes(struct pto_orchestrator *o)
 	return 0;
 }
 
-void pto_scope_begin(struct pto_runtime *rt)
+static int scope_begin(struct pto_runtime *rt)
 {
-	struct pto_orchestrator *o;
+	struct pto_orchestrator *o = &rt->orch;
 	uint32_t ring;
 	uint64_t seq;
 
-	if (!rt || !rt->orch.in_run)
-		return;
-	o = &rt->orch;
 	if (o->nscopes == o->scopes_cap && grow_scopes(o)) {
 		if (!o->error)
 			o->error = -ENOMEM;
-		return;
+		return -ENOMEM;
 	}
 	ring = pto_ring_of_depth(rt, o->nscopes);
 	seq = o->ring[ring].next_seq;
@@ -129,19 +127,25 @@ void pto_scope_begin(struct pto_runtime *rt)
 		.heap_begin = rt->win->orch.heap_top[ring],
 		.seg_base = o->nsegs, .ring = ring,
 	};
+	return 0;
 }
 
-int pto_scope_end(struct pto_runtime *rt)
+/* pto_scope_begin(), bound to its symbol versions in compat.c */
+int pto_orch_scope_begin(struct pto_runtime *rt)
 {
-	struct pto_orchestrator *o;
+	int ret = pto_orch_check(rt, "pto_scope_begin");
+
+	return ret ? ret : scope_begin(rt);
+}
+
+static int scope_end(struct pto_runtime *rt)
+{
+	struct pto_orchestrator *o = &rt->orch;
 	struct pto_scope *sc, *parent;
 	uint64_t seq;
 	uint32_t i;
 	int ret;
 
-	if (!rt || !rt->orch.in_run || rt->orch.nscopes <= 1)
-		return -EINVAL;	/* the outer scope belongs to pto_run */
-	o = &rt->orch;
 	sc = &o->scopes[o->nscopes - 1];
 	seq = o->ring[sc->ring].next_seq;
 	ret = push_segment(rt, sc->ring, sc->seg_start, seq);
@@ -158,6 +162,21 @@ int pto_scope_end(struct pto_runtime *rt)
 		orch_wake_scheduler(rt);
 	}
 	return ret;
+}
+
+int pto_scope_end(struct pto_runtime *rt)
+{
+	int ret = pto_orch_check(rt, "pto_scope_end");
+
+	if (ret)
+		return ret;
+	/* the outer scope belongs to pto_run() */
+	if (rt->orch.nscopes <= 1) {
+		pto_log("pto_scope_end: no scope is open (more ends than "
+			"begins; the run's outer scope is pto_run()'s)\n");
+		return -EINVAL;
+	}
+	return scope_end(rt);
 }
 
 /* ---- submission ---------------------------------------------------------- */
@@ -183,18 +202,28 @@ struct plan {
 	uint32_t tm_entries;	/* accesses it records in the TensorMap */
 };
 
-static int check_tensor(struct pto_runtime *rt, const struct pto_param *p)
+/* Refuse parameter i of a submission, saying why; returns err. */
+static int bad_param(uint32_t i, int err, const char *why)
+{
+	pto_log("pto_submit_task: parameter %u: %s\n", i, why);
+	return err;
+}
+
+static int check_tensor(struct pto_runtime *rt, const struct pto_param *p,
+			uint32_t i)
 {
 	uint64_t end;
 
-	if (!p->base ||
-	    __builtin_add_overflow((uint64_t)(uintptr_t)p->base, p->offset,
+	if (!p->base)
+		return bad_param(i, -EINVAL, "NULL base");
+	if (__builtin_add_overflow((uint64_t)(uintptr_t)p->base, p->offset,
 				   &end) ||
 	    __builtin_add_overflow(end, p->size, &end))
-		return -EINVAL;
+		return bad_param(i, -EINVAL, "base + offset + size overflows");
 	if (!rt->be.host_addresses &&
 	    dev_addr(rt, (uintptr_t)p->base + p->offset, p->size) < 0)
-		return -EFAULT;
+		return bad_param(i, -EFAULT, "not in device memory (use "
+				 "pto_malloc() memory on a device)");
 	return 0;
 }
 
@@ -229,9 +258,18 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 			continue;
 		case PTO_PARAM_OUTPUT:
 			if (!p[i].ref || !p[i].size)
-				return -EINVAL;
-			if (p[i].size > heap_size)
+				return bad_param(i, -EINVAL, p[i].ref ?
+						 "OUTPUT of size 0" :
+						 "OUTPUT with a NULL ref");
+			if (p[i].size > heap_size) {
+				pto_log("pto_submit_task: parameter %u: OUTPUT "
+					"of %llu bytes, larger than ring %u's "
+					"heap ring (%llu bytes)\n", i,
+					(unsigned long long)p[i].size,
+					plan->ring,
+					(unsigned long long)heap_size);
 				return -E2BIG;
+			}
 			plan->out_bytes += out_span(rt, p[i].size);
 			plan->tm_entries++;
 			continue;
@@ -241,20 +279,26 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 			plan->tm_entries += p[i].size != 0;
 			fallthrough;
 		case PTO_PARAM_NODEP:
-			ret = check_tensor(rt, &p[i]);
+			ret = check_tensor(rt, &p[i], i);
 			if (ret)
 				return ret;
 			continue;
 		default:
-			return -EINVAL;
+			return bad_param(i, -EINVAL, "unknown kind");
 		}
 	}
 	/* arguments beyond the descriptor's go in the task's heap block */
 	plan->args_bytes = n > PTO_MAX_ARGS ?
 			   out_span(rt, n * sizeof(uint64_t)) : 0;
 	plan->out_bytes += plan->args_bytes;
-	if (plan->out_bytes > heap_size)
+	if (plan->out_bytes > heap_size) {
+		pto_log("pto_submit_task: its OUTPUTs%s take %llu bytes, more "
+			"than ring %u's heap ring (%llu bytes)\n",
+			plan->args_bytes ? " and argument array" : "",
+			(unsigned long long)plan->out_bytes, plan->ring,
+			(unsigned long long)heap_size);
 		return -E2BIG;
+	}
 	return 0;
 }
 
@@ -263,19 +307,54 @@ static int check_submit(struct pto_runtime *rt, uint32_t kernel_id,
 			const struct pto_param *params, uint32_t nparams)
 {
 	const struct pto_kernel *k;
+	int ret = pto_orch_check(rt, "pto_submit_task");
 
-	if (!rt || !rt->orch.in_run || nparams > PTO_MAX_PARAMS ||
-	    (nparams && !params) || (unsigned int)type >= PTO_NUM_WORKER_TYPES)
+	if (ret)
+		return ret;
+	if (nparams > PTO_MAX_PARAMS || (nparams && !params)) {
+		pto_log("pto_submit_task: %u parameters%s (at most %u)\n",
+			nparams, nparams && !params ? " but NULL params" : "",
+			PTO_MAX_PARAMS);
 		return -EINVAL;
-	if (kernel_id >= PTO_MAX_KERNELS || !rt->kernels[kernel_id].registered)
+	}
+	if ((unsigned int)type >= PTO_NUM_WORKER_TYPES) {
+		pto_log("pto_submit_task: worker type %d is not one of "
+			"enum pto_worker_type\n", (int)type);
+		return -EINVAL;
+	}
+	if (kernel_id >= PTO_MAX_KERNELS || !rt->kernels[kernel_id].registered) {
+		pto_log("pto_submit_task: kernel %u is not registered\n",
+			kernel_id);
 		return -ENOENT;
+	}
 	k = &rt->kernels[kernel_id];
-	if (k->type != (uint32_t)type)
+	if (k->type != (uint32_t)type) {
+		pto_log("pto_submit_task: kernel %u \"%s\" is registered for "
+			"%s cores, submitted for %s\n", kernel_id, k->name,
+			pto_worker_type_name(k->type),
+			pto_worker_type_name(type));
 		return -EINVAL;
-	if (nparams > PTO_MAX_ARGS && !k->fn)
-		return -E2BIG;	/* ops read their arguments from the descriptor */
-	if (!rt->be.cores[type])
+	}
+	if (nparams > PTO_MAX_ARGS && !k->fn) {
+		/* ops read their arguments from the descriptor */
+		pto_log("pto_submit_task: kernel %u \"%s\" is a built-in op: "
+			"%u parameters, at most %u\n", kernel_id, k->name,
+			nparams, PTO_MAX_ARGS);
+		return -E2BIG;
+	}
+	/* cheap, and the ops trust their lengths: always checked */
+	if (k->builtin) {
+		ret = pto_op_check("pto_submit_task", kernel_id, k->op,
+				   params, nparams);
+		if (ret)
+			return ret;
+	}
+	if (!rt->be.cores[type]) {
+		pto_log("pto_submit_task: kernel %u \"%s\": %s has no %s "
+			"cores\n", kernel_id, k->name, rt->device,
+			pto_worker_type_name(type));
 		return -ENODEV;
+	}
 	return 0;
 }
 
@@ -654,8 +733,6 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		t0 = pto_now_ns();
 	plan.ring = r = orch_ring(rt);
 	ret = check_params(rt, p, n, &plan);
-	if (!ret && rt->be.check)
-		ret = pto_check_submit(rt, kernel_id, p, n);
 	if (ret)
 		return ret;
 	if (rt->orch.error)
@@ -792,7 +869,7 @@ void pto_orch_run_begin(struct pto_runtime *rt)
 	o->nsegs = 0;
 	WRITE_ONCE(o->in_run, true);
 	WRITE_ONCE(rt->win->notify.orch_done, 0);
-	pto_scope_begin(rt);
+	scope_begin(rt);
 }
 
 /*
@@ -811,7 +888,7 @@ int pto_orch_run_end(struct pto_runtime *rt)
 		ret = -EINVAL;
 	}
 	while (o->nscopes > 1)
-		pto_scope_end(rt);
+		scope_end(rt);
 	/* the outer scope: release what it owns */
 	outer = &o->scopes[0];
 	push_segment(rt, outer->ring, outer->seg_start,

@@ -36,6 +36,50 @@ _Static_assert(sizeof(struct pto_window_ident) == 64 &&
 _Static_assert(sizeof(struct pto_task_desc) == 256,
 	       "descriptors are four cache lines");
 
+__thread char pto_thread_token __attribute__((tls_model("initial-exec")));
+
+int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
+{
+	uintptr_t owner;
+
+	if (!rt) {
+		pto_log("%s: the runtime is NULL\n", call);
+		return -EINVAL;
+	}
+	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
+	if (owner == pto_self())
+		return 0;
+	if (!owner || owner == PTO_OWNER_DESTROYING) {
+		pto_log("%s: no run in progress: call it from the "
+			"orchestration function, inside pto_run()\n", call);
+		return -EINVAL;
+	}
+	pto_log("%s: not the orchestrator thread: during a run only the "
+		"thread that called pto_run() may submit tasks and open or "
+		"close scopes\n", call);
+	return -EPERM;
+}
+
+/* Say why call cannot go on while owner holds the runtime: -EBUSY. */
+static int busy(const char *call, uintptr_t owner)
+{
+	pto_log("%s: %s\n", call, owner == PTO_OWNER_DESTROYING ?
+		"the runtime is being destroyed" :
+		owner == pto_self() ?
+		"not allowed inside the orchestration function: a run is in "
+		"progress on this thread" :
+		"a run is in progress on this runtime (in another thread); "
+		"wait for pto_run() to return");
+	return -EBUSY;
+}
+
+int pto_check_idle(struct pto_runtime *rt, const char *call)
+{
+	uintptr_t owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
+
+	return owner ? busy(call, owner) : 0;
+}
+
 /* "sim" is the in-process simulator; anything else names a /dev/ptoN. */
 static const struct pto_backend_ops *backend_for(const char *device)
 {
@@ -233,8 +277,18 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 
 void pto_runtime_destroy(struct pto_runtime *rt)
 {
+	uintptr_t idle = 0;
+
 	if (!rt)
 		return;
+	/* a runtime in use is leaked rather than freed under its user */
+	if (!__atomic_compare_exchange_n(&rt->orch.owner, &idle,
+					 PTO_OWNER_DESTROYING, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		busy("pto_runtime_destroy", idle);
+		pto_log("pto_runtime_destroy: not destroyed\n");
+		return;
+	}
 	pto_statspage_destroy(rt->page);
 	pto_trace_close(rt->trace);
 	pto_check_close(rt);
@@ -276,19 +330,31 @@ void pto_free(struct pto_runtime *rt, void *ptr)
 
 int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 {
+	uintptr_t idle = 0;
 	uint64_t t0;
-	int ret, end, err;
+	int ret, end, err, orch_err;
 
-	if (!rt || !fn)
+	if (!rt || !fn) {
+		pto_log("pto_run: %s is NULL\n", rt ? "the function" :
+			"the runtime");
 		return -EINVAL;
-	if (rt->orch.in_run)
-		return -EBUSY;
+	}
+	/*
+	 * Taking the runtime makes this thread its orchestrator; a second
+	 * pto_run() (another thread's, or a nested one) finds it taken.
+	 */
+	if (!__atomic_compare_exchange_n(&rt->orch.owner, &idle, pto_self(),
+					 false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return busy("pto_run", idle);
 	t0 = pto_now_ns();
 	/* before the scheduler starts: it must not see the last run's end */
 	WRITE_ONCE(rt->win->notify.orch_done, 0);
 	ret = pto_sched_start(rt);
-	if (ret)
+	if (ret) {
+		__atomic_store_n(&rt->orch.owner, 0, __ATOMIC_RELEASE);
 		return ret;
+	}
 	STAT_ADD(rt->st.runs, 1);
 	pto_orch_run_begin(rt);
 	ret = fn(rt, arg);
@@ -299,12 +365,15 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	pto_stats_publish(rt);
 
 	err = READ_ONCE(rt->win->sched_flags.error);
+	orch_err = rt->orch.error;
+	/* the next run may start: nothing below touches the run's state */
+	__atomic_store_n(&rt->orch.owner, 0, __ATOMIC_RELEASE);
 	/* an orchestration passing on -ECANCELED reports the cause instead */
 	if (ret < 0 && !(ret == -ECANCELED && err))
 		return ret;
 	if (err)
 		return err;
-	if (rt->orch.error)
-		return rt->orch.error;
+	if (orch_err)
+		return orch_err;
 	return end;
 }

@@ -112,6 +112,12 @@ struct pto_orchestrator {
 	uint32_t scratch_cap;
 	int error;		/* first error of this run */
 	bool in_run;
+	/*
+	 * The thread inside pto_run(): its &pto_thread_token, 0 when no run
+	 * is in progress.  Atomic: any thread may read it, to learn that it
+	 * is not the orchestrator (see pto_orch_check()).
+	 */
+	uintptr_t owner;
 };
 
 /* A task's life as the scheduler tracks it. */
@@ -230,7 +236,41 @@ struct pto_runtime {
 	struct pto_trace *trace;
 };
 
+/*
+ * One byte per thread whose address names the thread: cheaper to compare
+ * than pthread_self() and never equal for two live threads.
+ */
+extern __thread char pto_thread_token
+	__attribute__((tls_model("initial-exec")));
+
+static inline uintptr_t pto_self(void)
+{
+	return (uintptr_t)&pto_thread_token;
+}
+
+/* Owner value of a runtime being destroyed: no run may start. */
+#define PTO_OWNER_DESTROYING ((uintptr_t)1)
+
+int pto_orch_check_slow(struct pto_runtime *rt, const char *call);
+
+/*
+ * 0 when the caller is the orchestrator thread of a run in progress on
+ * rt; else says why on the log and returns -EINVAL (no run) or -EPERM
+ * (another thread's run).  Reads nothing else of rt before it knows.
+ */
+static inline int pto_orch_check(struct pto_runtime *rt, const char *call)
+{
+	if (rt && __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED) ==
+		  pto_self())
+		return 0;
+	return pto_orch_check_slow(rt, call);
+}
+
+/* -EBUSY (said on the log) when a run is in progress on rt. */
+int pto_check_idle(struct pto_runtime *rt, const char *call);
+
 /* orchestrator.c */
+int pto_orch_scope_begin(struct pto_runtime *rt);
 int pto_orch_init(struct pto_runtime *rt);
 void pto_orch_fini(struct pto_runtime *rt);
 void pto_orch_run_begin(struct pto_runtime *rt);

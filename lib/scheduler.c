@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "flow.h"
+#include "log.h"
 #include "runtime.h"
 #include "stats.h"
 #include "sync.h"
@@ -73,15 +74,39 @@ static void release(struct pto_runtime *rt, uint64_t task)
 	try_consume(rt, task);
 }
 
-static void note_failure(struct pto_runtime *rt, int status)
+/*
+ * The run's first failure is said once, naming the task: pto_run()
+ * returns only its status, and the tasks cancelled after it are noise.
+ */
+static void report_failure(struct pto_runtime *rt, uint64_t task,
+			   uint32_t core, int status)
+{
+	const struct pto_task_desc *d = pto_desc(rt, task);
+	uint32_t k = d->kernel_id % PTO_MAX_KERNELS;
+	char where[32] = "no core";
+
+	if (core < rt->be.num_cores)
+		snprintf(where, sizeof(where), "core %u", core);
+	pto_log("task %llu (kernel %u \"%s\", %s, %s) failed: %s (%d); "
+		"the run's later tasks are cancelled\n",
+		(unsigned long long)sslot(rt, task)->id, d->kernel_id,
+		rt->kernels[k].name, pto_worker_type_name(d->worker_type),
+		where, strerror(-status), status);
+}
+
+static void note_failure(struct pto_runtime *rt, uint64_t task,
+			 uint32_t core, int status)
 {
 	STAT_ADD(rt->sst.tasks_failed, 1);
 	rt->sched.failed = true;
-	if (!READ_ONCE(rt->win->sched_flags.error))
+	if (!READ_ONCE(rt->win->sched_flags.error)) {
+		report_failure(rt, task, core, status);
 		WRITE_ONCE(rt->win->sched_flags.error, status);
+	}
 }
 
-static void complete_task(struct pto_runtime *rt, uint64_t task, int status)
+static void complete_task(struct pto_runtime *rt, uint64_t task,
+			  uint32_t core, int status)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
 	struct pto_sched_slot *ss = sslot(rt, task);
@@ -90,7 +115,7 @@ static void complete_task(struct pto_runtime *rt, uint64_t task, int status)
 	uint32_t e;
 
 	if (status && status != -ECANCELED)
-		note_failure(rt, status);
+		note_failure(rt, task, core, status);
 	ss->state = PTO_TASK_COMPLETED;
 
 	/* consumers: one producer fewer to wait for */
@@ -149,7 +174,7 @@ static int reap(struct pto_runtime *rt)
 				trace_completion(rt, &cp);
 		}
 		s->outstanding--;
-		complete_task(rt, cp.task_id, cp.status);
+		complete_task(rt, cp.task_id, cp.core, cp.status);
 	}
 	if (n)
 		store_release(&rt->be.cring->head, s->cring_head);
@@ -396,7 +421,7 @@ static int cancel_ready(struct pto_runtime *rt)
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
 		while (!pto_rq_empty(&rt->sched.ready[t])) {
 			complete_task(rt, pto_rq_pop(&rt->sched.ready[t]),
-				      -ECANCELED);
+				      UINT32_MAX, -ECANCELED);
 			n++;
 		}
 	}

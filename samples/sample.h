@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #include <pto/pto.h>
+/* the entry points' signatures, checked by the compiler */
+#include <pto/pto_orchestration.h>
 
 /* The three entry points ptorun looks up; the only exported symbols. */
 #define SAMPLE_EXPORT __attribute__((visibility("default")))

@@ -243,7 +243,11 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **rt);
 
 /**
  * pto_runtime_destroy() - stop the device and free everything
- * @rt: a runtime, or NULL; must not be inside pto_run()
+ * @rt: a runtime, or NULL
+ *
+ * Not during a run, nor concurrently with any other call on @rt: called
+ * while a run is in progress it refuses (and says so on stderr), leaving
+ * the runtime intact.
  */
 void pto_runtime_destroy(struct pto_runtime *rt);
 
@@ -256,7 +260,7 @@ void pto_runtime_destroy(struct pto_runtime *rt);
  * @name: a name for traces and statistics, or NULL
  *
  * Return: 0; -EEXIST when the id is bound; -EOPNOTSUPP on a device, which
- * runs built-in ops only; -EINVAL.
+ * runs built-in ops only; -EBUSY during a run; -EINVAL.
  */
 int pto_kernel_register(struct pto_runtime *rt, uint32_t kernel_id,
 			enum pto_worker_type type, pto_kernel_fn fn,
@@ -269,7 +273,7 @@ int pto_kernel_register(struct pto_runtime *rt, uint32_t kernel_id,
  * @type: the worker type whose cores run it
  * @op: enum pto_op
  *
- * Return: 0; -EEXIST when the id is bound; -EINVAL.
+ * Return: 0; -EEXIST when the id is bound; -EBUSY during a run; -EINVAL.
  */
 int pto_kernel_register_builtin(struct pto_runtime *rt, uint32_t kernel_id,
 				enum pto_worker_type type, uint32_t op);
@@ -299,9 +303,14 @@ void pto_free(struct pto_runtime *rt, void *ptr);
  * @arg: passed to @fn
  *
  * Returns once every submitted task has completed and been consumed.
+ * The calling thread is the run's orchestrator thread: only it may
+ * submit and open or close scopes until the run ends.  C kernels run on
+ * the simulator's core threads ("pto-coreN"), never on this one.
  *
  * Return: 0, the negative value @fn returned, or the run's first error
- * (-EIO or -ETIMEDOUT for a failed task, -EDEADLK, -ENOMEM).
+ * (-EIO or -ETIMEDOUT for a failed task, -EDEADLK, -ENOMEM); -EBUSY when
+ * a run is in progress on @rt already (another thread's, or a nested
+ * call); -EINVAL when a scope was left open.
  */
 int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
 
@@ -311,15 +320,23 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
  *
  * Tasks submitted until the matching pto_scope_end() are held by this
  * scope (and only this one); their OUTPUT buffers live until it ends and
- * their consumers are done.
+ * their consumers are done.  Orchestrator thread only (see libpto(3),
+ * THREADS).
+ *
+ * It returned void before libpto 0.2; programs built then still work
+ * (they bind to pto_scope_begin@LIBPTO_0 and ignore the result).
+ *
+ * Return: 0; -EINVAL outside a run; -EPERM on a thread other than the
+ * one inside pto_run(); -ENOMEM.
  */
-void pto_scope_begin(struct pto_runtime *rt);
+int pto_scope_begin(struct pto_runtime *rt);
 
 /**
  * pto_scope_end() - close the innermost scope
  * @rt: the runtime
  *
- * Return: 0, or -EINVAL when no scope of the orchestration is open.
+ * Return: 0; -EINVAL when no scope of the orchestration is open or
+ * outside a run; -EPERM on a thread other than the one inside pto_run().
  */
 int pto_scope_end(struct pto_runtime *rt);
 
@@ -335,9 +352,14 @@ int pto_scope_end(struct pto_runtime *rt);
  * Waits while a ring is full (back-pressure).  OUTPUT parameters receive
  * their buffer's address before it returns.
  *
- * Return: the task's id (>= 0); -EINVAL, -ENOENT (unknown kernel), -E2BIG
- * (a buffer larger than its ring, or more than PTO_MAX_ARGS parameters
- * for a built-in op), -EFAULT (memory the device cannot
+ * Orchestrator thread only: -EINVAL outside a run, -EPERM on another
+ * thread during one.  A built-in op's parameters are checked against
+ * its arity and regions (-EINVAL with a message, see
+ * Documentation/ops.rst).
+ *
+ * Return: the task's id (>= 0); -EINVAL, -EPERM, -ENOENT (unknown
+ * kernel), -E2BIG (a buffer larger than its ring, or more than
+ * PTO_MAX_ARGS parameters for a built-in op), -EFAULT (memory the device cannot
  * see), -ENODEV (no core of that type), -EDEADLK, -ECANCELED (an earlier
  * task failed; the run drains).
  */

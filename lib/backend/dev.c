@@ -9,6 +9,7 @@
  * eventfd in one ring; without them, poll() on both descriptors.
  */
 #include <errno.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -51,12 +52,55 @@ static int dev_get_info(struct dev *d, const char *path, struct pto_info *info)
 		return err;
 	}
 	if (info->abi_version != PTO_ABI_VERSION) {
-		pto_log("%s: the driver speaks device ABI %u, this libpto ABI %u; "
-			"install a matching pto.ko or libpto\n", path,
-			info->abi_version, PTO_ABI_VERSION);
+		pto_log("%s: the driver (pto.ko) speaks device ABI %u, this "
+			"libpto %s speaks ABI %u; install a pto.ko and libpto "
+			"of the same release (modinfo pto shows the driver's)\n",
+			path, info->abi_version, pto_version(), PTO_ABI_VERSION);
 		return -EPROTO;
 	}
 	return 0;
+}
+
+/* The device nodes that exist, "/dev/pto0 /dev/pto1", or "none". */
+static void list_nodes(char *buf, size_t size)
+{
+	glob_t g;
+	size_t i, len = 0;
+
+	snprintf(buf, size, "none");
+	if (glob("/dev/pto[0-9]*", 0, NULL, &g))
+		return;
+	for (i = 0; i < g.gl_pathc && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+					i ? " " : "", g.gl_pathv[i]);
+	globfree(&g);
+}
+
+/* Say why the device node cannot be opened, and what to do about it. */
+static void open_failed(const char *path, int err)
+{
+	char nodes[256];
+
+	switch (err) {
+	case -ENOENT:
+		list_nodes(nodes, sizeof(nodes));
+		if (path[0] != '/')
+			pto_log("device \"%s\": neither \"sim\" (the simulator) "
+				"nor a device node path such as /dev/pto0 "
+				"(device nodes here: %s)\n", path, nodes);
+		else
+			pto_log("%s: no such device node (device nodes here: "
+				"%s); load the driver (modprobe pto, see "
+				"pto(4)) or use device \"sim\"\n", path, nodes);
+		break;
+	case -EACCES:
+	case -EPERM:
+		pto_log("%s: Permission denied (EACCES): add the user to "
+			"group pto (see pto(4)), then log in again\n", path);
+		break;
+	default:
+		pto_log("%s: cannot open: %s\n", path, strerror(-err));
+	}
 }
 
 static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
@@ -71,8 +115,11 @@ static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 	d->efd = -1;
 	be->priv = d;
 	d->fd = open(cfg->device, O_RDWR | O_CLOEXEC);
-	if (d->fd < 0)
-		return -errno;
+	if (d->fd < 0) {
+		ret = -errno;
+		open_failed(cfg->device, ret);
+		return ret == -EPERM ? -EACCES : ret;
+	}
 	ret = dev_get_info(d, cfg->device, &info);
 	if (ret)
 		return ret;

@@ -17,10 +17,16 @@ echo "$syms" | grep -q 'pto_config_init@LIBPTO_0 '
 ok $? "the 0.1 program calls pto_config_init@LIBPTO_0"
 echo "$syms" | grep -q 'pto_get_stats@LIBPTO_0 '
 ok $? "the 0.1 program calls pto_get_stats@LIBPTO_0"
+echo "$syms" | grep -qE 'pto_scope_begin@LIBPTO_0( |$)'
+ok $? "the 0.1 program calls pto_scope_begin@LIBPTO_0 (void in 0.1)"
 ! echo "$syms" | grep -q 'LIBPTO_0\.2'
 ok $? "the 0.1 program needs nothing newer than LIBPTO_0"
 readelf --dyn-syms -W "$O/libpto.so" | grep -q 'pto_config_init_sized@@LIBPTO_0.2'
 ok $? "libpto.so exports the 0.2 additions in node LIBPTO_0.2"
+lsyms=$(readelf --dyn-syms -W "$O/libpto.so")
+echo "$lsyms" | grep -q 'pto_scope_begin@@LIBPTO_0.2' &&
+	echo "$lsyms" | grep -qE 'pto_scope_begin@LIBPTO_0( |$)'
+ok $? "libpto.so exports pto_scope_begin@@LIBPTO_0.2 (int) and @LIBPTO_0"
 
 # the program's own TAP, numbered after ours
 out=$(LD_LIBRARY_PATH=$O "$prog" 2>&1)

@@ -13,6 +13,14 @@
 
 #include "../lib/tap.h"
 
+/*
+ * Linked against 0.1's libpto.so, this program got pto_scope_begin's only
+ * version then, LIBPTO_0 (void); linked today it would get the default,
+ * LIBPTO_0.2 (int).  Bind it as a 0.1 build did, so the old version is
+ * what runs.
+ */
+__asm__(".symver pto_scope_begin, pto_scope_begin@LIBPTO_0");
+
 #define N 64
 
 static void add_one(const uint64_t *args, uint32_t nargs)

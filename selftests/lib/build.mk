@@ -3,7 +3,7 @@
 # the unit tests reach the internals.  testlib.o holds the shared helpers.
 
 SELFTESTS_LIB_NAMES := test_internals test_basic test_overlap test_errors test_depth \
-	test_idle test_trace test_check \
+	test_idle test_trace test_check test_threads \
 	test_window test_random
 SELFTESTS_LIB_PROGS := $(SELFTESTS_LIB_NAMES:%=$(O)/selftests/lib/%)
 SELFTESTS_LIB_COMMON := $(O)/selftests/lib/testlib.o

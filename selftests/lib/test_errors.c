@@ -9,7 +9,13 @@
  *  -EDEADLK   a scope larger than the task window, a heap too small for
  *             one scope's outputs: reported after stall_timeout_ms with a
  *             diagnostic whose suggested size is then shown to work
- *  -EIO       a kernel fails; later submits of the run get -ECANCELED
+ *  -EIO       a kernel fails; later submits of the run get -ECANCELED;
+ *             the failed task is reported once, naming it
+ *  -EINVAL    a built-in op given too few parameters, a length that is
+ *             no SCALAR or not whole words, or a region smaller than its
+ *             lengths say, at submit, with a message naming op and sizes
+ *  -ENOENT    a device that is not "sim" and no device node, with a
+ *             message naming the path and what to do
  * plus the PTO_* environment overrides of pto_config_init().
  */
 #include <ctype.h>
@@ -110,6 +116,77 @@ static void test_config_sizes(void)
 	      "config: a size smaller than any struct pto_config is -EINVAL");
 }
 
+/* Does one line of text contain every word of words (NULL-terminated)? */
+static int line_has(const char *text, const char *const *words)
+{
+	const char *line, *eol;
+	char buf[1024];
+	int i;
+
+	for (line = text; *line; line = *eol ? eol + 1 : eol) {
+		eol = strchr(line, '\n');
+		if (!eol)
+			eol = line + strlen(line);
+		snprintf(buf, sizeof(buf), "%.*s", (int)(eol - line), line);
+		for (i = 0; words[i] && strstr(buf, words[i]); i++)
+			;
+		if (!words[i])
+			return 1;
+	}
+	return 0;
+}
+
+/* Lines of text containing word. */
+static int count_lines(const char *text, const char *word)
+{
+	const char *p;
+	int n = 0;
+
+	for (p = strstr(text, word); p; p = strstr(p + 1, word)) {
+		n++;
+		p = strchr(p, '\n');
+		if (!p)
+			break;
+	}
+	return n;
+}
+
+/* A device that cannot be opened is reported naming the path and a fix. */
+static void test_device_messages(void)
+{
+	static const char *const gpu[] = { "\"gpu\"", "sim", "/dev/pto0",
+					   "device nodes here", NULL };
+	static const char *const missing[] = { "/nonexistent/pto9",
+					       "no such device node",
+					       "modprobe pto", NULL };
+	struct pto_runtime *rt = NULL;
+	struct tl_capture cap;
+	struct pto_config cfg;
+	char *text;
+	int ret;
+
+	tl_config(&cfg, 0, 0);
+	cfg.device = "gpu";
+	tl_capture_begin(&cap);
+	ret = pto_runtime_create(&cfg, &rt);
+	text = tl_capture_end(&cap);
+	ok_eq(ret, -ENOENT, "config: device \"gpu\" is -ENOENT");
+	if (!ok(line_has(text, gpu),
+		"config: device \"gpu\": the message says what a device is"))
+		diag("  stderr: %s", text);
+	free(text);
+
+	cfg.device = "/nonexistent/pto9";
+	tl_capture_begin(&cap);
+	ret = pto_runtime_create(&cfg, &rt);
+	text = tl_capture_end(&cap);
+	ok_eq(ret, -ENOENT, "config: a missing device node is -ENOENT");
+	if (!ok(line_has(text, missing),
+		"config: a missing node: the message names it and what to do"))
+		diag("  stderr: %s", text);
+	free(text);
+}
+
 static void test_config(void)
 {
 	struct pto_config cfg;
@@ -119,6 +196,7 @@ static void test_config(void)
 	ok_eq(pto_runtime_create(&cfg, &rt), -EINVAL,
 	      "config: task window 6 (not a power of two) is -EINVAL");
 	test_bad_device();
+	test_device_messages();
 	test_config_sizes();
 
 	setenv("PTO_TASK_WINDOW", "32", 1);
@@ -610,9 +688,23 @@ static void test_failing_kernel(void)
 				  "orchestration returns -ECANCELED" :
 				  "orchestration returns 0";
 
+		static const char *const words[] = {
+			"task ", "kernel 45", "\"fail\"", "vector", "core ",
+			"Input/output error", "(-5)", NULL };
+		struct tl_capture cap;
+		char *text;
+
+		tl_capture_begin(&cap);
 		ret = pto_run(rt, orch_fail, &f);
+		text = tl_capture_end(&cap);
 		ok_eq(ret, -EIO, "failing kernel (%s): pto_run returns -EIO",
 		      how);
+		if (!ok(line_has(text, words) &&
+			count_lines(text, "failed:") == 1,
+			"failing kernel (%s): the failed task is reported once, "
+			"with its id, kernel, worker type, core and status", how))
+			diag("  stderr: %s", text);
+		free(text);
 		ok_eq(f.first_bad, -ECANCELED,
 		      "failing kernel (%s): a later submit returns -ECANCELED (after %ld)",
 		      how, f.submits);
@@ -626,6 +718,130 @@ static void test_failing_kernel(void)
 	pto_runtime_destroy(rt);
 }
 
+/* ---- built-in ops: arity and regions, checked at submit ------------------- */
+
+enum { B_COPY = 80, B_FILL, B_ADD, B_GEMM, B_SOFTMAX };
+
+struct op_case {
+	const char *name;
+	uint32_t kid;
+	struct pto_param p[8];
+	uint32_t n;
+	const char *const words[6];	/* the message's line has them all */
+};
+
+static float *obuf;
+
+static int64_t op_rc;
+
+static int orch_op(struct pto_runtime *rt, void *arg)
+{
+	const struct op_case *c = arg;
+
+	op_rc = pto_submit_task(rt, c->kid, PTO_WORKER_VECTOR, c->p, c->n);
+	return op_rc < 0 ? (int)op_rc : 0;
+}
+
+static void test_op_checks(void)
+{
+	static const struct {
+		uint32_t kid, op;
+	} reg[] = {
+		{ B_COPY, PTO_OP_COPY }, { B_FILL, PTO_OP_FILL_U32 },
+		{ B_ADD, PTO_OP_ADD_F32 }, { B_GEMM, PTO_OP_GEMM_F32 },
+		{ B_SOFTMAX, PTO_OP_SOFTMAX_PREP_F32 },
+	};
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	struct tl_rec r;
+	size_t i;
+	char *text;
+	int ret, all;
+
+	tl_config(&cfg, 16, 1 << 16);
+	rt = make_rt(&cfg, &r);
+	for (i = 0; i < sizeof(reg) / sizeof(reg[0]); i++)
+		if (pto_kernel_register_builtin(rt, reg[i].kid,
+						PTO_WORKER_VECTOR, reg[i].op))
+			bail_out("register built-in %u", reg[i].op);
+	obuf = pto_malloc(rt, 4096);
+	if (!obuf)
+		bail_out("pto_malloc");
+	memset(obuf, 0, 4096);
+	{
+		const struct op_case cases[] = {
+			{ "COPY with 2 of its 3 parameters", B_COPY,
+			  { PTO_OUT_EXISTING(obuf, 0, 64), PTO_IN(obuf, 64, 64) },
+			  2, { "copy", "takes 3 parameters", "nbytes", "got 2" } },
+			{ "COPY writing 128 bytes into a 64-byte OUTPUT", B_COPY,
+			  { PTO_OUT_EXISTING(obuf, 0, 64),
+			    PTO_IN(obuf, 1024, 128), PTO_SCALAR(128) },
+			  3, { "copy", "dst", "64 bytes", "touches 128",
+			       "nbytes = 128 bytes" } },
+			{ "COPY reading past its INPUT", B_COPY,
+			  { PTO_OUT_EXISTING(obuf, 0, 256),
+			    PTO_IN(obuf, 1024, 100), PTO_SCALAR(200) },
+			  3, { "copy", "src", "100 bytes", "touches 200" } },
+			{ "COPY with its length not a SCALAR", B_COPY,
+			  { PTO_OUT_EXISTING(obuf, 0, 64),
+			    PTO_IN(obuf, 1024, 64), PTO_IN(obuf, 2048, 8) },
+			  3, { "copy", "nbytes", "PTO_SCALAR" } },
+			{ "FILL_U32 of 6 bytes", B_FILL,
+			  { PTO_OUT_EXISTING(obuf, 0, 64), PTO_SCALAR(1),
+			    PTO_SCALAR(6) },
+			  3, { "fill_u32", "nbytes = 6", "multiple of 4" } },
+			{ "ADD_F32 of 32 elements into 64 bytes", B_ADD,
+			  { PTO_OUT_EXISTING(obuf, 0, 64), PTO_IN(obuf, 1024, 128),
+			    PTO_IN(obuf, 2048, 128), PTO_SCALAR(32) },
+			  4, { "add_f32", "dst", "64 bytes", "touches 128",
+			       "n = 32 4-byte elements" } },
+			{ "GEMM with a B too small for K x N", B_GEMM,
+			  { PTO_INOUT(obuf, 0, 64), PTO_IN(obuf, 1024, 64),
+			    PTO_IN(obuf, 2048, 60), PTO_SCALAR(4),
+			    PTO_SCALAR(4), PTO_SCALAR(4) },
+			  6, { "gemm_f32", "B (parameter 2)", "60 bytes",
+			       "touches 64", "K = 4, N = 4" } },
+			{ "SOFTMAX_PREP with 0 columns", B_SOFTMAX,
+			  { PTO_OUT_EXISTING(obuf, 0, 64), PTO_OUT_EXISTING(obuf, 64, 16),
+			    PTO_OUT_EXISTING(obuf, 128, 16), PTO_IN(obuf, 1024, 64),
+			    PTO_SCALAR(0), PTO_SCALAR(4), PTO_SCALAR(0) },
+			  7, { "softmax_prep_f32", "cols", "not be 0" } },
+		};
+
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			const struct op_case *c = &cases[i];
+
+			tl_capture_begin(&cap);
+			ret = pto_run(rt, orch_op, (void *)c);
+			text = tl_capture_end(&cap);
+			ok_eq(op_rc, -EINVAL, "op check: %s is -EINVAL at submit",
+			      c->name);
+			ok_eq(ret, -EINVAL, "op check: %s: pto_run returns it",
+			      c->name);
+			all = line_has(text, c->words);
+			if (!ok(all, "op check: %s: the message names the op and "
+				"the sizes", c->name))
+				diag("  stderr: %s", text);
+			free(text);
+		}
+	}
+	/* the same ops, within their regions, are accepted and run */
+	{
+		const struct op_case good = { "COPY of 64 bytes", B_COPY,
+			{ PTO_OUT_EXISTING(obuf, 0, 64), PTO_IN(obuf, 1024, 64),
+			  PTO_SCALAR(64) }, 3, { NULL } };
+
+		obuf[256] = 7.5f;
+		ok_eq(pto_run(rt, orch_op, (void *)&good), 0,
+		      "op check: a COPY within its regions runs");
+		ok(obuf[0] == 7.5f, "op check: and copies");
+	}
+	check_recovers(rt, &r, "op checks");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	test_config();
@@ -634,5 +850,6 @@ int main(void)
 	for (size_t i = 0; i < sizeof(dl_cases) / sizeof(dl_cases[0]); i++)
 		deadlock_case(&dl_cases[i]);
 	test_failing_kernel();
+	test_op_checks();
 	return tap_done();
 }

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Built-in op parameters against the op's arity and the declared regions;
+ * see opcheck.h.  The shapes here follow ops/pto_ops.c (and enum pto_op in
+ * <pto/pto_uapi.h>): what each argument is and how many bytes of it the op
+ * touches, computed from the op's length arguments.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "log.h"
+#include "opcheck.h"
+#include "pto_ops.h"
+
+#define MAX_OP_ARGS 8
+
+/*
+ * One argument: a scalar (len NULL-like: elem 0), or a region of
+ * elem * v[a] (* v[b] when b >= 0) bytes, where v[] are the scalars.
+ */
+struct op_arg {
+	const char *name;
+	uint8_t elem;		/* bytes per element; 0: a scalar */
+	int8_t a, b;		/* the length arguments that size it */
+};
+
+struct op_shape {
+	uint8_t nargs;
+	int8_t words_of;	/* a byte length that must be a multiple of 4 */
+	bool nonzero_b;		/* ... and one that must not be 0 (cols) */
+	struct op_arg arg[MAX_OP_ARGS];
+};
+
+#define S(n)		{ n, 0, -1, -1 }
+#define T(n, e, a, b)	{ n, e, a, b }
+
+static const struct op_shape shapes[PTO_OP_COUNT] = {
+	[PTO_OP_NOP] = { 0, -1, false, { } },
+	[PTO_OP_COPY] = { 3, -1, false, {
+		T("dst", 1, 2, -1), T("src", 1, 2, -1), S("nbytes") } },
+	[PTO_OP_FILL_U32] = { 3, 2, false, {
+		T("dst", 1, 2, -1), S("value"), S("nbytes") } },
+	[PTO_OP_ADD_F32] = { 4, -1, false, {
+		T("dst", 4, 3, -1), T("a", 4, 3, -1), T("b", 4, 3, -1),
+		S("n") } },
+	[PTO_OP_MUL_F32] = { 4, -1, false, {
+		T("dst", 4, 3, -1), T("a", 4, 3, -1), T("b", 4, 3, -1),
+		S("n") } },
+	[PTO_OP_GEMM_F32] = { 6, -1, false, {
+		T("C", 4, 3, 4), T("A", 4, 3, 5), T("B", 4, 5, 4),
+		S("M"), S("N"), S("K") } },
+	[PTO_OP_MATMUL_BT_F32] = { 6, -1, false, {
+		T("C", 4, 3, 4), T("A", 4, 3, 5), T("B", 4, 4, 5),
+		S("M"), S("N"), S("K") } },
+	[PTO_OP_SOFTMAX_PREP_F32] = { 7, -1, true, {
+		T("P", 4, 5, 6), T("m", 4, 5, -1), T("l", 4, 5, -1),
+		T("S", 4, 5, 6), S("scale"), S("rows"), S("cols") } },
+	[PTO_OP_ONLINE_UPDATE_F32] = { 8, -1, false, {
+		T("O", 4, 6, 7), T("l", 4, 6, -1), T("m", 4, 6, -1),
+		T("O_new", 4, 6, 7), T("l_new", 4, 6, -1),
+		T("m_new", 4, 6, -1), S("rows"), S("cols") } },
+	[PTO_OP_ROW_DIV_F32] = { 5, -1, false, {
+		T("dst", 4, 3, 4), T("O", 4, 3, 4), T("l", 4, 3, -1),
+		S("rows"), S("cols") } },
+	[PTO_OP_ADD_U32] = { 4, 3, false, {
+		T("dst", 1, 3, -1), T("a", 1, 3, -1), T("b", 1, 3, -1),
+		S("nbytes") } },
+	[PTO_OP_SPIN_NS] = { 1, -1, false, { S("ns") } },
+};
+
+/* The op's arguments, named: "dst, src, nbytes". */
+static void arg_list(const struct op_shape *s, char *buf, size_t size)
+{
+	size_t len = 0;
+	uint32_t i;
+
+	buf[0] = 0;
+	for (i = 0; i < s->nargs && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+					i ? ", " : "", s->arg[i].name);
+}
+
+/* Bytes a region argument needs; false when the product overflows. */
+static bool need_bytes(const struct op_arg *g, const uint64_t *v,
+		       uint64_t *bytes)
+{
+	uint64_t n = v[g->a];
+
+	if (g->b >= 0 && __builtin_mul_overflow(n, v[g->b], &n))
+		return false;
+	return !__builtin_mul_overflow(n, (uint64_t)g->elem, bytes);
+}
+
+static int check_region(const char *call, uint32_t kid, uint32_t op,
+			const struct op_shape *s, const struct pto_param *p,
+			uint32_t i, const uint64_t *v)
+{
+	const struct op_arg *g = &s->arg[i];
+	uint64_t need;
+	char how[96];
+
+	/* a raw address passed as a scalar: nothing to compare with */
+	if (p[i].kind == PTO_PARAM_SCALAR)
+		return 0;
+	if (!need_bytes(g, v, &need)) {
+		pto_log("%s: kernel %u (built-in %s): the size of %s "
+			"(parameter %u) overflows\n", call, kid,
+			pto_op_name(op), g->name, i);
+		return -EINVAL;
+	}
+	if (need <= p[i].size)
+		return 0;
+	if (g->b >= 0)
+		snprintf(how, sizeof(how), "%s = %llu, %s = %llu, %u-byte "
+			 "elements", s->arg[g->a].name,
+			 (unsigned long long)v[g->a], s->arg[g->b].name,
+			 (unsigned long long)v[g->b], g->elem);
+	else
+		snprintf(how, sizeof(how), "%s = %llu %s", s->arg[g->a].name,
+			 (unsigned long long)v[g->a],
+			 g->elem == 1 ? "bytes" : "4-byte elements");
+	pto_log("%s: kernel %u (built-in %s): %s (parameter %u) is a region "
+		"of %llu bytes, the op touches %llu (%s)\n", call, kid,
+		pto_op_name(op), g->name, i, (unsigned long long)p[i].size,
+		(unsigned long long)need, how);
+	return -EINVAL;
+}
+
+/* The length arguments: SCALARs, with the values the op accepts. */
+static int check_scalars(const char *call, uint32_t kid, uint32_t op,
+			 const struct op_shape *s, const struct pto_param *p,
+			 uint64_t *v)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nargs; i++) {
+		if (s->arg[i].elem)
+			continue;
+		if (p[i].kind != PTO_PARAM_SCALAR) {
+			pto_log("%s: kernel %u (built-in %s): %s (parameter "
+				"%u) must be a PTO_SCALAR\n", call, kid,
+				pto_op_name(op), s->arg[i].name, i);
+			return -EINVAL;
+		}
+		v[i] = p[i].value;
+	}
+	if (s->words_of >= 0 && v[s->words_of] % 4) {
+		pto_log("%s: kernel %u (built-in %s): %s = %llu is not a "
+			"multiple of 4 (the op works on u32 words)\n", call,
+			kid, pto_op_name(op), s->arg[s->words_of].name,
+			(unsigned long long)v[s->words_of]);
+		return -EINVAL;
+	}
+	if (s->nonzero_b && !v[s->nargs - 1]) {
+		pto_log("%s: kernel %u (built-in %s): %s must not be 0\n",
+			call, kid, pto_op_name(op),
+			s->arg[s->nargs - 1].name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int pto_op_check(const char *call, uint32_t kernel_id, uint32_t op,
+		 const struct pto_param *p, uint32_t n)
+{
+	const struct op_shape *s;
+	uint64_t v[MAX_OP_ARGS] = { 0 };
+	char names[128];
+	uint32_t i;
+	int ret;
+
+	if (op >= PTO_OP_COUNT)
+		return -EINVAL;
+	s = &shapes[op];
+	if (n < s->nargs) {
+		arg_list(s, names, sizeof(names));
+		pto_log("%s: kernel %u (built-in %s) takes %u parameters (%s), "
+			"got %u\n", call, kernel_id, pto_op_name(op), s->nargs,
+			names, n);
+		return -EINVAL;
+	}
+	ret = check_scalars(call, kernel_id, op, s, p, v);
+	for (i = 0; !ret && i < s->nargs; i++)
+		if (s->arg[i].elem)
+			ret = check_region(call, kernel_id, op, s, p, i, v);
+	return ret;
+}

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The threading contract of libpto(3), THREADS: misuse from the wrong
+ * thread or at the wrong time returns the documented error with a message
+ * naming the call, and never corrupts the runtime:
+ *  - outside a run: pto_submit_task, pto_scope_begin, pto_scope_end are
+ *    -EINVAL;
+ *  - during a run, on a thread other than the one inside pto_run(): the
+ *    same calls are -EPERM, pto_run, pto_kernel_register are -EBUSY and
+ *    pto_runtime_destroy refuses;
+ *  - inside the orchestration function: a nested pto_run is -EBUSY;
+ *  - a second thread submitting while the orchestrator submits: every one
+ *    of its submits is refused and the run's result is still right;
+ *  - two threads calling pto_run at once: one runs, the other gets -EBUSY
+ *    or runs after it;
+ *  - unbalanced scopes: -EINVAL, and the runtime works afterwards.
+ * Threads meet through joins and barriers only, so the test is TSan-clean.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+static uint64_t *gbuf;
+
+static struct pto_runtime *make_rt(struct tl_rec *r)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+
+	tl_config(&cfg, 64, 1 << 16);
+	rt = tl_runtime(&cfg);
+	tl_rec_init(r, rt);
+	if (register_test_kernels(r))
+		bail_out("cannot register kernels");
+	gbuf = pto_malloc(rt, 256);
+	if (!gbuf)
+		bail_out("pto_malloc");
+	memset(gbuf, 0, 256);
+	return rt;
+}
+
+static int64_t submit_step(struct pto_runtime *rt, uint64_t *buf,
+			   uint64_t tag)
+{
+	return pto_submit_task(rt, KID(K_STEP, PTO_WORKER_VECTOR),
+			       PTO_WORKER_VECTOR,
+			       (struct pto_param[]){ PTO_INOUT(buf, 0, 8),
+						     PTO_SCALAR(1),
+						     PTO_SCALAR(tag) }, 3);
+}
+
+/*
+ * In a scope of its own: the run's outer scope holds every task until
+ * the run ends, and a chain longer than the task window would deadlock.
+ */
+static int64_t submit_scoped(struct pto_runtime *rt, uint64_t *buf,
+			     uint64_t tag)
+{
+	int64_t id;
+	int ret = pto_scope_begin(rt);
+
+	if (ret)
+		return ret;
+	id = submit_step(rt, buf, tag);
+	ret = pto_scope_end(rt);
+	return id < 0 ? id : ret ? ret : id;
+}
+
+/* What n K_STEP tasks with tags 0..n-1 make of one word x. */
+static uint64_t steps(uint64_t x, int n)
+{
+	for (int i = 0; i < n; i++)
+		x = tl_mix(x ^ (uint64_t)i);
+	return x;
+}
+
+/* Does a line of text contain a, and b after it (b NULL: just a)? */
+static int has(const char *text, const char *a, const char *b)
+{
+	const char *line, *eol, *p;
+
+	for (line = text; *line; line = eol + 1) {
+		eol = strchr(line, '\n');
+		if (!eol)
+			eol = line + strlen(line);
+		p = strstr(line, a);
+		if (p && p < eol && (!b || ((p = strstr(p, b)) && p < eol)))
+			return 1;
+		if (!*eol)
+			break;
+	}
+	return 0;
+}
+
+/* A small run whose result is checked: the runtime still works. */
+static int orch_ok(struct pto_runtime *rt, void *arg)
+{
+	struct tl_rec *r = arg;
+
+	if (pto_scope_begin(rt))
+		return -EPROTO;
+	SUBMIT_OR_RETURN(r, K_STEP, PTO_WORKER_CUBE, PTO_INOUT(gbuf, 0, 16),
+			 PTO_SCALAR(2), PTO_SCALAR(99));
+	SUBMIT_OR_RETURN(r, K_STEP, PTO_WORKER_VECTOR, PTO_INOUT(gbuf, 8, 16),
+			 PTO_SCALAR(2), PTO_SCALAR(98));
+	return pto_scope_end(rt);
+}
+
+static void check_recovers(struct pto_runtime *rt, struct tl_rec *r,
+			   const char *name)
+{
+	char what[128];
+
+	tl_rec_reset(r);
+	tl_host(r, gbuf, 256);
+	snprintf(what, sizeof(what), "%s: the next run", name);
+	if (ok_eq(pto_run(rt, orch_ok, r), 0, "%s: the next pto_run works",
+		  name) && tl_replay(r) == 0)
+		tl_check(r, gbuf, what);
+}
+
+/* ---- outside a run ------------------------------------------------------- */
+
+static void test_outside_run(void)
+{
+	struct tl_capture cap;
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	int64_t sub;
+	int beg, end;
+	char *text;
+
+	rt = make_rt(&r);
+	tl_capture_begin(&cap);
+	sub = submit_step(rt, gbuf, 0);
+	beg = pto_scope_begin(rt);
+	end = pto_scope_end(rt);
+	text = tl_capture_end(&cap);
+	ok_eq(sub, -EINVAL, "outside a run: pto_submit_task is -EINVAL");
+	ok_eq(beg, -EINVAL, "outside a run: pto_scope_begin is -EINVAL");
+	ok_eq(end, -EINVAL, "outside a run: pto_scope_end is -EINVAL");
+	ok(has(text, "pto_submit_task", "no run in progress") &&
+	   has(text, "pto_scope_begin", "no run in progress") &&
+	   has(text, "pto_scope_end", "no run in progress"),
+	   "outside a run: each is reported, naming the call");
+	diag("  stderr: %s", text);
+	free(text);
+	check_recovers(rt, &r, "outside a run");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+/* ---- another thread during a run ----------------------------------------- */
+
+struct intruder {
+	struct pto_runtime *rt;
+	int64_t submit;
+	int scope_begin, scope_end, run, reg;
+};
+
+static int orch_never(struct pto_runtime *rt, void *arg)
+{
+	return -EPROTO;		/* must not be called */
+}
+
+static void *intrude(void *arg)
+{
+	struct intruder *in = arg;
+
+	in->submit = submit_step(in->rt, gbuf + 8, 1);
+	in->scope_begin = pto_scope_begin(in->rt);
+	in->scope_end = pto_scope_end(in->rt);
+	in->run = pto_run(in->rt, orch_never, NULL);
+	in->reg = pto_kernel_register(in->rt, 70, PTO_WORKER_CUBE, k_step,
+				      "late");
+	pto_runtime_destroy(in->rt);	/* refused: the runtime is in use */
+	return NULL;
+}
+
+/*
+ * The orchestration starts the intruder and joins it before it returns,
+ * so the intruder's calls all fall inside the run.
+ */
+static int orch_intruded(struct pto_runtime *rt, void *arg)
+{
+	struct intruder *in = arg;
+	pthread_t t;
+	int64_t a, b;
+
+	a = submit_step(rt, gbuf, 0);
+	if (pthread_create(&t, NULL, intrude, in))
+		return -EAGAIN;
+	pthread_join(t, NULL);
+	b = submit_step(rt, gbuf, 1);
+	return a < 0 ? (int)a : b < 0 ? (int)b : 0;
+}
+
+static void test_other_thread(void)
+{
+	struct intruder in = { 0 };
+	struct tl_capture cap;
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	char *text;
+	int ret;
+
+	rt = make_rt(&r);
+	in.rt = rt;
+	gbuf[0] = 5;
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_intruded, &in);
+	text = tl_capture_end(&cap);
+	ok_eq(ret, 0, "other thread: the orchestrator's run completes");
+	ok_eq(gbuf[0], steps(5, 2),
+	      "other thread: the orchestrator's tasks ran, in order");
+	ok_eq(in.submit, -EPERM, "other thread: pto_submit_task is -EPERM");
+	ok_eq(in.scope_begin, -EPERM,
+	      "other thread: pto_scope_begin is -EPERM");
+	ok_eq(in.scope_end, -EPERM, "other thread: pto_scope_end is -EPERM");
+	ok_eq(in.run, -EBUSY, "other thread: pto_run is -EBUSY");
+	ok_eq(in.reg, -EBUSY, "other thread: pto_kernel_register is -EBUSY");
+	ok(has(text, "pto_submit_task", "orchestrator thread") &&
+	   has(text, "pto_scope_begin", "orchestrator thread") &&
+	   has(text, "pto_scope_end", "orchestrator thread"),
+	   "other thread: the calls are reported as off the orchestrator thread");
+	ok(has(text, "pto_run", "in progress") &&
+	   has(text, "pto_kernel_register", "in progress"),
+	   "other thread: pto_run and registering say a run is in progress");
+	ok(has(text, "pto_runtime_destroy", "not destroyed"),
+	   "other thread: pto_runtime_destroy refuses, and says so");
+	diag("  stderr: %s", text);
+	free(text);
+	check_recovers(rt, &r, "other thread");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+/* ---- inside the orchestration function ----------------------------------- */
+
+struct nested {
+	int run, reg;
+};
+
+static int orch_nested(struct pto_runtime *rt, void *arg)
+{
+	struct nested *n = arg;
+
+	n->run = pto_run(rt, orch_never, NULL);
+	n->reg = pto_kernel_register_builtin(rt, 71, PTO_WORKER_CUBE,
+					     PTO_OP_NOP);
+	pto_runtime_destroy(rt);	/* refused: we are inside its run */
+	return submit_step(rt, gbuf, 0) < 0 ? -EPROTO : 0;
+}
+
+static void test_nested(void)
+{
+	struct nested n = { 0 };
+	struct tl_capture cap;
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	char *text;
+	int ret;
+
+	rt = make_rt(&r);
+	gbuf[0] = 9;
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_nested, &n);
+	text = tl_capture_end(&cap);
+	ok_eq(n.run, -EBUSY, "nested: pto_run inside a run is -EBUSY");
+	ok_eq(n.reg, -EBUSY,
+	      "nested: registering a kernel inside a run is -EBUSY");
+	ok_eq(ret, 0, "nested: the outer run completes");
+	ok_eq(gbuf[0], steps(9, 1), "nested: and its task ran");
+	ok(has(text, "pto_run", "inside the orchestration function") &&
+	   has(text, "pto_runtime_destroy", "not destroyed"),
+	   "nested: each refusal names the call and the reason");
+	free(text);
+	check_recovers(rt, &r, "nested");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+/* ---- a second thread submitting while the orchestrator does -------------- */
+
+#define RACE_TASKS 200
+
+struct race {
+	struct pto_runtime *rt;
+	pthread_barrier_t go;
+	int refused;		/* submits of the second thread refused */
+	int accepted;
+};
+
+static void *race_submitter(void *arg)
+{
+	struct race *rc = arg;
+	int i;
+
+	pthread_barrier_wait(&rc->go);
+	for (i = 0; i < RACE_TASKS; i++) {
+		int64_t id = submit_step(rc->rt, gbuf + 16, (uint64_t)i);
+
+		rc->refused += id == -EPERM;
+		rc->accepted += id >= 0;
+	}
+	return NULL;
+}
+
+static int orch_race(struct pto_runtime *rt, void *arg)
+{
+	struct race *rc = arg;
+	pthread_t t;
+	int i, ret = 0;
+
+	if (pthread_create(&t, NULL, race_submitter, rc))
+		return -EAGAIN;
+	pthread_barrier_wait(&rc->go);
+	for (i = 0; i < RACE_TASKS && !ret; i++) {
+		int64_t id = submit_scoped(rt, gbuf, (uint64_t)i);
+
+		ret = id < 0 ? (int)id : 0;
+	}
+	pthread_join(t, NULL);
+	return ret;
+}
+
+static void test_racing_submits(void)
+{
+	struct tl_capture cap;
+	struct pto_runtime *rt;
+	struct race rc = { 0 };
+	struct tl_rec r;
+	char *text;
+	int ret;
+
+	rt = make_rt(&r);
+	rc.rt = rt;
+	pthread_barrier_init(&rc.go, NULL, 2);
+	gbuf[0] = 1;
+	gbuf[16] = 2;
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_race, &rc);
+	text = tl_capture_end(&cap);
+	free(text);
+	pthread_barrier_destroy(&rc.go);
+	ok_eq(ret, 0, "racing submits: the orchestrator's run completes");
+	ok_eq(rc.refused, RACE_TASKS,
+	      "racing submits: all %d of the other thread's are -EPERM",
+	      RACE_TASKS);
+	ok_eq(gbuf[0], steps(1, RACE_TASKS),
+	      "racing submits: the orchestrator's %d tasks ran, in order",
+	      RACE_TASKS);
+	ok_eq(gbuf[16], 2, "racing submits: none of the other thread's ran");
+	check_recovers(rt, &r, "racing submits");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+/* ---- two threads calling pto_run at once ---------------------------------- */
+
+struct runner {
+	struct pto_runtime *rt;
+	pthread_barrier_t *go;
+	uint64_t *buf;
+	int ret;
+};
+
+static int orch_chain(struct pto_runtime *rt, void *arg)
+{
+	struct runner *ru = arg;
+	int i;
+
+	for (i = 0; i < 100; i++)
+		if (submit_scoped(rt, ru->buf, (uint64_t)i) < 0)
+			return -EPROTO;
+	return 0;
+}
+
+static void *runner(void *arg)
+{
+	struct runner *ru = arg;
+
+	pthread_barrier_wait(ru->go);
+	ru->ret = pto_run(ru->rt, orch_chain, ru);
+	return NULL;
+}
+
+static void test_concurrent_runs(void)
+{
+	struct pto_runtime *rt;
+	struct runner ru[2];
+	struct tl_capture cap;
+	pthread_barrier_t go;
+	pthread_t t[2];
+	struct tl_rec r;
+	int i, ran = 0, busy = 0, right = 1;
+	char *text;
+
+	rt = make_rt(&r);
+	pthread_barrier_init(&go, NULL, 2);
+	tl_capture_begin(&cap);
+	for (i = 0; i < 2; i++) {
+		ru[i] = (struct runner){ rt, &go, gbuf + 8 * i, 1 };
+		gbuf[8 * i] = 100 + i;
+		if (pthread_create(&t[i], NULL, runner, &ru[i]))
+			bail_out("pthread_create");
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	text = tl_capture_end(&cap);
+	pthread_barrier_destroy(&go);
+	for (i = 0; i < 2; i++) {
+		ran += ru[i].ret == 0;
+		busy += ru[i].ret == -EBUSY;
+		if (ru[i].ret == 0 && gbuf[8 * i] != steps(100 + i, 100))
+			right = 0;
+		if (ru[i].ret == -EBUSY && gbuf[8 * i] != (uint64_t)(100 + i))
+			right = 0;
+	}
+	ok(ran >= 1 && ran + busy == 2,
+	   "concurrent pto_run: %d ran, %d got -EBUSY", ran, busy);
+	ok(right, "concurrent pto_run: each run's result is whole, or untouched");
+	ok(!busy || has(text, "pto_run", "in progress"),
+	   "concurrent pto_run: -EBUSY is reported");
+	free(text);
+	check_recovers(rt, &r, "concurrent pto_run");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+/* ---- unbalanced scopes ----------------------------------------------------- */
+
+static int scope_rc[3];
+
+static int orch_unbalanced(struct pto_runtime *rt, void *arg)
+{
+	int which = *(int *)arg;
+
+	switch (which) {
+	case 0:		/* the run's outer scope is pto_run()'s */
+		scope_rc[0] = pto_scope_end(rt);
+		return 0;
+	case 1:		/* one end too many */
+		scope_rc[1] = pto_scope_begin(rt);
+		if (pto_scope_end(rt))
+			return -EPROTO;
+		scope_rc[2] = pto_scope_end(rt);
+		return 0;
+	default:	/* returns with a scope open */
+		pto_scope_begin(rt);
+		return submit_step(rt, gbuf, 0) < 0 ? -EPROTO : 0;
+	}
+}
+
+static void test_unbalanced(void)
+{
+	struct tl_capture cap;
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	int which, ret[3];
+	char *text;
+
+	rt = make_rt(&r);
+	tl_capture_begin(&cap);
+	for (which = 0; which < 3; which++)
+		ret[which] = pto_run(rt, orch_unbalanced, &which);
+	text = tl_capture_end(&cap);
+	ok_eq(scope_rc[0], -EINVAL,
+	      "scopes: ending the run's outer scope is -EINVAL");
+	ok_eq(scope_rc[1], 0, "scopes: pto_scope_begin in a run returns 0");
+	ok_eq(scope_rc[2], -EINVAL, "scopes: a second pto_scope_end is -EINVAL");
+	ok(has(text, "pto_scope_end", "no scope is open"),
+	   "scopes: the extra end is reported");
+	ok_eq(ret[2], -EINVAL,
+	      "scopes: returning with a scope open makes pto_run -EINVAL");
+	ok(has(text, "still open", NULL), "scopes: the open scope is reported");
+	free(text);
+	check_recovers(rt, &r, "unbalanced scopes");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+int main(void)
+{
+	test_outside_run();
+	test_other_thread();
+	test_nested();
+	test_racing_submits();
+	test_concurrent_runs();
+	test_unbalanced();
+	return tap_done();
+}
