@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "randprog.h"
 
@@ -46,6 +47,8 @@ static void take_time(uint64_t delay)
 
 	if (!ns || replaying)
 		return;
+	while (delay == RP_DELAY_FOREVER)
+		pause();
 	if (delay & RP_DELAY_SLEEP) {
 		nanosleep(&ts, NULL);
 		return;

@@ -35,6 +35,8 @@
 
 /* rp_op.delay: sleep instead of spinning for the duration */
 #define RP_DELAY_SLEEP (1ull << 63)
+/* rp_op.delay: never return (to test a watchdog) */
+#define RP_DELAY_FOREVER (RP_DELAY_SLEEP | 1ull << 62)
 
 enum { RP_BEGIN, RP_END, RP_TASK };
 
