@@ -288,7 +288,8 @@ static int overlaps(const struct rp_op *t, const struct rp_param *q)
 	int i;
 
 	for (i = 0; i < t->np; i++)
-		if (t->p[i].buf == q->buf && q->off < t->p[i].off + t->p[i].nb &&
+		if (t->p[i].buf == q->buf &&
+		    q->off < t->p[i].off + t->p[i].nb &&
 		    t->p[i].off < q->off + q->nb)
 			return 1;
 	return 0;
@@ -723,7 +724,8 @@ static void dump_task(const struct rp_op *o, int task, int depth)
 	if (o->delay)
 		len += snprintf(line + len, sizeof(line) - len, " %s %llu ns",
 				o->delay & RP_DELAY_SLEEP ? "sleep" : "spin",
-				(unsigned long long)(o->delay & ~RP_DELAY_SLEEP));
+				(unsigned long long)o->delay &
+				~RP_DELAY_SLEEP);
 	len += snprintf(line + len, sizeof(line) - len, ":");
 	for (k = 0; k < o->np; k++) {
 		const struct rp_param *q = &o->p[k];
@@ -749,6 +751,7 @@ void rp_dump(const struct rp_prog *pg)
 			continue;
 		}
 		depth += o->op == RP_BEGIN ? 1 : -1;
-		diag("  %*s%s", 2 * depth, "", o->op == RP_BEGIN ? "scope {" : "}");
+		diag("  %*s%s", 2 * depth, "",
+		     o->op == RP_BEGIN ? "scope {" : "}");
 	}
 }

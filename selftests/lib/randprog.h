@@ -25,13 +25,14 @@
 
 #define RP_MAX_TASKS 256
 #define RP_MAX_OPS (3 * RP_MAX_TASKS + 16)
-#define RP_MAX_NP 10		/* 4 scalars + 2 per tensor <= PTO_MAX_PARAMS */
+/* tensors per task: 4 scalars + 2 per tensor <= PTO_MAX_PARAMS */
+#define RP_MAX_NP 10
 #define RP_MAX_OUTS (RP_MAX_TASKS * RP_MAX_NP)
 #define RP_MAX_DEPTH 6
 #define RP_NSHARED 3
 #define RP_CONST_BUF RP_NSHARED	/* read-only: the only NODEP target */
 #define RP_SH_BYTES 384
-#define RP_OUT_BASE 100		/* buffer ids >= RP_OUT_BASE are OUTPUTs */
+#define RP_OUT_BASE 100		/* buffer ids from here are OUTPUTs */
 
 /* rp_op.delay: sleep instead of spinning for the duration */
 #define RP_DELAY_SLEEP (1ull << 63)
@@ -50,7 +51,7 @@ struct rp_op {
 	int op;
 	int type;
 	int np;
-	uint64_t delay;		/* ns the kernel takes, | RP_DELAY_SLEEP */
+	uint64_t delay;		/* ns the kernel takes | RP_DELAY_SLEEP */
 	struct rp_param p[RP_MAX_NP];
 };
 
@@ -58,7 +59,7 @@ struct rp_prog {
 	struct rp_op ops[RP_MAX_OPS];
 	int nops, ntasks, nouts;
 	uint32_t out_nb[RP_MAX_OUTS];
-	int out_dies[RP_MAX_OUTS];	/* op index of the END that frees it */
+	int out_dies[RP_MAX_OUTS];	/* op index of the END freeing it */
 	int out_born[RP_MAX_OUTS];
 	void *out_addr[RP_MAX_OUTS];
 };

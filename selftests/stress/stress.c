@@ -26,8 +26,8 @@
  *				count and the iteration's seed, for the
  *				watchdog (stress.sh)
  *
- *	STRESS_WEDGE=1		the first task never ends: a hang for the
- *				watchdog to catch (checks stress.sh)
+ *	STRESS_WEDGE=1		the first task never ends: a hang for
+ *				the watchdog to catch (tests stress.sh)
  *
  * SIGUSR1 makes it print (to the log) the iteration it is in and the
  * runtime's state, as the stall detector would, then "stress: dumped".
@@ -55,7 +55,7 @@ struct opts {
 	uint32_t stall_ms;
 	int log_fd;		/* read side of libpto's stderr */
 	int beat_fd;		/* heartbeat file, or -1 */
-	int wedge;		/* the first task never ends (the watchdog's test) */
+	int wedge;		/* the first task never ends */
 };
 
 struct totals {

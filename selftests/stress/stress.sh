@@ -69,4 +69,10 @@ while [ ! -f "$dir/rc" ]; do
 	[ $idle -ge "$idle_limit" ] && dump "$(cat "$dir/pid")"
 done
 wait
-exit "$(cat "$dir/rc")"
+rc=$(cat "$dir/rc")
+if [ "$rc" -ne 0 ]; then
+	# a crash (or a sanitizer's report) is in the log, not on stdout
+	echo "# the driver exited with status $rc; libpto's log ends:"
+	tail -n 50 "$dir/log" | sed 's/^/#   /'
+fi
+exit "$rc"
