@@ -713,11 +713,14 @@ static unsigned int worker_spins(struct sim *sim, struct sim_core *sc)
 	return READ_ONCE(sim->awake) == 1 ? sc->spin_budget : CORE_SPINS;
 }
 
-/* PTO_SCHED_WORKERS: run own tasks, and schedule after each. */
-static void worker_loop(struct sim *sim, struct sim_core *sc)
+/*
+ * PTO_SCHED_WORKERS: run own tasks, and schedule after each, through the
+ * hooks the caller saw installed (h, never NULL) until they change.
+ */
+static void worker_loop(struct sim *sim, struct sim_core *sc,
+			const struct pto_backend_sched *h)
 {
 	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
-	const struct pto_backend_sched *h = load_acquire(&sim->hooks);
 	unsigned int idle = 0;
 	uint32_t naps = 0;
 	uint64_t clock = 0, id;
@@ -750,6 +753,7 @@ static void *core_main(void *arg)
 {
 	struct sim_core *sc = arg;
 	struct sim *sim = sc->sim;
+	const struct pto_backend_sched *h;
 	char name[16];
 
 	snprintf(name, sizeof(name), "pto-core%u", sc->index);
@@ -759,8 +763,13 @@ static void *core_main(void *arg)
 	while (!load_acquire(&sim->stop)) {
 		/* counted first: sim_set_sched(NULL) then waits for us */
 		__atomic_add_fetch(&sim->in_workers, 1, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&sim->hooks, __ATOMIC_SEQ_CST))
-			worker_loop(sim, sc);
+		/*
+		 * Loaded once: the run may end (hooks NULL) right after this
+		 * load, and worker_loop() must not load NULL and call it.
+		 */
+		h = __atomic_load_n(&sim->hooks, __ATOMIC_SEQ_CST);
+		if (h)
+			worker_loop(sim, sc, h);
 		if (!__atomic_sub_fetch(&sim->in_workers, 1, __ATOMIC_SEQ_CST))
 			futex_wake(&sim->in_workers, 1);
 		if (!load_acquire(&sim->hooks))
