@@ -72,7 +72,8 @@ wait
 rc=$(cat "$dir/rc")
 if [ "$rc" -ne 0 ]; then
 	# a crash (or a sanitizer's report) is in the log, not on stdout
-	echo "# the driver exited with status $rc; libpto's log ends:"
+	echo "# the driver exited with status $rc at run $(cat "$dir/beat")"
+	echo "# libpto's log ends:"
 	tail -n 50 "$dir/log" | sed 's/^/#   /'
 fi
 exit "$rc"
