@@ -64,6 +64,7 @@ struct totals {
 	uint64_t pattern_tasks[RP_NPATTERNS + 1];
 	uint64_t failed_iters, run_failed, mismatched, bad_out, stalls, logs;
 	uint64_t max_run_ns;
+	uint64_t max_run_seed;	/* the iteration of the longest run */
 };
 
 /* What an iteration is doing, for SIGUSR1 and for failure reports. */
@@ -324,8 +325,10 @@ static void run_one(struct pto_runtime *rt, struct rp_ctx *c,
 	t0 = tl_now_ns();
 	ret = pto_run(rt, rp_orch, c);
 	t0 = tl_now_ns() - t0;
-	if (t0 > tot->max_run_ns)
+	if (t0 > tot->max_run_ns) {
 		tot->max_run_ns = t0;
+		tot->max_run_seed = cur.seed;
+	}
 	tot->runs++;
 	tot->tasks += pg.ntasks;
 	tot->pattern_tasks[cur.pattern] += pg.ntasks;
@@ -436,8 +439,9 @@ static void summary(const struct totals *tot, uint64_t ns)
 		     (unsigned long long)tot->per_pattern[p],
 		     p < RP_NPATTERNS ? rp_pattern_names[p] : "random",
 		     (unsigned long long)tot->pattern_tasks[p]);
-	diag("orchestrator waits for room in a ring: %llu; longest run %.1f ms",
-	     (unsigned long long)tot->waits, tot->max_run_ns / 1e6);
+	diag("orchestrator waits for room in a ring: %llu; longest run %.1f ms (seed %#llx)",
+	     (unsigned long long)tot->waits, tot->max_run_ns / 1e6,
+	     (unsigned long long)tot->max_run_seed);
 }
 
 int main(void)
