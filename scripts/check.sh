@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # The whole test suite, as "make check" runs it: the userspace tests, the
-# same tests under ASan+UBSan and under TSan, the VM stages for the driver
+# same tests under ASan+UBSan and under TSan, 30 s of make stress
+# (PTO_STRESS_SECONDS), the VM stages for the driver
 # (newest Debian kernel, 6.1, arm64) and the Debian packages.  Ends with
 # one "N passed, N failed" line for everything.
 set -u
@@ -21,6 +22,9 @@ stage() {
 stage unit $MAKE --no-print-directory -s O="$O" check-unit
 stage asan $MAKE --no-print-directory -s O="$O" check-asan
 stage tsan $MAKE --no-print-directory -s O="$O" check-tsan
+# a short stress stage: random runtimes and programs under the watchdog
+stage stress env O="$O" STRESS_SECONDS="${PTO_STRESS_SECONDS:-30}" \
+	scripts/run-tests.sh -l stress selftests/stress/stress.sh
 if [ -x selftests/vm/run.sh ] && [ "${PTO_SKIP_VM:-0}" != 1 ]; then
 	stage vm $MAKE --no-print-directory -s O="$O" vmtest
 	# vm boots the newest Debian kernel (6.12); 6.1 too, and arm64

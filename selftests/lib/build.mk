@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: MIT
 # libpto's userspace tests: one TAP program per area, linked statically so
-# the unit tests reach the internals.  testlib.o holds the shared helpers.
+# the unit tests reach the internals.  testlib.o holds the shared helpers,
+# randprog.o the random programs (test_random, selftests/stress).
 
 SELFTESTS_LIB_NAMES := test_internals test_basic test_overlap test_errors test_depth \
 	test_idle test_trace test_check test_threads \
 	test_window test_random
 SELFTESTS_LIB_PROGS := $(SELFTESTS_LIB_NAMES:%=$(O)/selftests/lib/%)
-SELFTESTS_LIB_COMMON := $(O)/selftests/lib/testlib.o
+SELFTESTS_LIB_COMMON := $(O)/selftests/lib/testlib.o \
+	$(O)/selftests/lib/randprog.o
 
 TEST_PROGS += $(SELFTESTS_LIB_PROGS)
 

@@ -546,6 +546,37 @@ static void test_many_runs(void)
 	check_bufs("many runs", &x, 1);
 }
 
+/*
+ * Runs that end at once, with the core threads scheduling: every run
+ * switches them to scheduling and back, and a core thread that saw the
+ * switch to scheduling must not call the scheduler's hooks after the run
+ * has taken them away again.  Before the fix (a NULL call), 20000 such
+ * runs crashed every time and this test's 10000 about every other time:
+ * a race, so it catches a regression often, not always.
+ * PTO_TEST_EMPTY_RUNS changes the 10000.
+ */
+static int orch_empty(struct pto_runtime *rt_, void *arg)
+{
+	return 0;
+}
+
+static void test_empty_runs(void)
+{
+	uint64_t n = tl_env_u64("PTO_TEST_EMPTY_RUNS", 10000), i, bad = 0;
+	struct pto_runtime *w;
+	struct pto_config cfg;
+
+	tl_config(&cfg, 0, 0);
+	cfg.cores[PTO_WORKER_CUBE] = 8;
+	cfg.sched = PTO_SCHED_WORKERS;
+	w = tl_runtime(&cfg);
+	for (i = 0; i < n; i++)
+		bad += pto_run(w, orch_empty, NULL) != 0;
+	pto_runtime_destroy(w);
+	ok_eq(bad, 0, "empty runs: %llu on 12 worker-scheduled cores",
+	      (unsigned long long)n);
+}
+
 /* ---- a task runs before the orchestration submits again ------------------ */
 
 /*
@@ -797,6 +828,7 @@ int main(void)
 	test_many_params();
 	test_wide_with_outputs();
 	test_many_runs();
+	test_empty_runs();
 	test_lone_task();
 	test_builtin();
 	test_malloc();
