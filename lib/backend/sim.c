@@ -760,7 +760,6 @@ static void *core_main(void *arg)
 {
 	struct sim_core *sc = arg;
 	struct sim *sim = sc->sim;
-	const struct pto_backend_sched *h;
 	char name[16];
 
 	snprintf(name, sizeof(name), "pto-core%u", sc->index);
