@@ -72,7 +72,8 @@ $(O)/%.o: %.c
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
--include $(shell find $(O) -name '*.d' 2>/dev/null)
+# the debug kernel's cache ($(O)/kcache) has its own .d files: not ours
+-include $(shell find $(O) -path $(O)/kcache -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 # ---- set-up --------------------------------------------------------------
 .PHONY: deps deps-check deps-bench deps-vm

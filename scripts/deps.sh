@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Install the Debian packages a PTO build stage needs.
-#   scripts/deps.sh GROUP...   groups: build check bench vm
+#   scripts/deps.sh GROUP...   groups: build check bench vm kernel
 # As root, missing packages are installed with apt-get; otherwise the exact
 # command is printed and the script fails.
 set -eu
@@ -12,14 +12,17 @@ pkgs_check="tmux libncurses-dev libasan8 libubsan1 libtsan2 python3"
 pkgs_bench="clang libomp-dev libstarpu-dev"
 pkgs_vm="qemu-system-x86 busybox-static linux-image-amd64 linux-headers-amd64 \
 linux-source-6.1 cpio kmod xz-utils liburing-dev perl sparse"
+# the debug kernel of make vmtest-debug, built from linux-source-6.1
+pkgs_kernel="flex bison bc libelf-dev libssl-dev"
 
 want=""
 for group in "$@"; do
 	case "$group" in
 	build) want="$want $pkgs_build" ;;
-	check) want="$want $pkgs_check $pkgs_bench $pkgs_vm" ;;
+	check) want="$want $pkgs_check $pkgs_bench $pkgs_vm $pkgs_kernel" ;;
 	bench) want="$want $pkgs_bench" ;;
 	vm) want="$want $pkgs_vm" ;;
+	kernel) want="$want $pkgs_vm $pkgs_kernel" ;;
 	*) echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;
 	esac
 done
