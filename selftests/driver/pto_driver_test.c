@@ -107,6 +107,12 @@ static uint32_t core_of_type(struct pto_t *p, uint32_t type)
 	return p->first_core[type];
 }
 
+/* Tests that change module parameters or devices run as root only. */
+#define NEED_ROOT() do {						\
+	if (geteuid())							\
+		SKIP(return, "needs root (module parameters, devices)");\
+} while (0)
+
 /* ---- GET_INFO ------------------------------------------------------------ */
 
 TEST(get_info)
@@ -1208,6 +1214,8 @@ TEST(task_timeout)
 	struct pto_kick k = { .core = 0 };
 	struct pto_t p;
 
+	NEED_ROOT();
+
 	ASSERT_EQ(0, sysfs_read(TIMEOUT_PARAM, old, sizeof(old)));
 	ASSERT_EQ(0, sysfs_write(TIMEOUT_PARAM, "200"));
 	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 16));
@@ -1322,6 +1330,8 @@ TEST(device_add_remove_with_open_context)
 	uint64_t t0;
 	int ret;
 
+	NEED_ROOT();
+
 	sysfs_write("/sys/class/pto/del_device", "7");	/* leftovers */
 	ASSERT_EQ(0, sysfs_write("/sys/class/pto/new_device", "7 1 2 0 1"));
 	EXPECT_EQ(-EEXIST, sysfs_write("/sys/class/pto/new_device", "7"));
@@ -1372,6 +1382,8 @@ TEST(device_add_remove_with_open_context)
 TEST(module_unload_refused_while_open)
 {
 	int fd = open(pto_t_dev(), O_RDWR);
+
+	NEED_ROOT();
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-1, syscall(__NR_delete_module, "pto", O_NONBLOCK));
