@@ -23,7 +23,8 @@ $(KSFT_STAMP):
 		$(KSFT_FILES:%=$(KSRC_TOP)/%)
 	$(Q)touch $@
 
-DRIVER_TEST_NAMES := pto_driver_test pto_wait_bench
+DRIVER_TEST_NAMES := pto_driver_test pto_hardening_test pto_stress \
+	pto_wait_bench
 DRIVER_TESTS := $(DRIVER_TEST_NAMES:%=$(O)/selftests/driver/%)
 
 .PHONY: driver-tests checkpatch
@@ -44,7 +45,9 @@ $(DRIVER_TESTS): $(O)/selftests/driver/%: $(O)/selftests/driver/%.o
 checkpatch: $(KSFT_STAMP)
 	$(Q)$(CHECKPATCH) --strict --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES \
-		-f driver/*.[ch] driver/probe/*.c
+		-f driver/*.[ch] driver/probe/*.c driver/probe_i14/*.c \
+		driver/tests/*.c
 	$(Q)$(CHECKPATCH) --strict --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,BIT_MACRO \
 		-f include/uapi/pto/pto_uapi.h
+
