@@ -28,7 +28,7 @@ DRIVER_TEST_NAMES := pto_driver_test pto_hardening_test pto_stress \
 DRIVER_TESTS := $(DRIVER_TEST_NAMES:%=$(O)/selftests/driver/%)
 
 .PHONY: driver-tests checkpatch
-driver-tests: $(DRIVER_TESTS)
+driver-tests: $(DRIVER_TESTS) fuzz-progs
 
 $(O)/selftests/driver/%.o: selftests/driver/%.c $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
@@ -51,3 +51,5 @@ checkpatch: $(KSFT_STAMP)
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,BIT_MACRO \
 		-f include/uapi/pto/pto_uapi.h
 
+# the fuzzer runs in the VM with the driver tests
+-include selftests/fuzz/build.mk
