@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 #
 # The whole test suite, as "make check" runs it: the userspace tests, the
-# same tests under ASan+UBSan and under TSan, and the VM stage for the
-# driver.  Ends with one "N passed, N failed" line for everything.
+# same tests under ASan+UBSan and under TSan, the driver's style and
+# kernel-doc, the VM stage for the driver on Debian's kernel and on the
+# debug kernel (KASAN, lockdep, KUnit ...; PTO_SKIP_VM_DEBUG=1 skips it).
+# Ends with one "N passed, N failed" line for everything.
 set -u
 cd "$(dirname "$0")/.."
 O=${O:-build}
@@ -20,8 +22,14 @@ stage() {
 stage unit $MAKE --no-print-directory -s O="$O" check-unit
 stage asan $MAKE --no-print-directory -s O="$O" check-asan
 stage tsan $MAKE --no-print-directory -s O="$O" check-tsan
+if [ -x selftests/driver/lint.sh ]; then
+	stage driver-lint scripts/run-tests.sh -l driver-lint selftests/driver/lint.sh
+fi
 if [ -x selftests/vm/run.sh ] && [ "${PTO_SKIP_VM:-0}" != 1 ]; then
 	stage vm $MAKE --no-print-directory -s O="$O" vmtest
+	if [ -x selftests/vm/vmtest-debug.sh ] && [ "${PTO_SKIP_VM_DEBUG:-0}" != 1 ]; then
+		stage vm-debug $MAKE --no-print-directory -s O="$O" vmtest-debug
+	fi
 fi
 
 awk '{p += $1; f += $2; s += $3}
