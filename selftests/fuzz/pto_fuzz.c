@@ -124,6 +124,11 @@ static void fail(const char *fmt, ...)
 	unsigned long i;
 	va_list ap;
 
+	/* parked children hold contexts, and so the module */
+	for (i = 0; i < 8; i++)
+		if (children[i] > 0)
+			kill(children[i], SIGKILL);
+
 	printf("# pto_fuzz: FAILED at operation %llu: ", (unsigned long long)iter);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
@@ -606,8 +611,12 @@ static void *scribbler(void *arg)
 			r = (x >> 8) % 4;
 			if (!c->region[r] || r == 1)
 				continue;
+			/*
+			 * The completion entries are the kernel's to write:
+			 * their statuses are checked.  Their header is not.
+			 */
 			size = r == 0 ? c->s.window.size : r == 2 ?
-			       c->s.regs.size : c->s.cring.size;
+			       c->s.regs.size : c->s.cring_entries_offset;
 			/* mostly the header lines, the registers, ring heads */
 			off = (x >> 16) % (r == 0 && (x & 1) ? 4096 : size);
 			off &= ~7ull;
