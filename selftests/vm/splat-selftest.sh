@@ -37,6 +37,7 @@ static DEFINE_MUTEX(splat_a);
 static DEFINE_MUTEX(splat_b);
 static DEFINE_SPINLOCK(splat_lock);
 static void *splat_leak;
+static int splat_shift = 40;
 
 struct splat_timer {
 	struct timer_list t;
@@ -62,7 +63,7 @@ static int splat_thread(void *arg)
 void pto_splat(void);
 void pto_splat(void)
 {
-	volatile int shift = 40, x;
+	volatile int x;
 	volatile char *p;
 	struct splat_timer *st;
 
@@ -76,7 +77,7 @@ void pto_splat(void)
 		kfree((void *)p);
 		break;
 	case 3:
-		x = 1 << shift;
+		x = 1 << READ_ONCE(splat_shift);
 		(void)x;
 		break;
 	case 4:
