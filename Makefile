@@ -6,11 +6,17 @@
 #
 #   make run        build, then run the BGEMM sample on the simulator
 #   make check      the whole test suite (installs what it needs as root)
-#   make install    PREFIX=/usr/local DESTDIR=
-#   make modules    pto.ko against KDIR (default: the running kernel)
+#   make install    PREFIX=/usr/local DESTDIR= (uninstall undoes it)
+#   make modules    pto.ko against KDIR (default: the running kernel);
+#                   modules_install, modules_clean, install-dkms
+#   make deb        the Debian packages, into $(O)/deb
 #
 # Objects go to $(O) (default build/); SAN=asan|tsan builds a sanitized
 # tree, e.g. make O=build/asan SAN=asan.
+
+# One version for the library, the tools, pto.ko and the packages: the
+# VERSION file (releases are tagged vVERSION; see Documentation/install.rst).
+PTO_VERSION := $(shell cat VERSION)
 
 O ?= build
 SAN ?=
@@ -18,7 +24,12 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
-MANDIR ?= $(PREFIX)/share/man
+LIBEXECDIR ?= $(PREFIX)/libexec
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/pto
+UDEVRULESDIR ?= /etc/udev/rules.d
+DKMSDIR ?= /usr/src/pto-$(PTO_VERSION)
 DESTDIR ?=
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
@@ -35,7 +46,8 @@ endif
 CFLAGS ?= -O2 -g
 BASE_CFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -pthread -fPIC -ffp-contract=off \
-	-D_GNU_SOURCE -Iinclude -Iinclude/uapi
+	-D_GNU_SOURCE -Iinclude -Iinclude/uapi \
+	-DPTO_VERSION_STRING='"$(PTO_VERSION)"'
 LDLIBS_PTO := -pthread -ldl -lm -luring
 
 ifeq ($(SAN),asan)
@@ -55,7 +67,10 @@ BINS :=			# programs to build
 TEST_PROGS :=		# TAP test programs run by make check
 SAMPLE_SOS :=		# orchestration shared objects
 INSTALL_BINS :=		# programs make install copies to BINDIR
-MAN_PAGES :=		# man pages make install copies (section from suffix)
+INSTALL_LIBEXEC :=	# helper programs make install copies to LIBEXECDIR/pto
+INSTALL_BIN_LINKS :=	# of those, the ones BINDIR gets a symlink to
+# man pages make install copies (section from the suffix)
+MAN_PAGES := Documentation/man/libpto.3 Documentation/man/pto.4
 
 .PHONY: all
 all: lib-all
@@ -72,8 +87,9 @@ $(O)/%.o: %.c
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-# the debug kernel's cache ($(O)/kcache) has its own .d files: not ours
--include $(shell find $(O) -path $(O)/kcache -prune -o -name '*.d' -type f -print 2>/dev/null)
+# not the debug kernel's cache ($(O)/kcache) nor the package build's tree
+# ($(O)/deb): their .d files are not ours
+-include $(shell find $(O) \( -path $(O)/kcache -o -path $(O)/deb \) -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 # ---- set-up --------------------------------------------------------------
 .PHONY: deps deps-check deps-bench deps-vm
@@ -108,39 +124,124 @@ check-tsan:
 	$(Q)$(MAKE) --no-print-directory O=$(O)/tsan SAN=tsan check-unit
 
 # ---- kernel module -------------------------------------------------------------
-.PHONY: modules modules_clean
+.PHONY: modules modules_install modules_clean install-dkms uninstall-dkms
 # Kbuild gets a clean MAKEFLAGS: our O= (object directory) means an output
 # tree to the kernel's make.
 KBUILD_MAKE = env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS $(MAKE)
+# What Kbuild writes into the source tree, and nothing else: Kbuild's own
+# clean would delete every *.o under M=, the userspace objects in $(O) too.
+KMOD_OUTPUT := Module.symvers modules.order .Module.symvers.cmd \
+	.modules.order.cmd .module-common.o ..module-common.o.cmd \
+	driver/modules.order driver/.modules.order.cmd \
+	driver/pto.ko driver/pto.mod driver/pto.mod.c driver/pto.mod.o \
+	driver/pto.o $(patsubst %.c,%.o,$(wildcard driver/pto_*.c)) \
+	ops/pto_ops.o driver/.*.cmd ops/.pto_ops.o.cmd
+# The module's sources: what DKMS and the pto-dkms package carry.
+KMOD_SOURCES := VERSION Kbuild dkms.conf driver/Kbuild driver/*.[ch] \
+	driver/probe/*.c ops/pto_ops.c ops/pto_ops.h ops/pto_layout.h \
+	include/uapi/pto/pto_uapi.h
+INSTALL_MOD_DIR ?= updates
+
 modules:
 	$(KBUILD_MAKE) -C $(KDIR) M=$(CURDIR) modules
+# Into /lib/modules/KVER/$(INSTALL_MOD_DIR) under INSTALL_MOD_PATH, then depmod.
+modules_install:
+	$(KBUILD_MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) \
+		$(if $(INSTALL_MOD_PATH),INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)) \
+		modules_install
 modules_clean:
-	$(KBUILD_MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -f $(KMOD_OUTPUT)
+
+# The module's sources into /usr/src/pto-VERSION for DKMS:
+#   make install-dkms && dkms install pto/$(PTO_VERSION)
+install-dkms:
+	$(Q)for f in $(KMOD_SOURCES); do \
+		install -D -m 0644 $$f $(DESTDIR)$(DKMSDIR)/$$f || exit 1; done
+uninstall-dkms:
+	rm -rf $(DESTDIR)$(DKMSDIR)
 
 # ---- install -------------------------------------------------------------------
-.PHONY: install uninstall
+.PHONY: install uninstall install-udev uninstall-udev
+PKGLIBEXECDIR = $(LIBEXECDIR)/pto
+PKGDATADIR = $(DATADIR)/pto
+# Documentation and example configuration (DOCDIR), sample sources with a
+# Makefile that builds them against the installed libpto (PKGDATADIR).
+INSTALL_DOCS := README.md CHANGELOG COPYING $(wildcard Documentation/*.rst)
+# packaging/FILE:examples/PATH
+INSTALL_EXAMPLES := 60-pto.rules:60-pto.rules modprobe.conf:modprobe.d/pto.conf \
+	modules-load.conf:modules-load.d/pto.conf
+INSTALL_SAMPLES := $(filter-out samples/build.mk samples/test-samples.sh, \
+	$(wildcard samples/*.[ch]))
+INSTALL_HEADERS := $(wildcard include/pto/*.h) include/uapi/pto/pto_uapi.h
+# RUNPATH: the tools find libpto.so in the build tree through $ORIGIN/..;
+# installed, the dynamic linker finds it (see README: ldconfig).
+STRIP_RUNPATH = chrpath -d
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/pto \
-		$(DESTDIR)$(BINDIR)
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(PKGDATADIR)/samples
 	install -m 0644 $(O)/libpto.a $(DESTDIR)$(LIBDIR)/
 	install -m 0755 $(O)/$(LIBPTO_SO_REAL) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(LIBPTO_SO_REAL) $(DESTDIR)$(LIBDIR)/$(LIBPTO_SONAME)
 	ln -sf $(LIBPTO_SONAME) $(DESTDIR)$(LIBDIR)/libpto.so
-	install -m 0644 include/pto/*.h include/uapi/pto/pto_uapi.h \
-		$(DESTDIR)$(INCLUDEDIR)/pto/
+	install -m 0644 $(INSTALL_HEADERS) $(DESTDIR)$(INCLUDEDIR)/pto/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
-		-e 's|@VERSION@|$(LIBPTO_VERSION)|g' lib/libpto.pc.in \
+		-e 's|@VERSION@|$(PTO_VERSION)|g' lib/libpto.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/libpto.pc
-	$(if $(INSTALL_BINS),install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(BINDIR)/)
+	$(Q)for b in $(INSTALL_BINS); do \
+		install -m 0755 $$b $(DESTDIR)$(BINDIR)/ && \
+		$(STRIP_RUNPATH) $(DESTDIR)$(BINDIR)/$${b##*/} >/dev/null || exit 1; \
+	done
+	$(Q)for b in $(INSTALL_LIBEXEC); do \
+		install -D -m 0755 $$b $(DESTDIR)$(PKGLIBEXECDIR)/$${b##*/} && \
+		$(STRIP_RUNPATH) $(DESTDIR)$(PKGLIBEXECDIR)/$${b##*/} >/dev/null \
+		|| exit 1; done
+	$(Q)for b in $(INSTALL_BIN_LINKS); do \
+		ln -sfr $(DESTDIR)$(PKGLIBEXECDIR)/$$b $(DESTDIR)$(BINDIR)/$$b; done
 	$(Q)for m in $(MAN_PAGES); do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+	$(Q)for f in $(INSTALL_EXAMPLES); do install -D -m 0644 \
+		packaging/$${f%%:*} $(DESTDIR)$(DOCDIR)/examples/$${f#*:} \
+		|| exit 1; done
+	install -m 0644 $(INSTALL_SAMPLES) $(DESTDIR)$(PKGDATADIR)/samples/
+	install -m 0644 packaging/samples.mk \
+		$(DESTDIR)$(PKGDATADIR)/samples/Makefile
 
+# Everything install added, and the directories it made that are left empty.
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libpto.* $(DESTDIR)$(LIBDIR)/pkgconfig/libpto.pc
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/pto
-	$(Q)for b in $(notdir $(INSTALL_BINS)); do rm -f $(DESTDIR)$(BINDIR)/$$b; done
+	rm -f $(DESTDIR)$(LIBDIR)/libpto.a $(DESTDIR)$(LIBDIR)/libpto.so \
+		$(DESTDIR)$(LIBDIR)/$(LIBPTO_SONAME) \
+		$(DESTDIR)$(LIBDIR)/$(LIBPTO_SO_REAL) \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libpto.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/pto $(DESTDIR)$(PKGLIBEXECDIR) \
+		$(DESTDIR)$(PKGDATADIR) $(DESTDIR)$(DOCDIR)
+	rm -f $(foreach b,$(notdir $(INSTALL_BINS) $(INSTALL_BIN_LINKS)), \
+		$(DESTDIR)$(BINDIR)/$(b))
+	rm -f $(foreach m,$(MAN_PAGES), \
+		$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+	-$(Q)rmdir -p $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(LIBEXECDIR) $(foreach m,$(MAN_PAGES), \
+		$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))) \
+		$(DESTDIR)$(DATADIR)/doc 2>/dev/null || true
+
+# The udev rule (group pto, mode 0660) where udev reads it; udevadm
+# trigger or a reload applies it.  Create the group first: groupadd -r pto.
+install-udev:
+	install -D -m 0644 packaging/60-pto.rules \
+		$(DESTDIR)$(UDEVRULESDIR)/60-pto.rules
+uninstall-udev:
+	rm -f $(DESTDIR)$(UDEVRULESDIR)/60-pto.rules
+
+# ---- packages ------------------------------------------------------------------
+.PHONY: deb
+# libpto0, libpto-dev, pto-tools and pto-dkms from a copy of the tree, into
+# $(O)/deb; lintian must report no error (packaging/mkdeb.sh).
+deb:
+	$(Q)O=$(O) packaging/mkdeb.sh
 
 .PHONY: clean
 clean:

@@ -22,7 +22,6 @@
 
 #include "pto_drv.h"
 #include "pto_compat.h"
-#include "pto_compat_i14.h"
 
 static atomic64_t pto_next_client_id = ATOMIC64_INIT(0);
 
@@ -745,5 +744,4 @@ const struct file_operations pto_fops = {
 	.poll = pto_poll,
 	.uring_cmd = pto_uring_cmd,
 	.show_fdinfo = pto_show_fdinfo,
-	.llseek = no_llseek,
 };

@@ -93,7 +93,7 @@ struct pto_dev_ops {
  * @tasks_failed: tasks completed with an error, over all contexts
  * @busy_ns: execution time per worker type, over all contexts
  * @max_section_ns: the longest stretch one core ran with preemption off
- *	(one kernel_fpu_begin/end section), for sysfs
+ *	(one pto_fpu_begin/end section), for sysfs
  */
 struct pto_device {
 	struct kref ref;
@@ -141,7 +141,7 @@ struct pto_limits {
  *
  * pto_op_prepare() checks the whole op, as pto_op_exec() would, before
  * anything runs; pto_op_section() then runs the next units between
- * kernel_fpu_begin() and kernel_fpu_end().  Sections produce the same
+ * pto_fpu_begin() and pto_fpu_end().  Sections produce the same
  * bytes as one pto_op_exec() of the whole op.
  */
 struct pto_op_run {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Built-in ops in bounded sections.  The ops (ops/pto_ops.c) use floating
- * point, so each call runs between kernel_fpu_begin() and
- * kernel_fpu_end(), with preemption off.  A whole op may take seconds;
+ * point, so each call runs between pto_fpu_begin() and pto_fpu_end()
+ * (pto_compat.h), with preemption off.  A whole op may take seconds;
  * here it is cut into sections of units (elements, rows, a row's steps of
  * K) and each section is one pto_op_exec() call on a sub-range of the
  * arguments, so a core can check its deadline and yield between sections.
@@ -22,9 +22,9 @@
 #include <linux/math64.h>
 #include <linux/overflow.h>
 #include <linux/string.h>
-#include <asm/fpu/api.h>
 #include <kunit/visibility.h>
 
+#include "pto_compat.h"
 #include "pto_drv.h"
 #include "pto_ops.h"
 
@@ -403,7 +403,7 @@ static void pto_op_section_args(const struct pto_op_run *run, u64 *s, u64 *k)
  * @budget: cost the section may take; at least one unit always runs
  * @ns: set to how long the section ran with preemption off
  *
- * Runs the section between kernel_fpu_begin() and kernel_fpu_end().
+ * Runs the section between pto_fpu_begin() and pto_fpu_end().
  *
  * Context: process context; preemption is off while the section runs.
  * Return: 0, or the error of pto_op_exec(), which cannot happen for an op
@@ -423,9 +423,9 @@ int pto_op_section(struct pto_op_run *run, u8 *heap, u64 heap_size,
 	k = min(k, run->units - run->pos);
 	pto_op_section_args(run, sub, &k);
 	t0 = ktime_get_ns();
-	kernel_fpu_begin();
+	pto_fpu_begin();
 	ret = pto_op_exec(run->op, sub, run->nargs, &mem);
-	kernel_fpu_end();
+	pto_fpu_end();
 	*ns = ktime_get_ns() - t0;
 	run->pos += k;
 	return ret;

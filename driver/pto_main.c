@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 #include <kunit/visibility.h>
 
+#include "pto_compat.h"
 #include "pto_drv.h"
 
 static unsigned int nr_devices = 1;
@@ -389,9 +390,10 @@ static int pto_device_del(u32 id)
 
 /* ---- class attributes: new_device, del_device ------------------------------ */
 
-static ssize_t new_device_store(struct class *class,
-				struct class_attribute *attr,
-				const char *buf, size_t count)
+static ssize_t
+new_device_store(PTO_CLASS_ATTR_CONST struct class *class,
+		 PTO_CLASS_ATTR_CONST struct class_attribute *attr,
+		 const char *buf, size_t count)
 {
 	u32 id, c[PTO_UAPI_NUM_WORKER_TYPES] = {
 		cube_cores, vector_cores, aicpu_cores, accel_cores,
@@ -405,9 +407,10 @@ static ssize_t new_device_store(struct class *class,
 	return ret ? ret : count;
 }
 
-static ssize_t del_device_store(struct class *class,
-				struct class_attribute *attr,
-				const char *buf, size_t count)
+static ssize_t
+del_device_store(PTO_CLASS_ATTR_CONST struct class *class,
+		 PTO_CLASS_ATTR_CONST struct class_attribute *attr,
+		 const char *buf, size_t count)
 {
 	u32 id;
 	int ret;
@@ -422,7 +425,8 @@ static ssize_t del_device_store(struct class *class,
 static CLASS_ATTR_WO(new_device);
 static CLASS_ATTR_WO(del_device);
 
-static char *pto_devnode(struct device *dev, umode_t *mode)
+static char *pto_devnode(PTO_DEVNODE_CONST struct device *dev,
+			 umode_t *mode)
 {
 	if (mode)
 		*mode = 0660;
@@ -480,7 +484,7 @@ static int __init pto_init(void)
 	ret = alloc_chrdev_region(&pto_devt, 0, PTO_MAX_DEVICES, "pto");
 	if (ret)
 		goto err_wq;
-	pto_class = class_create(THIS_MODULE, "pto");
+	pto_class = pto_class_create("pto");
 	if (IS_ERR(pto_class)) {
 		ret = PTR_ERR(pto_class);
 		goto err_region;
@@ -534,3 +538,4 @@ module_exit(pto_exit);
 MODULE_DESCRIPTION("PTO task-graph accelerator: software device and uapi");
 MODULE_AUTHOR("PTO project");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(PTO_VERSION);

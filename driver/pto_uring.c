@@ -21,7 +21,6 @@
 
 #include "pto_drv.h"
 #include "pto_compat.h"
-#include "pto_compat_i14.h"
 
 /* How often parked WAITs look for a dying ring or submitter. */
 #define PTO_UWAIT_POLL	(HZ / 20)
@@ -414,7 +413,7 @@ static int pto_uring_wait_cancel(struct pto_ctx *ctx, struct io_uring_cmd *cmd,
 static int pto_uring_wait(struct pto_ctx *ctx, struct io_uring_cmd *cmd,
 			  unsigned int issue_flags)
 {
-	const struct pto_uring_wait *sqe = cmd->cmd;
+	const struct pto_uring_wait *sqe = pto_uring_cmd_payload(cmd);
 	struct pto_uwaits *uw = &ctx->uwaits;
 	u32 timeout_ms, max_ms, flags;
 	struct pto_uwait *w;
@@ -505,7 +504,7 @@ int pto_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		return -ENODEV;
 	switch (cmd->cmd_op) {
 	case PTO_URING_CMD_KICK:
-		memcpy(&k, cmd->cmd, sizeof(k));
+		memcpy(&k, pto_uring_cmd_payload(cmd), sizeof(k));
 		return pto_ctx_kick(ctx, &k);
 	case PTO_URING_CMD_WAIT:
 		return pto_uring_wait(ctx, cmd, issue_flags);

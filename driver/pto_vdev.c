@@ -5,8 +5,8 @@
  * behind the doorbell, runs it and posts a completion.
  *
  * A work run never sleeps and never runs long: an op runs in sections of
- * bounded cost (pto_exec.c), each between kernel_fpu_begin() and
- * kernel_fpu_end(), with the deadline, a failure and teardown checked
+ * bounded cost (pto_exec.c), each between pto_fpu_begin() and
+ * pto_fpu_end(), with the deadline, a failure and teardown checked
  * between sections; after PTO_CORE_SLICE_NS or PTO_CORE_BATCH tasks the
  * work requeues itself behind other contexts' cores and returns; a
  * PTO_OP_SPIN_NS task arms the core's hrtimer and returns.  So the bound
@@ -22,6 +22,7 @@
 #include <linux/nospec.h>
 #include <linux/sched.h>
 
+#include "pto_compat.h"
 #include "pto_drv.h"
 
 /* Tasks one work run executes before yielding to other contexts. */

@@ -15,6 +15,23 @@
 
 struct pto_backend;
 
+/*
+ * How a backend whose core threads are host threads lets them run the
+ * scheduler themselves (PTO_SCHED_WORKERS), instead of libpto's own
+ * thread: each is called with ctx.
+ */
+struct pto_backend_sched {
+	/* Schedule until nothing is left; > 0 when there was work. */
+	int (*schedule)(void *ctx);
+	/*
+	 * A core thread found nothing to do and is about to sleep (last:
+	 * no other is awake).  False: there is work after all, do not.
+	 */
+	bool (*idle)(void *ctx, bool last);
+	/* A core thread woke up. */
+	void (*awake)(void *ctx);
+};
+
 struct pto_backend_ops {
 	const char *name;
 	/*
@@ -46,8 +63,19 @@ struct pto_backend_ops {
 	 */
 	int (*wait)(struct pto_backend *be, uint64_t cring_head,
 		    uint32_t sched_wake_seen, uint32_t timeout_ms);
-	/* Wake a scheduler sleeping in wait() (orchestrator side). */
+	/*
+	 * Wake a scheduler sleeping in wait(), or with scheduling on the
+	 * core threads, one of them (orchestrator side).
+	 */
 	void (*notify)(struct pto_backend *be);
+	/*
+	 * Have the core threads schedule through hooks (called with ctx)
+	 * for a run; hooks NULL after the run, which returns once no core
+	 * thread calls them any more.  The op is NULL when the backend
+	 * cannot.
+	 */
+	void (*set_sched)(struct pto_backend *be,
+			  const struct pto_backend_sched *hooks, void *ctx);
 };
 
 /* The regions of a context, in the order of enum pto_backend_region. */
@@ -74,9 +102,13 @@ struct pto_backend {
 	bool c_kernels;			/* runs pto_kernel_fn kernels */
 	bool batch_kick;		/* one kick(PTO_KICK_ALL) beats many */
 	uint64_t features;		/* PTO_FEATURE_* the device offers */
+	uint64_t max_heap;		/* largest heap region it allows */
 	uint32_t cores[PTO_NUM_WORKER_TYPES];
 	uint32_t num_cores;		/* cores are numbered in type order */
 	uint32_t first_core[PTO_NUM_WORKER_TYPES];
+	/* host CPUs threads are pinned to, round robin (0: not pinned) */
+	uint32_t ncpus;
+	uint32_t cpus[256];
 
 	/* from setup(): the request with SETUP's answer, and the mappings */
 	struct pto_setup geo;
@@ -112,6 +144,9 @@ static inline struct pto_core_regs *pto_regs(const struct pto_backend *be,
  * checking the window's identity.  0 or -EPROTO.
  */
 int pto_backend_attach(struct pto_backend *be);
+
+/* Pin the calling thread, the index-th of the runtime's, per be->cpus. */
+void pto_backend_pin_thread(const struct pto_backend *be, uint32_t index);
 
 extern const struct pto_backend_ops pto_sim_backend_ops;
 extern const struct pto_backend_ops pto_dev_backend_ops;

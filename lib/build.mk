@@ -2,7 +2,9 @@
 # libpto: lib/ (with its backends in lib/backend/), the built-in ops of ops/
 # and the helpers of util/, as libpto.a and libpto.so.
 
-LIBPTO_VERSION := 0.1.0
+# The shared library's real name carries the project's version; the soname
+# changes only with an incompatible ABI.
+LIBPTO_VERSION := $(PTO_VERSION)
 LIBPTO_SONAME := libpto.so.0
 LIBPTO_SO_REAL := libpto.so.$(LIBPTO_VERSION)
 LIBPTO_SRCS := $(sort $(wildcard lib/*.c lib/backend/*.c)) ops/pto_ops.c \
@@ -24,6 +26,11 @@ ifeq ($(SAN),)
 LIBPTO_OPT := -O3 -flto=auto -ffat-lto-objects
 endif
 $(LIBPTO_OBJS): EXTRA_CFLAGS += -Ilib -Iops -Iutil $(LIBPTO_OPT)
+
+# What prints PTO_VERSION_STRING is rebuilt when VERSION changes.
+$(O)/lib/version.o $(O)/tools/ptorun-obj/ptorun.o \
+$(O)/tools/ptotop-objs/ptotop.o $(O)/tools/ptotop-objs/main.o \
+$(O)/tools/ptobench-obj/ptobench.o: VERSION
 
 .PHONY: lib-all
 lib-all: $(LIBPTO_A) $(LIBPTO_SO)

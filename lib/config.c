@@ -3,6 +3,8 @@
  * pto_config: defaults, PTO_* environment overrides, validation.
  */
 #include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "config.h"
 #include "log.h"
 #include "rings.h"
+#include "runtime.h"
 
 /*
  * Small enough that the descriptors and TensorMap entries in flight stay in
@@ -23,6 +26,8 @@
 #define DEFAULT_STALL_MS	3000
 #define MAX_TASK_WINDOW		(1u << 24)
 #define MAX_CORES_PER_TYPE	256
+/* CPU numbers PTO_CPUS may name */
+#define CPU_LIMIT		4096
 
 static const char *const type_names[PTO_NUM_WORKER_TYPES] =
 	PTO_UAPI_WORKER_TYPE_NAMES;
@@ -38,6 +43,9 @@ static const char *const env_names[PTO_NUM_ENV] = {
 	[PTO_ENV_TRACE] = "PTO_TRACE",
 	[PTO_ENV_ARENA_SIZE] = "PTO_ARENA_SIZE",
 	[PTO_ENV_STATS] = "PTO_STATS",
+	[PTO_ENV_RINGS] = "PTO_RINGS",
+	[PTO_ENV_SCHED] = "PTO_SCHED",
+	[PTO_ENV_CPUS] = "PTO_CPUS",
 };
 
 const char *pto_env_name(enum pto_env e)
@@ -138,6 +146,72 @@ static const char *env(enum pto_env e)
 	return getenv(env_names[e]);
 }
 
+/*
+ * A ring size from the environment: "N" for every ring, or "N0,N1,..."
+ * per ring from ring 0, rings past the list taking its last value.
+ * Fills vals[0..PTO_MAX_RINGS); returns how many were given (0: none or
+ * unparsable, reported).
+ */
+static int env_ring_list(enum pto_env e, uint64_t vals[PTO_MAX_RINGS])
+{
+	const char *s = env(e);
+	char buf[128], *save = NULL, *tok;
+	int n = 0;
+
+	if (!s)
+		return 0;
+	if (strlen(s) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n == PTO_MAX_RINGS || pto_parse_size(tok, &vals[n]))
+			goto bad;
+		n++;
+	}
+	if (!n)
+		goto bad;
+	for (int i = n; i < PTO_MAX_RINGS; i++)
+		vals[i] = vals[n - 1];
+	return n;
+bad:
+	pto_log("ignoring %s=%s: want a size, or up to %d sizes separated by "
+		"commas, one per task ring\n", env_names[e], s, PTO_MAX_RINGS);
+	return 0;
+}
+
+static void env_ring_u32(enum pto_env e, uint32_t *all,
+			 struct pto_config *cfg, size_t field)
+{
+	uint64_t v[PTO_MAX_RINGS];
+	int r, n = env_ring_list(e, v);
+
+	if (!n)
+		return;
+	for (r = 0; r < PTO_MAX_RINGS; r++) {
+		if (v[r] > UINT32_MAX) {
+			pto_log("ignoring %s: %llu is too large\n",
+				env_names[e], (unsigned long long)v[r]);
+			return;
+		}
+	}
+	*all = (uint32_t)v[0];
+	for (r = 1; r < PTO_MAX_RINGS && n > 1; r++)
+		*(uint32_t *)((char *)&cfg->ring[r] + field) = (uint32_t)v[r];
+}
+
+static void env_ring_heap(struct pto_config *cfg)
+{
+	uint64_t v[PTO_MAX_RINGS];
+	int r, n = env_ring_list(PTO_ENV_HEAP_SIZE, v);
+
+	if (!n)
+		return;
+	cfg->heap_size = v[0];
+	for (r = 1; r < PTO_MAX_RINGS && n > 1; r++)
+		cfg->ring[r].heap_size = v[r];
+}
+
 static void env_size(enum pto_env e, uint64_t *v)
 {
 	const char *s = env(e);
@@ -152,6 +226,60 @@ static void env_u32(enum pto_env e, uint32_t *v)
 
 	if (s && parse_u32(s, v))
 		pto_log("ignoring %s=%s: not a number\n", env_names[e], s);
+}
+
+static void env_sched(struct pto_config *cfg)
+{
+	static const char *const names[] = {
+		[PTO_SCHED_AUTO] = "auto",
+		[PTO_SCHED_THREAD] = "thread",
+		[PTO_SCHED_WORKERS] = "workers",
+	};
+	const char *s = env(PTO_ENV_SCHED);
+	uint32_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i])) {
+			cfg->sched = i;
+			return;
+		}
+	}
+	pto_log("ignoring %s=%s: want auto, thread or workers\n",
+		env_names[PTO_ENV_SCHED], s);
+}
+
+int pto_parse_cpus(const char *s, uint32_t *cpus, uint32_t max)
+{
+	unsigned long lo, hi, c;
+	uint32_t n = 0;
+	char *end;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (;;) {
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		lo = hi = strtoul(s, &end, 10);
+		if (*end == '-') {
+			if (!isdigit((unsigned char)end[1]))
+				return -EINVAL;
+			hi = strtoul(end + 1, &end, 10);
+		}
+		if (hi < lo || hi >= CPU_LIMIT)
+			return -EINVAL;
+		for (c = lo; c <= hi; c++) {
+			if (n == max)
+				return -EINVAL;
+			cpus[n++] = (uint32_t)c;
+		}
+		if (!*end)
+			return (int)n;
+		if (*end != ',')
+			return -EINVAL;
+		s = end + 1;
+	}
 }
 
 /* Defaults, then the environment's overrides, into a whole struct. */
@@ -176,13 +304,18 @@ static void config_defaults(struct pto_config *cfg)
 	cfg->cores[PTO_WORKER_ACCEL] = 1;
 	cfg->stall_timeout_ms = DEFAULT_STALL_MS;
 	cfg->arena_size = DEFAULT_ARENA_SIZE;
+	cfg->nrings = PTO_MAX_RINGS;
 	s = env(PTO_ENV_DEVICE);
 	if (s && *s)
 		cfg->device = s;
-	env_u32(PTO_ENV_TASK_WINDOW, &cfg->task_window);
-	env_size(PTO_ENV_HEAP_SIZE, &cfg->heap_size);
-	env_u32(PTO_ENV_DEP_POOL, &cfg->dep_pool_size);
-	env_u32(PTO_ENV_TENSORMAP_POOL, &cfg->tensormap_pool_size);
+	env_u32(PTO_ENV_RINGS, &cfg->nrings);
+	env_ring_u32(PTO_ENV_TASK_WINDOW, &cfg->task_window, cfg,
+		     offsetof(struct pto_ring_config, task_window));
+	env_ring_heap(cfg);
+	env_ring_u32(PTO_ENV_DEP_POOL, &cfg->dep_pool_size, cfg,
+		     offsetof(struct pto_ring_config, dep_pool_size));
+	env_ring_u32(PTO_ENV_TENSORMAP_POOL, &cfg->tensormap_pool_size, cfg,
+		     offsetof(struct pto_ring_config, tensormap_pool_size));
 	env_u32(PTO_ENV_STALL_TIMEOUT_MS, &cfg->stall_timeout_ms);
 	env_size(PTO_ENV_ARENA_SIZE, &cfg->arena_size);
 	s = env(PTO_ENV_SIM_CORES);
@@ -193,6 +326,10 @@ static void config_defaults(struct pto_config *cfg)
 	s = env(PTO_ENV_TRACE);
 	if (s && *s)
 		cfg->trace_path = s;
+	env_sched(cfg);
+	s = env(PTO_ENV_CPUS);
+	if (s && *s)
+		cfg->cpus = s;
 }
 
 
@@ -249,23 +386,74 @@ static int bad(const char *what)
 	return -EINVAL;
 }
 
+void pto_ring_env_fprint(FILE *out, enum pto_ring kind, uint32_t nrings,
+			 const uint64_t *sizes, uint32_t ring, uint64_t value)
+{
+	uint32_t i;
+
+	fprintf(out, "%s=", pto_ring_env(kind));
+	for (i = 0; i < nrings; i++)
+		fprintf(out, "%s%llu", i ? "," : "",
+			(unsigned long long)(i == ring ? value : sizes[i]));
+}
+
+struct pto_ring_config pto_ring_cfg(const struct pto_config *cfg,
+				    uint32_t ring)
+{
+	const struct pto_ring_config *r = &cfg->ring[ring];
+
+	return (struct pto_ring_config){
+		.task_window = r->task_window ? : cfg->task_window,
+		.dep_pool_size = r->dep_pool_size ? : cfg->dep_pool_size,
+		.tensormap_pool_size = r->tensormap_pool_size ? :
+				       cfg->tensormap_pool_size,
+		.heap_size = r->heap_size ? : cfg->heap_size,
+	};
+}
+
+static int bad_ring(uint32_t ring, const char *what)
+{
+	pto_log("invalid configuration: ring %u's %s\n", ring, what);
+	return -EINVAL;
+}
+
+static int validate_ring(const struct pto_config *cfg, uint32_t ring)
+{
+	struct pto_ring_config r = pto_ring_cfg(cfg, ring);
+
+	if (!pto_is_pow2(r.task_window) || r.task_window < 4 ||
+	    r.task_window > MAX_TASK_WINDOW)
+		return bad_ring(ring, "task_window must be a power of two in "
+				"[4, 2^24]");
+	if (r.heap_size < 4096 || r.heap_size > (1ull << 40))
+		return bad_ring(ring, "heap_size must be in [4 KiB, 1 TiB]");
+	if (r.dep_pool_size < 16 || r.dep_pool_size > PTO_MAX_DEP_POOL)
+		return bad_ring(ring, "dep_pool_size must be in [16, 2^30)");
+	if (r.tensormap_pool_size < 16)
+		return bad_ring(ring, "tensormap_pool_size must be at least 16");
+	return 0;
+}
+
 int pto_config_validate(const struct pto_config *cfg)
 {
-	uint32_t t, total = 0;
+	uint32_t t, r, total = 0, cpus[256];
+	int ret;
 
 	if (!cfg->device || !*cfg->device)
 		return bad("no device");
-	if (!pto_is_pow2(cfg->task_window) || cfg->task_window < 4 ||
-	    cfg->task_window > MAX_TASK_WINDOW)
-		return bad("task_window must be a power of two in [4, 2^24]");
-	if (cfg->heap_size < 4096 || cfg->heap_size > (1ull << 40))
-		return bad("heap_size must be in [4 KiB, 1 TiB]");
-	if (cfg->dep_pool_size < 16)
-		return bad("dep_pool_size must be at least 16");
-	if (cfg->tensormap_pool_size < 16)
-		return bad("tensormap_pool_size must be at least 16");
+	if (!cfg->nrings || cfg->nrings > PTO_MAX_RINGS)
+		return bad("nrings must be in [1, 4]");
+	for (r = 0; r < cfg->nrings; r++) {
+		ret = validate_ring(cfg, r);
+		if (ret)
+			return ret;
+	}
 	if (!cfg->stall_timeout_ms)
 		return bad("stall_timeout_ms must be at least 1");
+	if (cfg->sched > PTO_SCHED_WORKERS)
+		return bad("sched must be PTO_SCHED_AUTO, _THREAD or _WORKERS");
+	if (cfg->cpus && pto_parse_cpus(cfg->cpus, cpus, 256) < 0)
+		return bad("cpus must be a list like 0-3,8 (at most 256 CPUs)");
 	if (cfg->arena_size > (1ull << 40))
 		return bad("arena_size must be at most 1 TiB");
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {

@@ -7,6 +7,8 @@
 #ifndef PTO_LIB_CONFIG_H
 #define PTO_LIB_CONFIG_H
 
+#include <stdio.h>
+
 #include <pto/pto.h>
 
 enum pto_env {
@@ -20,6 +22,9 @@ enum pto_env {
 	PTO_ENV_TRACE,
 	PTO_ENV_ARENA_SIZE,
 	PTO_ENV_STATS,
+	PTO_ENV_RINGS,
+	PTO_ENV_SCHED,
+	PTO_ENV_CPUS,
 	PTO_NUM_ENV
 };
 
@@ -43,6 +48,23 @@ const char *pto_ring_env(enum pto_ring ring);
  * fields this library does not know.
  */
 int pto_config_import(const struct pto_config *cfg, struct pto_config *out);
+
+/*
+ * Print "PTO_TASK_WINDOW=4096,8192,4096,4096": the variable set so that
+ * ring gets value and the other rings keep sizes[].
+ */
+void pto_ring_env_fprint(FILE *out, enum pto_ring kind, uint32_t nrings,
+			 const uint64_t *sizes, uint32_t ring, uint64_t value);
+
+/* A task ring's sizes, with every 0 field resolved from cfg's own. */
+struct pto_ring_config pto_ring_cfg(const struct pto_config *cfg,
+				    uint32_t ring);
+
+/*
+ * Parse a CPU list ("0-3,8"): up to max CPU numbers into cpus.  The count,
+ * or -EINVAL.
+ */
+int pto_parse_cpus(const char *s, uint32_t *cpus, uint32_t max);
 
 /* 0, or -EINVAL with a message naming the bad field. */
 int pto_config_validate(const struct pto_config *cfg);

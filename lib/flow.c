@@ -10,9 +10,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "log.h"
+#include "flow.h"
 #include "orchestrator.h"
 #include "stats.h"
 #include "trace.h"
@@ -24,16 +26,15 @@ static bool fits(struct pto_runtime *rt, const struct pto_need *n)
 {
 	struct pto_heap_alloc ha;
 
-	switch (n->ring) {
+	switch (n->kind) {
 	case PTO_RING_TASK:
-		return orch_tasks_in_flight(rt) < (uint64_t)rt->cfg.task_window;
+		return orch_slot_fits(rt, n->ring);
 	case PTO_RING_HEAP:
-		return orch_heap_place(rt, n->amount, &ha);
+		return orch_heap_place(rt, n->ring, n->amount, &ha);
 	case PTO_RING_DEP:
-		return orch_dep_fits(rt, n->amount);
+		return orch_dep_fits(rt, n->ring, n->amount);
 	case PTO_RING_TENSORMAP:
-		orch_tm_sync(rt);
-		return orch_tm_fits(rt, n->amount);
+		return orch_tm_fits(rt, n->ring, n->amount);
 	default:
 		return true;
 	}
@@ -48,85 +49,311 @@ static bool need_met(struct pto_runtime *rt, const struct pto_need *n)
 	return fits(rt, n);
 }
 
-static uint64_t ring_capacity(struct pto_runtime *rt, enum pto_ring ring)
+static uint64_t capacity(struct pto_runtime *rt, const struct pto_need *n)
 {
-	switch (ring) {
+	const struct pto_task_ring *r = &rt->ring[n->ring];
+
+	switch (n->kind) {
 	case PTO_RING_TASK:
-		return rt->cfg.task_window;
+		return r->task_window;
 	case PTO_RING_HEAP:
-		return rt->heap_ring_size;
+		return r->heap_size;
 	case PTO_RING_DEP:
-		return rt->dep_pool_size;
+		return r->dep_pool_size;
 	default:
-		return rt->orch.tm.pool_size;
+		return r->tm_pool_size;
 	}
 }
 
-static uint64_t ring_in_use(struct pto_runtime *rt, enum pto_ring ring)
+static uint64_t in_use(struct pto_runtime *rt, const struct pto_need *n)
 {
-	switch (ring) {
+	switch (n->kind) {
 	case PTO_RING_TASK:
-		return orch_tasks_in_flight(rt);
+		return orch_tasks_in_flight(rt, n->ring);
 	case PTO_RING_HEAP:
-		return orch_heap_used(rt);
+		return orch_heap_used(rt, n->ring);
 	case PTO_RING_DEP:
-		return orch_dep_used(rt);
+		return orch_dep_used(rt, n->ring);
 	default:
-		return rt->orch.tm.live;
+		return rt->orch.tm.ring[n->ring].live;
 	}
+}
+
+/* ---- deadlock diagnosis -------------------------------------------------- */
+
+/* What the diagnosis learns about a ring's oldest task. */
+struct oldest {
+	uint64_t seq;		/* in its ring */
+	uint64_t id;		/* its task id */
+	uint32_t depth;		/* of the scope it was submitted in */
+	const char *kernel;
+	int holder;		/* index of the open scope holding it, or -1 */
+	struct pto_ring_head head;	/* the scheduler's view of it */
+};
+
+/* Does open scope i hold sequence number seq of its ring? */
+static bool scope_holds(struct pto_runtime *rt, uint32_t i, uint64_t seq)
+{
+	const struct pto_orchestrator *o = &rt->orch;
+	const struct pto_scope *sc = &o->scopes[i];
+	uint32_t end = i + 1 < o->nscopes ? o->scopes[i + 1].seg_base :
+					    o->nsegs;
+	uint32_t k;
+
+	if (seq >= sc->seg_start && seq < o->ring[sc->ring].next_seq &&
+	    (i + 1 == o->nscopes || o->scopes[i + 1].ring != sc->ring ||
+	     seq < o->scopes[i + 1].ring_begin))
+		return true;
+	for (k = sc->seg_base; k < end; k++)
+		if (o->segs[k].ring == sc->ring && seq >= o->segs[k].begin &&
+		    seq < o->segs[k].end)
+			return true;
+	return false;
+}
+
+/* Tasks an open scope holds in its ring: its segments and its open one. */
+static uint64_t scope_tasks(struct pto_runtime *rt, uint32_t i)
+{
+	const struct pto_orchestrator *o = &rt->orch;
+	const struct pto_scope *sc = &o->scopes[i];
+	uint64_t n = o->ring[sc->ring].next_seq - sc->seg_start;
+	uint32_t k;
+
+	for (k = sc->seg_base; k < o->nsegs; k++)
+		if (o->segs[k].ring == sc->ring)
+			n += o->segs[k].end - o->segs[k].begin;
+	return n;
+}
+
+static void find_oldest(struct pto_runtime *rt, uint32_t ring,
+			struct oldest *old)
+{
+	const struct pto_orch_ring *o = &rt->orch.ring[ring];
+	uint64_t slot;
+	uint32_t i, k;
+
+	old->seq = o->last_alive;
+	slot = o->slot_id[old->seq & rt->ring[ring].window_mask];
+	old->id = slot & ((1ull << PTO_SLOT_DEPTH_SHIFT) - 1);
+	old->depth = (uint32_t)(slot >> PTO_SLOT_DEPTH_SHIFT);
+	k = pto_desc(rt, PTO_TASK_HANDLE(ring, old->seq))->kernel_id;
+	old->kernel = rt->kernels[k % PTO_MAX_KERNELS].name;
+	old->holder = -1;
+	for (i = 0; i < rt->orch.nscopes; i++)
+		if (rt->orch.scopes[i].ring == ring &&
+		    scope_holds(rt, i, old->seq))
+			old->holder = (int)i;
+	/* written by the scheduler when it went idle, which it is now */
+	old->head.state = READ_ONCE(rt->win->sched.head[ring].state);
+	old->head.scope = READ_ONCE(rt->win->sched.head[ring].scope);
+	old->head.consumers = READ_ONCE(rt->win->sched.head[ring].consumers);
+}
+
+static const char *state_text(uint16_t state)
+{
+	switch (state) {
+	case PTO_TASK_PENDING:
+		return "is waiting for its producers";
+	case PTO_TASK_READY:
+		return "is ready or running";
+	case PTO_TASK_COMPLETED:
+		return "has completed";
+	default:
+		return "has completed";
+	}
+}
+
+static void explain_oldest(struct pto_runtime *rt, uint32_t ring,
+			   const struct oldest *old)
+{
+	pto_log("  its oldest task, %" PRIu64 " '%s' (scope depth %u), %s "
+		"and is held by ", old->id, old->kernel, old->depth,
+		state_text(old->head.state));
+	if (old->holder >= 0)
+		fprintf(stderr, "its scope (depth %d), which is still open",
+			old->holder);
+	else if (old->head.consumers)
+		fprintf(stderr, "%u consumer(s) that have not completed",
+			old->head.consumers);
+	else
+		fputs("nothing the orchestrator knows of", stderr);
+	fprintf(stderr, "; every later task of ring %u waits behind it\n",
+		ring);
+}
+
+/* The smallest size of a resource that holds n: what PTO_* takes. */
+static uint64_t size_for(enum pto_ring kind, uint64_t n)
+{
+	if (kind == PTO_RING_TASK)
+		return pto_next_pow2(n + 1);
+	return n;
+}
+
+/*
+ * The oldest task is held by the innermost scope itself: that scope holds
+ * all it has submitted until it ends, so the ring must hold all of it.
+ */
+static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
+			uint32_t scope)
+{
+	const struct pto_scope *sc = &rt->orch.scopes[scope];
+	uint64_t tasks = scope_tasks(rt, scope);
+	const char *unit = n->kind == PTO_RING_HEAP ? "bytes" :
+			   n->kind == PTO_RING_TASK ? "slots" : "entries";
+	uint64_t held = n->kind == PTO_RING_TASK ? tasks :
+			n->kind == PTO_RING_HEAP ?
+			rt->win->orch.heap_top[n->ring] - sc->heap_begin :
+			in_use(rt, n);
+
+	pto_log("  the scope at depth %u has submitted %" PRIu64 " tasks (%"
+		PRIu64 " %s of the %s) and holds them until it ends\n", scope,
+		tasks, held, unit, pto_ring_name(n->kind));
+	uint64_t want = size_for(n->kind, held + n->amount);
+	uint64_t sizes[PTO_MAX_RINGS];
+	struct pto_need ni = *n;
+	uint32_t i;
+
+	for (i = 0; i < rt->nrings; i++) {
+		ni.ring = i;
+		sizes[i] = capacity(rt, &ni);
+	}
+	pto_log("  advice: ring %u's %s must hold everything that scope "
+		"submits before it ends: at least %" PRIu64 " so far (",
+		n->ring, pto_ring_name(n->kind), want);
+	pto_ring_env_fprint(stderr, n->kind, rt->nrings, sizes, n->ring,
+			    want);
+	fputs("), more if it goes on; or end the scope sooner, e.g. open "
+	      "a scope inside its loop\n", stderr);
+}
+
+/*
+ * The oldest task is held by an outer scope sharing the ring with the
+ * scopes nested in it (depths past the last ring): whatever the ring's
+ * size, a long enough loop in the nested scopes fills it.
+ */
+static void advise_rings(struct pto_runtime *rt, const struct pto_need *n,
+			 uint32_t scope)
+{
+	uint32_t deepest = rt->orch.nscopes - 1;
+
+	pto_log("  the scope at depth %u holds it while the scopes nested in "
+		"it (depths %u-%u) share ring %u with it: no ring size lets a "
+		"loop of any length through\n", scope, scope + 1, deepest,
+		n->ring);
+	if (deepest < PTO_MAX_RINGS && rt->nrings <= deepest)
+		pto_log("  advice: %s=%u gives every depth up to %u a ring of "
+			"its own\n", pto_env_name(PTO_ENV_RINGS), deepest + 1,
+			deepest);
+	else
+		pto_log("  advice: there are at most %d rings; end the scope at "
+			"depth %u before the loop, or nest the loop's scopes "
+			"less deeply\n", PTO_MAX_RINGS, scope);
+}
+
+/*
+ * The oldest task of the exhausted ring has not run: no scope size is to
+ * blame, something failed to dispatch or run it.  That is reported once,
+ * and every core and the scheduler are woken, so a lost wake-up shows
+ * itself instead of failing the run; only if nothing moves after that
+ * either is it a deadlock.
+ */
+static bool oldest_never_ran(const struct oldest *old)
+{
+	return old->head.state == PTO_TASK_PENDING ||
+	       old->head.state == PTO_TASK_READY;
 }
 
 /*
  * Nothing ran or retired for the stall timeout while we waited: explain
- * which ring is exhausted, what holds it and what size would let the
- * program through.
+ * which ring is exhausted, what holds it and what to change.
  */
 static void diagnose_deadlock(struct pto_runtime *rt, const struct pto_need *n,
-			      uint64_t waited_ms)
+			      uint64_t waited_ms, const struct oldest *old)
 {
-	struct pto_window_sched *ws = &rt->win->sched;
-	uint64_t cap = ring_capacity(rt, n->ring);
-	uint64_t used = ring_in_use(rt, n->ring);
-	uint64_t inner = 0, want, active, waiting, scanned;
-	const struct pto_scope *sc = NULL;
+	pto_log("deadlock: ring %u's %s is exhausted and nothing can free it "
+		"(no progress for %" PRIu64 " ms)\n", n->ring,
+		pto_ring_name(n->kind), waited_ms);
+	pto_log("  ring %u (scope depth %u%s) %s: size %" PRIu64 ", in use %"
+		PRIu64 ", requested %" PRIu64 "\n", n->ring, n->ring,
+		n->ring + 1 == rt->nrings ? " and deeper" : "",
+		pto_ring_name(n->kind), capacity(rt, n), in_use(rt, n),
+		n->amount);
+	explain_oldest(rt, n->ring, old);
+	if (oldest_never_ran(old))	/* not the ring's size: nothing runs */
+		pto_flow_report_stall(rt, waited_ms);
+	else if (old->holder == (int)rt->orch.nscopes - 1)
+		advise_grow(rt, n, (uint32_t)old->holder);
+	else if (old->holder >= 0)
+		advise_rings(rt, n, (uint32_t)old->holder);
+	else
+		pto_flow_report_stall(rt, waited_ms);
+}
 
-	orch_refresh_tails(rt);
-	if (rt->orch.nscopes) {
-		sc = &rt->orch.scopes[rt->orch.nscopes - 1];
-		inner = rt->orch.next_id - sc->begin;
+static void kick_everyone(struct pto_runtime *rt)
+{
+	rt->be.ops->kick(&rt->be, PTO_KICK_ALL);
+	rt->be.ops->notify(&rt->be);
+}
+
+bool pto_flow_cores_busy(struct pto_runtime *rt)
+{
+	uint32_t c;
+
+	for (c = 0; c < rt->be.num_cores; c++)
+		if (READ_ONCE(pto_regs(&rt->be, c)->status) == PTO_CORE_ACK)
+			return true;
+	return false;
+}
+
+void pto_flow_report_stall(struct pto_runtime *rt, uint64_t waited_ms)
+{
+	struct pto_window_header *w = rt->win;
+	uint32_t r, c;
+
+	pto_log("stall: nothing has run or retired for %" PRIu64 " ms while "
+		"tasks are pending; the runtime's state:\n", waited_ms);
+	pto_log("  submitted %" PRIu64 " (published %" PRIu64 "), scanned %"
+		PRIu64 ", completed %" PRIu64 ", %u active, %u waiting for "
+		"producers, orchestration %s\n", rt->orch.next_id,
+		(uint64_t)READ_ONCE(w->notify.task_head),
+		(uint64_t)READ_ONCE(w->sched.tasks_scanned),
+		(uint64_t)READ_ONCE(w->sched.tasks_completed),
+		READ_ONCE(w->sched.active), READ_ONCE(w->sched.waiting),
+		READ_ONCE(w->notify.orch_done) ? "done" : "running");
+	for (r = 0; r < rt->nrings; r++)
+		pto_log("  ring %u: submitted %" PRIu64 ", retired %" PRIu64
+			", oldest task state %u, held by its scope %u and %u "
+			"consumers\n", r,
+			(uint64_t)READ_ONCE(w->orch.task_top[r]),
+			(uint64_t)READ_ONCE(w->sched.last_task_alive[r]),
+			READ_ONCE(w->sched.head[r].state),
+			READ_ONCE(w->sched.head[r].scope),
+			READ_ONCE(w->sched.head[r].consumers));
+	for (c = 0; c < rt->be.num_cores; c++) {
+		const struct pto_core_regs *g = pto_regs(&rt->be, c);
+
+		pto_log("  core %u: %u dispatched, %u taken, status %u "
+			"(task %#" PRIx64 "), %s\n", c,
+			READ_ONCE(g->doorbell), READ_ONCE(g->consumed),
+			READ_ONCE(g->status), (uint64_t)READ_ONCE(g->status_task),
+			READ_ONCE(g->core_waiting) ? "asleep" : "awake");
 	}
-	want = used + n->amount;
-	if (n->ring == PTO_RING_TASK || n->ring == PTO_RING_HEAP)
-		want = pto_next_pow2(want + (n->ring == PTO_RING_TASK));
+	pto_log("  scheduler %s; waking every core and the scheduler\n",
+		READ_ONCE(w->sched_flags.sleeping) ? "asleep" : "awake");
+}
 
-	pto_log("deadlock: the %s is exhausted and nothing can free it "
-		"(no progress for %" PRIu64 " ms)\n",
-		pto_ring_name(n->ring), waited_ms);
-	pto_log("  %s: size %" PRIu64 ", in use %" PRIu64 ", requested %"
-		PRIu64 "\n", pto_ring_name(n->ring), cap, used, n->amount);
-	/* the scheduler's counters, read racily: good enough to explain */
-	active = READ_ONCE(ws->active);
-	waiting = READ_ONCE(ws->waiting);
-	scanned = READ_ONCE(ws->tasks_scanned);
-	pto_log("  tasks in flight: %" PRIu64 " (%" PRIu64 " ready or running, %"
-		PRIu64 " waiting for producers, %" PRIu64
-		" completed but held by their scope or consumers)\n",
-		orch_tasks_in_flight(rt), active > waiting ? active - waiting : 0,
-		waiting, scanned - rt->orch.last_alive > active ?
-		scanned - rt->orch.last_alive - active : 0);
-	pto_log("  open scopes: %u; the innermost has submitted %" PRIu64
-		" tasks, which it holds until it ends\n", rt->orch.nscopes,
-		inner);
-	pto_log("  a %s of at least %" PRIu64 " would let this run on "
-		"(%s=%" PRIu64 "), or end scopes sooner\n",
-		pto_ring_name(n->ring), want, pto_ring_env(n->ring), want);
+static uint64_t waited_ms(uint64_t t0)
+{
+	return (pto_now_ns() - t0) / 1000000;
 }
 
 int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 {
 	struct pto_window_header *w = rt->win;
-	struct pto_ring_stats *rs = &rt->st.ring[n->ring];
-	uint64_t t0, deadline, timeout_ns;
+	struct pto_ring_stats *rs = &rt->st.depth[n->ring][n->kind];
+	uint64_t t0, deadline, timeout_ns, done;
+	struct oldest old;
+	bool kicked = false;
 	uint32_t seen;
 	int i;
 
@@ -138,6 +365,9 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 	timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
 	deadline = t0 + timeout_ns;
 	seen = load_acquire(&w->sched.progress);
+	done = READ_ONCE(w->sched.tasks_completed);
+	/* once: the scheduler then has all it needs until something retires */
+	orch_wake_scheduler(rt);
 	for (;;) {
 		for (i = 0; i < ORCH_SPINS && !need_met(rt, n); i++)
 			cpu_relax();
@@ -145,8 +375,8 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 			break;
 		if (READ_ONCE(w->sched_flags.error))
 			goto cancelled;
-		orch_wake_scheduler(rt);
 		WRITE_ONCE(w->orch_flags.sleeping, 1);
+		/* sleeping before the progress load; pairs with the scheduler */
 		smp_mb();
 		if (!need_met(rt, n) &&
 		    load_acquire(&w->sched.progress) == seen)
@@ -155,17 +385,28 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 		if (need_met(rt, n))
 			break;
 		if (load_acquire(&w->sched.progress) != seen ||
-		    READ_ONCE(w->sched.active)) {
-			/* something ran or retired: not stuck yet */
+		    READ_ONCE(w->sched.tasks_completed) != done ||
+		    pto_flow_cores_busy(rt)) {
+			/* something ran or retired, or runs: not stuck yet */
 			seen = load_acquire(&w->sched.progress);
+			done = READ_ONCE(w->sched.tasks_completed);
 			deadline = pto_now_ns() + timeout_ns;
 			continue;
 		}
-		if (pto_now_ns() >= deadline) {
-			diagnose_deadlock(rt, n, (pto_now_ns() - t0) / 1000000);
-			STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
-			return -EDEADLK;
+		if (pto_now_ns() < deadline)
+			continue;
+		orch_refresh_tails(rt);
+		find_oldest(rt, n->ring, &old);
+		if (!kicked && oldest_never_ran(&old)) {
+			pto_flow_report_stall(rt, waited_ms(t0));
+			kick_everyone(rt);
+			kicked = true;
+			deadline = pto_now_ns() + timeout_ns;
+			continue;
 		}
+		diagnose_deadlock(rt, n, waited_ms(t0), &old);
+		STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
+		return -EDEADLK;
 	}
 	STAT_ADD(rs->stall_ns, pto_now_ns() - t0);
 	if (rt->trace)

@@ -61,3 +61,10 @@ void pto_kernel_set_error(int err)
 	if (c && err < 0 && !c->status)
 		c->status = err;
 }
+
+int pto_core_id(void)
+{
+	struct pto_kernel_ctx *c = pto_kernel_current;
+
+	return c ? (int)c->core : -1;
+}

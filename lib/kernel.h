@@ -6,9 +6,12 @@
 #ifndef PTO_LIB_KERNEL_H
 #define PTO_LIB_KERNEL_H
 
+#include <stdint.h>
+
 /* The task a thread runs a C kernel for, while it runs it. */
 struct pto_kernel_ctx {
 	int status;		/* 0, or the first pto_kernel_set_error() */
+	uint32_t core;		/* the core it runs on (pto_core_id()) */
 };
 
 /* initial-exec: no __tls_get_addr call per task from inside libpto.so */

@@ -2,8 +2,14 @@
 /*
  * The orchestrator: scopes and pto_submit_task().
  *
+ * Every task goes to the task ring of its scope's depth: the run's outer
+ * scope is depth 0, and depths past the last ring share it.  Each ring has
+ * its own task window, dependency pool, heap ring and TensorMap pool, and
+ * is retired in order independently of the others, so a task an outer
+ * scope still holds never keeps a deeper scope's tasks from retiring.
+ *
  * A submission first finds everything it needs (task slot, producers,
- * dependency entries, TensorMap entries, heap space), waiting on the rings
+ * dependency entries, TensorMap entries, heap space), waiting on its ring
  * as back-pressure (flow.c), and only then changes shared state: lists its
  * producers in the dependency pool, records its accesses and publishes the
  * descriptor.  A failed wait (deadlock, cancellation) therefore leaves
@@ -23,7 +29,8 @@
 
 /* ---- scopes -------------------------------------------------------------- */
 
-static int push_segment(struct pto_runtime *rt, uint64_t begin, uint64_t end)
+static int push_segment(struct pto_runtime *rt, uint32_t ring,
+			uint64_t begin, uint64_t end)
 {
 	struct pto_orchestrator *o = &rt->orch;
 
@@ -38,7 +45,9 @@ static int push_segment(struct pto_runtime *rt, uint64_t begin, uint64_t end)
 		o->segs = s;
 		o->segs_cap = cap;
 	}
-	o->segs[o->nsegs++] = (struct pto_segment){ begin, end };
+	o->segs[o->nsegs++] = (struct pto_segment){
+		.begin = begin, .end = end, .ring = ring,
+	};
 	return 0;
 }
 
@@ -49,11 +58,11 @@ static void release_segment(struct pto_runtime *rt, const struct pto_segment *s)
 	uint64_t head = rt->orch.release_head;
 
 	/*
-	 * Each queued segment holds at least one unreleased task of the
-	 * window, so the ring (as large as the window) cannot overflow;
-	 * wait out the scheduler's lag all the same (after publishing what
-	 * it has not seen yet).  The scheduler's tail is re-read only when
-	 * the cached one says full: its line changes with every task.
+	 * Each queued segment holds at least one unreleased task, so the
+	 * release ring (as large as all task windows) cannot overflow; wait
+	 * out the scheduler's lag all the same (after publishing what it has
+	 * not seen yet).  The scheduler's tail is re-read only when the
+	 * cached one says full: its line changes with every task.
 	 */
 	while (head - rt->orch.release_tail > rt->release_mask) {
 		rt->orch.release_tail = load_acquire(&w->sched.release_tail);
@@ -63,63 +72,85 @@ static void release_segment(struct pto_runtime *rt, const struct pto_segment *s)
 		orch_wake_scheduler(rt);
 		cpu_relax();
 	}
-	rt->be.release[head & rt->release_mask] =
-		(struct pto_release_entry){ s->begin, s->end };
+	rt->be.release[head & rt->release_mask] = (struct pto_release_entry){
+		PTO_TASK_HANDLE(s->ring, s->begin),
+		PTO_TASK_HANDLE(s->ring, s->end),
+	};
 	rt->orch.release_head = head + 1;	/* published by flush_published() */
+}
+
+static int grow_scopes(struct pto_orchestrator *o)
+{
+	uint32_t cap = o->scopes_cap ? o->scopes_cap * 2 : 16;
+	struct pto_scope *s = realloc(o->scopes, cap * sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	o->scopes = s;
+	o->scopes_cap = cap;
+	return 0;
 }
 
 void pto_scope_begin(struct pto_runtime *rt)
 {
 	struct pto_orchestrator *o;
-	uint64_t head;
+	uint32_t ring;
+	uint64_t seq;
 
 	if (!rt || !rt->orch.in_run)
 		return;
 	o = &rt->orch;
-	head = rt->orch.next_id;
-	if (o->nscopes == o->scopes_cap) {
-		uint32_t cap = o->scopes_cap ? o->scopes_cap * 2 : 16;
-		struct pto_scope *s = realloc(o->scopes, cap * sizeof(*s));
-
-		if (!s) {
-			if (!o->error)
-				o->error = -ENOMEM;
-			return;
-		}
-		o->scopes = s;
-		o->scopes_cap = cap;
+	if (o->nscopes == o->scopes_cap && grow_scopes(o)) {
+		if (!o->error)
+			o->error = -ENOMEM;
+		return;
 	}
+	ring = pto_ring_of_depth(rt, o->nscopes);
+	seq = o->ring[ring].next_seq;
 	if (o->nscopes) {
 		struct pto_scope *parent = &o->scopes[o->nscopes - 1];
 
-		if (push_segment(rt, parent->seg_start, head) && !o->error)
-			o->error = -ENOMEM;
-		parent->seg_start = head;
+		/*
+		 * Past the last ring, a nested scope shares its parent's
+		 * ring: what the parent submitted so far becomes a segment
+		 * of its own, and the parent starts a new one at the
+		 * nested scope's end.
+		 */
+		if (parent->ring == ring) {
+			if (push_segment(rt, ring, parent->seg_start, seq) &&
+			    !o->error)
+				o->error = -ENOMEM;
+			parent->seg_start = seq;
+		}
 	}
 	o->scopes[o->nscopes++] = (struct pto_scope){
-		.begin = head, .seg_start = head, .seg_base = o->nsegs,
+		.begin = o->next_id, .seg_start = seq, .ring_begin = seq,
+		.heap_begin = rt->win->orch.heap_top[ring],
+		.seg_base = o->nsegs, .ring = ring,
 	};
 }
 
 int pto_scope_end(struct pto_runtime *rt)
 {
 	struct pto_orchestrator *o;
-	struct pto_scope *sc;
-	uint64_t head;
+	struct pto_scope *sc, *parent;
+	uint64_t seq;
 	uint32_t i;
 	int ret;
 
 	if (!rt || !rt->orch.in_run || rt->orch.nscopes <= 1)
 		return -EINVAL;	/* the outer scope belongs to pto_run */
 	o = &rt->orch;
-	head = o->next_id;
 	sc = &o->scopes[o->nscopes - 1];
-	ret = push_segment(rt, sc->seg_start, head);
+	seq = o->ring[sc->ring].next_seq;
+	ret = push_segment(rt, sc->ring, sc->seg_start, seq);
 	for (i = sc->seg_base; i < o->nsegs; i++)
 		release_segment(rt, &o->segs[i]);
 	o->nsegs = sc->seg_base;
 	o->nscopes--;
-	o->scopes[o->nscopes - 1].seg_start = head;
+	parent = &o->scopes[o->nscopes - 1];
+	if (parent->ring == sc->ring)
+		parent->seg_start = seq;
 	/* a sleeping scheduler misses this by at most its first, 1 ms sleep */
 	if (READ_ONCE(rt->win->sched_flags.sleeping)) {
 		orch_flush_published(rt);
@@ -127,6 +158,7 @@ int pto_scope_end(struct pto_runtime *rt)
 	}
 	return ret;
 }
+
 /* ---- submission ---------------------------------------------------------- */
 
 /* Device address of a host address, or -1 when the device cannot see it. */
@@ -142,8 +174,9 @@ static int64_t dev_addr(struct pto_runtime *rt, uint64_t host, uint64_t size)
 	return (int64_t)(host - lo + rt->be.heap_dev_base);
 }
 
-/* What a submission needs from the rings, from one pass over its params. */
+/* What a submission needs from its ring, from one pass over its params. */
 struct plan {
+	uint32_t ring;		/* the task ring it goes to */
 	uint64_t out_bytes;	/* heap ring bytes for its OUTPUT params */
 	uint32_t tm_entries;	/* accesses it records in the TensorMap */
 };
@@ -166,6 +199,7 @@ static int check_tensor(struct pto_runtime *rt, const struct pto_param *p)
 static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 			uint32_t n, struct plan *plan)
 {
+	uint64_t heap_size = rt->ring[plan->ring].heap_size;
 	uint32_t i;
 	int ret;
 
@@ -178,7 +212,7 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 		case PTO_PARAM_OUTPUT:
 			if (!p[i].ref || !p[i].size)
 				return -EINVAL;
-			if (p[i].size > rt->heap_ring_size)
+			if (p[i].size > heap_size)
 				return -E2BIG;
 			plan->out_bytes += pto_align_up(p[i].size, PTO_HEAP_ALIGN);
 			plan->tm_entries++;
@@ -187,7 +221,7 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 		case PTO_PARAM_INOUT:
 		case PTO_PARAM_OUTPUT_EXISTING:
 			plan->tm_entries += p[i].size != 0;
-			/* fall through */
+			fallthrough;
 		case PTO_PARAM_NODEP:
 			ret = check_tensor(rt, &p[i]);
 			if (ret)
@@ -197,7 +231,7 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 			return -EINVAL;
 		}
 	}
-	if (plan->out_bytes > rt->heap_ring_size)
+	if (plan->out_bytes > heap_size)
 		return -E2BIG;
 	return 0;
 }
@@ -221,11 +255,17 @@ static int check_submit(struct pto_runtime *rt, uint32_t kernel_id,
 	return 0;
 }
 
+/* A producer of the task being submitted. */
+struct producer {
+	uint64_t task;		/* its handle */
+	uint64_t order;		/* its task id */
+};
+
 /* Producers found for the task being submitted (deduplicated). */
 struct producers {
 	struct pto_runtime *rt;
-	uint64_t self;
-	uint64_t *ids;
+	uint64_t self;		/* the task's id */
+	struct producer *list;
 	uint32_t n, cap;
 	int error;
 	uint64_t owner;			/* of the param being looked up */
@@ -234,61 +274,79 @@ struct producers {
 	struct pto_tm_key keys[PTO_MAX_PARAMS];	/* per tracked param */
 };
 
-static void note_producer(struct producers *pr, uint64_t task_id)
+/* The dedup word of a task's slot: the last consumer that listed it, + 1. */
+static uint64_t *dep_seen(struct pto_runtime *rt, uint64_t task)
 {
-	uint64_t *seen = &pr->rt->orch.dep_seen[task_id & pr->rt->window_mask];
+	uint32_t ring = PTO_TASK_RING(task);
+
+	return &rt->orch.ring[ring].dep_seen[PTO_TASK_SEQ(task) &
+					     rt->ring[ring].window_mask];
+}
+
+static void note_producer(struct producers *pr, uint64_t task, uint64_t order)
+{
+	uint64_t *seen = dep_seen(pr->rt, task);
 
 	if (*seen == pr->self + 1)
 		return;
 	*seen = pr->self + 1;
 	if (pr->n == pr->cap) {
 		uint32_t cap = pr->cap * 2;
-		uint64_t *ids = realloc(pr->ids, cap * sizeof(*ids));
+		struct producer *l = realloc(pr->list, cap * sizeof(*l));
 
-		if (!ids) {
+		if (!l) {
 			pr->error = -ENOMEM;
 			return;
 		}
-		pr->ids = ids;
+		pr->list = l;
 		pr->cap = cap;
 	}
-	pr->ids[pr->n++] = task_id;
+	pr->list[pr->n++] = (struct producer){ task, order };
 }
 
-static void add_producer(void *ctx, uint64_t task_id, uint64_t owner)
+static void add_producer(void *ctx, uint64_t task, uint64_t order,
+			 uint64_t owner)
 {
 	struct producers *pr = ctx;
 
 	if (owner != PTO_TM_NO_OWNER)
 		pr->owner = owner;
-	if (task_id + 1 > pr->newest)
-		pr->newest = task_id + 1;
-	note_producer(pr, task_id);
+	if (order + 1 > pr->newest)
+		pr->newest = order + 1;
+	note_producer(pr, task, order);
 }
 
 /*
- * Drop the covering writer w of a parameter from the producers listed
- * since index from, when a newer task found for the same parameter orders
- * the task after w already.  That task overlaps w's range (w covers the
- * whole range looked up), so its own submission found w, or found a newer
- * writer over w's range that (by the same argument) comes after w: an
- * edge to w adds nothing but a dependency entry and a fanout link.
- * BGEMM with a reused scratch tile and the stencil see this on every
- * write: the previous writer, and the readers that came after it.
+ * Drop the covering writer (task id cover) of a parameter from the
+ * producers listed since index from, when a newer task found for the same
+ * parameter orders the task after it already.  That task overlaps the
+ * writer's range (the writer covers the whole range looked up), so its own
+ * submission found the writer, or found a newer writer over its range that
+ * (by the same argument) comes after it: an edge to the writer adds
+ * nothing but a dependency entry and a fanout link.  BGEMM with a reused
+ * scratch tile and the stencil see this on every write: the previous
+ * writer, and the readers that came after it.
  */
 static void drop_implied_cover(struct producers *pr, uint32_t from,
-			       uint64_t w)
+			       uint64_t cover)
 {
 	uint32_t i;
 
 	for (i = from; i < pr->n; i++) {
-		if (pr->ids[i] != w)
+		if (pr->list[i].order != cover)
 			continue;
-		pr->ids[i] = pr->ids[--pr->n];
-		/* a later parameter may need w for itself */
-		pr->rt->orch.dep_seen[w & pr->rt->window_mask] = 0;
+		/* a later parameter may need the writer for itself */
+		*dep_seen(pr->rt, pr->list[i].task) = 0;
+		pr->list[i] = pr->list[--pr->n];
 		return;
 	}
+}
+
+/* Is a task still alive, as far as the orchestrator knows? */
+static bool task_alive(struct pto_runtime *rt, uint64_t task)
+{
+	return PTO_TASK_SEQ(task) >=
+	       rt->orch.ring[PTO_TASK_RING(task)].last_alive;
 }
 
 /*
@@ -297,12 +355,12 @@ static void drop_implied_cover(struct producers *pr, uint32_t from,
  * retire (and free the buffer) before this task is done with it.  The
  * lookup that finds the newest writer may stop before it reaches the
  * owner (a later writer covers the range), so the owner is taken from the
- * entries found.  An owner below last_alive has retired already.
+ * entries found.  Owners may sit in any ring.
  */
 static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 			   uint32_t n, struct producers *pr)
 {
-	uint64_t alive = rt->orch.last_alive, cover;
+	uint64_t cover;
 	uint32_t i, from;
 
 	for (i = 0; i < n; i++) {
@@ -318,40 +376,37 @@ static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 		pto_tm_key(&rt->orch.tm, &pr->keys[i], base, begin,
 			   begin + p[i].size);
 		cover = pto_tm_lookup_key(&rt->orch.tm, &pr->keys[i],
-					  p[i].kind != PTO_PARAM_INPUT, alive,
+					  p[i].kind != PTO_PARAM_INPUT,
 					  add_producer, pr);
 		if (cover != PTO_TM_NO_COVER && pr->newest > cover + 1)
 			drop_implied_cover(pr, from, cover);
 		/* the owner is held whatever orders the access */
-		if (pr->owner != PTO_TM_NO_OWNER && pr->owner >= alive) {
+		if (pr->owner != PTO_TM_NO_OWNER && task_alive(rt, pr->owner)) {
 			pr->owners[i] = pr->owner;
-			note_producer(pr, pr->owner);
+			note_producer(pr, pr->owner, UINT64_MAX);
 		}
 	}
 }
 
-static uint32_t dep_alloc(struct pto_runtime *rt, uint64_t task_id,
-			  uint32_t next)
-{
-	/* the pool index of position dep_top, kept without a division */
-	uint32_t idx = rt->orch.dep_idx;
-
-	rt->orch.dep_idx = idx + 1 == rt->dep_pool_size ? 0 : idx + 1;
-	rt->win->orch.dep_top[0]++;
-	rt->be.ring[0].dep[idx] = (struct pto_dep_entry){ .task_id = task_id,
-						  .next = next };
-	return idx + 1;
-}
-
 /*
- * List producer pid in the fanin of the task being submitted.  The
- * scheduler links the task into the producer's fanout when it scans it;
- * nothing of the producer's is written here (see scan_task()).
+ * List producer task in the fanin of the task being submitted, in its
+ * ring's dependency pool.  The scheduler links the task into the
+ * producer's fanout when it scans it; nothing of the producer's is
+ * written here (see scan_task()).
  */
-static void list_producer(struct pto_runtime *rt, struct pto_task_desc *c,
-			  uint64_t pid)
+static void list_producer(struct pto_runtime *rt, uint32_t ring,
+			  struct pto_task_desc *c, uint64_t task)
 {
-	c->fanin_head = dep_alloc(rt, pid, c->fanin_head);
+	struct pto_orch_ring *o = &rt->orch.ring[ring];
+	/* the pool index of position dep_top, kept without a division */
+	uint32_t idx = o->dep_idx;
+
+	o->dep_idx = idx + 1 == rt->ring[ring].dep_pool_size ? 0 : idx + 1;
+	rt->win->orch.dep_top[ring]++;
+	rt->ring[ring].dep[idx] = (struct pto_dep_entry){
+		.task_id = task, .next = c->fanin_head,
+	};
+	c->fanin_head = idx + 1;
 	c->fanin_count++;
 }
 
@@ -363,16 +418,25 @@ static uint64_t tensor_arg(struct pto_runtime *rt, const struct pto_param *p)
 	       (uint64_t)dev_addr(rt, host, p->size);
 }
 
+/* The task being filled in: what fill_args() needs of it. */
+struct new_task {
+	uint64_t handle;
+	uint64_t id;
+	uint64_t heap_off;	/* where its outputs go in its ring's heap */
+};
+
 /*
  * One pass over the parameters once everything is reserved: the argument
- * words, the outputs laid out in the task's heap block (from heap_off),
- * and the TensorMap records.  Entries were reserved, so inserts succeed.
+ * words, the outputs laid out in the task's heap block, and the TensorMap
+ * records.  Entries were reserved, so inserts succeed.
  */
 static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
-		      uint64_t id, const struct pto_param *p, uint32_t n,
-		      uint64_t heap_off, const struct producers *pr)
+		      struct new_task *t, const struct pto_param *p,
+		      uint32_t n, const struct producers *pr)
 {
+	const struct pto_task_ring *r = &rt->ring[PTO_TASK_RING(t->handle)];
 	struct pto_tensormap *tm = &rt->orch.tm;
+	struct pto_tm_key key;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
@@ -384,13 +448,14 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 			d->args[i] = q->value;
 			break;
 		case PTO_PARAM_OUTPUT:
-			host = (uintptr_t)(rt->be.ring[0].heap + heap_off);
+			host = (uintptr_t)(r->heap + t->heap_off);
 			*q->ref = (void *)(uintptr_t)host;
 			d->args[i] = rt->be.host_addresses ? host :
-				     rt->be.heap_dev_base +
-				     rt->be.geo.ring[0].heap_offset + heap_off;
-			heap_off += pto_align_up(q->size, PTO_HEAP_ALIGN);
-			pto_tm_insert(tm, host, 0, q->size, true, id, id);
+				     r->heap_dev + t->heap_off;
+			t->heap_off += pto_align_up(q->size, PTO_HEAP_ALIGN);
+			pto_tm_key(tm, &key, host, 0, q->size);
+			pto_tm_insert_key(tm, &key, true, t->handle, t->id,
+					  t->handle);
 			break;
 		case PTO_PARAM_NODEP:
 			d->args[i] = tensor_arg(rt, q);
@@ -398,17 +463,17 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 		default:	/* INPUT, INOUT, OUTPUT_EXISTING */
 			d->args[i] = tensor_arg(rt, q);
 			pto_tm_insert_key(tm, &pr->keys[i],
-					  q->kind != PTO_PARAM_INPUT, id,
-					  pr->owners[i]);
+					  q->kind != PTO_PARAM_INPUT, t->handle,
+					  t->id, pr->owners[i]);
 			break;
 		}
 	}
+	pto_tm_task_done(tm, t->handle);
 }
 
 static void fill_desc(struct pto_task_desc *d, uint32_t kernel_id,
 		      uint32_t type, uint32_t n)
 {
-	/* task_id is stored last, by publish() */
 	d->kernel_id = kernel_id;
 	d->worker_type = (uint8_t)type;
 	d->nargs = (uint8_t)n;
@@ -419,16 +484,17 @@ static void fill_desc(struct pto_task_desc *d, uint32_t kernel_id,
 }
 
 /*
- * Wait for dependency entries, TensorMap entries and heap space; *ha is
- * where the task's outputs go.
+ * Wait for a task slot, dependency entries, TensorMap entries and heap
+ * space in the task's ring; *ha is where the task's outputs go.
  */
 static int wait_all(struct pto_runtime *rt, const struct plan *plan,
 		    uint32_t deps, struct pto_heap_alloc *ha)
 {
+	uint32_t r = plan->ring;
 	struct pto_need needs[3] = {
-		{ PTO_RING_DEP, deps },
-		{ PTO_RING_TENSORMAP, plan->tm_entries },
-		{ PTO_RING_HEAP, plan->out_bytes },
+		{ PTO_RING_DEP, r, deps },
+		{ PTO_RING_TENSORMAP, r, plan->tm_entries },
+		{ PTO_RING_HEAP, r, plan->out_bytes },
 	};
 	uint32_t i, k = plan->out_bytes ? 3 : 2;
 	int ret;
@@ -437,16 +503,16 @@ static int wait_all(struct pto_runtime *rt, const struct plan *plan,
 	 * The common case: everything fits by the cached view (the caller
 	 * has just freed the TensorMap entries of retired tasks).
 	 */
-	if (orch_dep_fits(rt, deps) && orch_tm_fits(rt, plan->tm_entries) &&
-	    (!plan->out_bytes || orch_heap_place(rt, plan->out_bytes, ha)))
+	if (orch_dep_fits(rt, r, deps) && orch_tm_fits(rt, r, plan->tm_entries) &&
+	    (!plan->out_bytes || orch_heap_place(rt, r, plan->out_bytes, ha)))
 		return 0;
 	for (i = 0; i < k; i++) {
 		ret = pto_flow_wait(rt, &needs[i]);
 		if (ret)
 			return ret;
 	}
-	if (plan->out_bytes)
-		orch_heap_place(rt, plan->out_bytes, ha);	/* fits: waited */
+	if (plan->out_bytes)	/* fits: waited for */
+		orch_heap_place(rt, r, plan->out_bytes, ha);
 	return 0;
 }
 
@@ -458,71 +524,88 @@ static int submit_error(struct pto_runtime *rt, int err)
 	return err;
 }
 
+/* What ring r holds now, of what a task took (all: every resource). */
+static void note_ring_use(struct pto_runtime *rt, uint32_t r,
+			  const struct plan *plan, uint32_t deps, bool all)
+{
+	pto_stats_note_use(rt, r, PTO_RING_TASK, orch_tasks_in_flight(rt, r));
+	if (deps || all)
+		pto_stats_note_use(rt, r, PTO_RING_DEP, orch_dep_used(rt, r));
+	if (plan->tm_entries || all)
+		pto_stats_note_use(rt, r, PTO_RING_TENSORMAP,
+				   rt->orch.tm.ring[r].live);
+	if (plan->out_bytes || all)
+		pto_stats_note_use(rt, r, PTO_RING_HEAP, orch_heap_used(rt, r));
+}
+
 /*
- * Make the task visible: the descriptor's task_id (which a device checks),
- * then notify.task_head with release, which is what the scheduler polls.
- * It does not poll the descriptor, so the lines filled above moved to no
- * other CPU while we wrote them.  task_head advances every PUBLISH_BATCH
- * tasks, so its line crosses to the scheduler once per batch rather than
- * once per task, and at once when the scheduler sleeps (which it does only
- * when it has nothing to do).  No fence: a scheduler that went to sleep
- * just as we looked sleeps at most a millisecond on that race (see
- * sleep_until_work()); one found sleeping is woken at once.
+ * Make the task visible: its handle in its descriptor (which a device
+ * checks), then its entry in the submission order ring with release, and
+ * every PUBLISH_BATCH tasks notify.task_head with release, which is what
+ * the scheduler polls.  It does not poll descriptors, so the lines filled
+ * above moved to no other CPU while we wrote them, and task_head's line
+ * crosses to the scheduler once per batch rather than once per task (at
+ * once when the scheduler sleeps, which it does only when it has nothing
+ * to do).  No fence: a scheduler that went to sleep just as we looked
+ * sleeps at most a millisecond on that race (see sleep_until_work()); one
+ * found sleeping is woken at once.
  */
-static void publish(struct pto_runtime *rt, uint64_t id,
+static void publish(struct pto_runtime *rt, const struct new_task *t,
 		    const struct plan *plan, uint32_t deps)
 {
-	struct pto_task_desc *d = pto_desc(rt, id);
 	struct pto_window_header *w = rt->win;
-	bool all;
+	uint32_t r = plan->ring, i;
+	struct pto_orch_ring *o = &rt->orch.ring[r];
+	uint64_t seq = PTO_TASK_SEQ(t->handle);
 
-	store_release(&d->task_id, id);
-	rt->orch.next_id = id + 1;
+	WRITE_ONCE(pto_desc(rt, t->handle)->task_id, t->handle);
+	store_release(&rt->order[t->id & rt->order_mask], t->handle + 1);
+	rt->orch.next_id = t->id + 1;
+	o->next_seq = seq + 1;
+	WRITE_ONCE(w->orch.task_top[r], seq + 1);
 	/*
 	 * The next task's descriptor and dependency entries were last read
 	 * by the scheduler, on another CPU: ask for them now, for writing,
 	 * so the next submission does not wait for the lines.
 	 */
-	__builtin_prefetch(pto_desc(rt, id + 1), 1);
-	__builtin_prefetch(&rt->be.ring[0].dep[rt->orch.dep_idx], 1);
+	__builtin_prefetch(pto_desc(rt, PTO_TASK_HANDLE(r, seq + 1)), 1);
+	__builtin_prefetch(&rt->ring[r].dep[o->dep_idx], 1);
 	if (READ_ONCE(w->sched_flags.sleeping)) {
 		orch_flush_published(rt);
 		orch_wake_scheduler(rt);
-	} else if ((id + 1) % PUBLISH_BATCH == 0) {
+	} else if ((t->id + 1) % PUBLISH_BATCH == 0) {
 		orch_flush_published(rt);
 	}
 	STAT_ADD(rt->st.tasks_submitted, 1);
 	/*
 	 * A ring's use grows only by what this task took from it, which keeps
-	 * the high-water marks exact; every 64 tasks all four are refreshed,
-	 * which bounds how stale the stats page's "in use" gets.
+	 * the high-water marks exact; every 64 tasks all are refreshed, which
+	 * bounds how stale the stats page's "in use" gets.
 	 */
-	all = (id & 63) == 0;
-	if (all)
+	if ((t->id & 63) == 0) {
 		orch_refresh_tails(rt);
-	pto_stats_note_use(rt, PTO_RING_TASK, id + 1 - rt->orch.last_alive);
-	if (deps || all)
-		pto_stats_note_use(rt, PTO_RING_DEP, orch_dep_used(rt));
-	if (plan->tm_entries || all)
-		pto_stats_note_use(rt, PTO_RING_TENSORMAP, rt->orch.tm.live);
-	if (plan->out_bytes || all)
-		pto_stats_note_use(rt, PTO_RING_HEAP, orch_heap_used(rt));
+		for (i = 0; i < rt->nrings; i++)
+			note_ring_use(rt, i, plan, deps, true);
+	} else {
+		note_ring_use(rt, r, plan, deps, false);
+	}
 }
 
 static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		      uint32_t type, const struct pto_param *p, uint32_t n,
 		      struct producers *pr)
 {
-	struct pto_need slot = { PTO_RING_TASK, 1 };
-	uint64_t id = rt->orch.next_id, t0 = 0;
-	struct pto_task_desc *d;
 	struct pto_heap_alloc ha = { 0, 0, 0 };
+	struct pto_task_desc *d;
+	struct new_task t;
 	struct plan plan;
-	uint32_t i;
+	uint64_t t0 = 0;
+	uint32_t i, r;
 	int ret;
 
 	if (rt->trace)
 		t0 = pto_now_ns();
+	plan.ring = r = orch_ring(rt);
 	ret = check_params(rt, p, n, &plan);
 	if (ret)
 		return ret;
@@ -531,14 +614,16 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	if (READ_ONCE(rt->win->sched_flags.error))
 		return submit_error(rt, -ECANCELED);
 
-	if (orch_tasks_in_flight(rt) >= rt->cfg.task_window) {	/* fits(), inline */
+	if (!orch_slot_fits(rt, r)) {
+		struct pto_need slot = { PTO_RING_TASK, r, 1 };
+
 		ret = pto_flow_wait(rt, &slot);
 		if (ret)
 			return submit_error(rt, ret);
 	}
-	orch_tm_sync(rt);
 
-	pr->self = id;
+	t.id = pr->self = rt->orch.next_id;
+	t.handle = PTO_TASK_HANDLE(r, rt->orch.ring[r].next_seq);
 	find_producers(rt, p, n, pr);
 	if (pr->error)
 		return submit_error(rt, pr->error);
@@ -546,23 +631,27 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	if (ret)
 		return submit_error(rt, ret);
 
-	d = pto_desc(rt, id);
+	d = pto_desc(rt, t.handle);
 	fill_desc(d, kernel_id, type, n);
 	if (plan.out_bytes) {
-		if (orch_heap_used(rt) == 0)
-			rt->orch.heap_floor = ha.start;
-		rt->win->orch.heap_top[0] = ha.end;
+		if (orch_heap_used(rt, r) == 0)
+			rt->orch.ring[r].heap_floor = ha.start;
+		rt->win->orch.heap_top[r] = ha.end;
 		d->packed_end = ha.end;
 		d->flags |= PTO_TASK_F_HEAP;
 	}
-	fill_args(rt, d, id, p, n, ha.offset, pr);
+	t.heap_off = ha.offset;
+	fill_args(rt, d, &t, p, n, pr);
 	for (i = 0; i < pr->n; i++)
-		list_producer(rt, d, pr->ids[i]);
+		list_producer(rt, r, d, pr->list[i].task);
+	rt->orch.ring[r].slot_id[PTO_TASK_SEQ(t.handle) &
+				 rt->ring[r].window_mask] =
+		t.id | (uint64_t)(rt->orch.nscopes - 1) << PTO_SLOT_DEPTH_SHIFT;
 	STAT_ADD(rt->st.edges, pr->n);
-	publish(rt, id, &plan, pr->n);
+	publish(rt, &t, &plan, pr->n);
 	if (rt->trace)
-		pto_trace_span(rt->trace, "submit", t0, pto_now_ns(), id);
-	return (int64_t)id;
+		pto_trace_span(rt->trace, "submit", t0, pto_now_ns(), t.id);
+	return (int64_t)t.id;
 }
 
 int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
@@ -577,41 +666,59 @@ int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
 		return ret;
 	/* field by field: owners[] is filled per parameter, never zeroed */
 	pr.rt = rt;
-	pr.ids = rt->orch.scratch_ids;
+	pr.list = (struct producer *)rt->orch.scratch_ids;
 	pr.cap = rt->orch.scratch_cap;
 	pr.n = 0;
 	pr.error = 0;
 	ret = submit(rt, kernel_id, (uint32_t)type, params, nparams, &pr);
-	rt->orch.scratch_ids = pr.ids;
+	rt->orch.scratch_ids = (uint64_t *)pr.list;
 	rt->orch.scratch_cap = pr.cap;
 	return ret;
 }
 
 /* ---- run boundaries ------------------------------------------------------ */
 
+static int orch_ring_init(struct pto_runtime *rt, uint32_t r)
+{
+	struct pto_orch_ring *o = &rt->orch.ring[r];
+	uint32_t window = rt->ring[r].task_window;
+
+	o->dep_seen = calloc(window, sizeof(*o->dep_seen));
+	o->slot_id = calloc(window, sizeof(*o->slot_id));
+	return o->dep_seen && o->slot_id ? 0 : -ENOMEM;
+}
+
 int pto_orch_init(struct pto_runtime *rt)
 {
 	struct pto_orchestrator *o = &rt->orch;
+	uint32_t pools[PTO_MAX_RINGS], windows[PTO_MAX_RINGS], r;
 	int ret;
 
-	ret = pto_tm_init(&o->tm, rt->cfg.tensormap_pool_size,
-			  rt->cfg.task_window);
+	for (r = 0; r < rt->nrings; r++) {
+		pools[r] = rt->ring[r].tm_pool_size;
+		windows[r] = rt->ring[r].task_window;
+		ret = orch_ring_init(rt, r);
+		if (ret)
+			return ret;
+	}
+	ret = pto_tm_init(&o->tm, rt->nrings, pools, windows);
 	if (ret)
 		return ret;
-	o->dep_seen = calloc(rt->cfg.task_window, sizeof(*o->dep_seen));
 	o->scratch_cap = 64;
-	o->scratch_ids = malloc(o->scratch_cap * sizeof(*o->scratch_ids));
-	if (!o->dep_seen || !o->scratch_ids)
-		return -ENOMEM;
-	return 0;
+	o->scratch_ids = malloc(o->scratch_cap * sizeof(struct producer));
+	return o->scratch_ids ? 0 : -ENOMEM;
 }
 
 void pto_orch_fini(struct pto_runtime *rt)
 {
 	struct pto_orchestrator *o = &rt->orch;
+	uint32_t r;
 
 	pto_tm_destroy(&o->tm);
-	free(o->dep_seen);
+	for (r = 0; r < PTO_MAX_RINGS; r++) {
+		free(o->ring[r].dep_seen);
+		free(o->ring[r].slot_id);
+	}
 	free(o->scratch_ids);
 	free(o->scopes);
 	free(o->segs);
@@ -638,6 +745,7 @@ void pto_orch_run_begin(struct pto_runtime *rt)
 int pto_orch_run_end(struct pto_runtime *rt)
 {
 	struct pto_orchestrator *o = &rt->orch;
+	struct pto_scope *outer;
 	int ret = 0;
 
 	if (o->nscopes > 1) {
@@ -648,7 +756,9 @@ int pto_orch_run_end(struct pto_runtime *rt)
 	while (o->nscopes > 1)
 		pto_scope_end(rt);
 	/* the outer scope: release what it owns */
-	push_segment(rt, o->scopes[0].seg_start, o->next_id);
+	outer = &o->scopes[0];
+	push_segment(rt, outer->ring, outer->seg_start,
+		     o->ring[outer->ring].next_seq);
 	while (o->nsegs)
 		release_segment(rt, &o->segs[--o->nsegs]);
 	orch_flush_published(rt);
@@ -663,5 +773,4 @@ int pto_orch_run_end(struct pto_runtime *rt)
 void pto_orch_run_cleanup(struct pto_runtime *rt)
 {
 	orch_refresh_tails(rt);
-	orch_tm_sync(rt);
 }

@@ -4,24 +4,48 @@
  * make up the orchestrator: orchestrator.c (scopes and submission) and
  * flow.c (waiting on full rings, deadlock diagnosis).
  *
- * The scheduler's tails only grow, so a stale copy is a safe, pessimistic
- * view.  The orchestrator works from its copies and re-reads the shared
- * cache line only when a ring looks full (or every so often for fresh
- * statistics), which keeps that line from bouncing on every submit.
+ * Every task ring has its own tails; the scheduler's tails only grow, so a
+ * stale copy is a safe, pessimistic view.  The orchestrator works from its
+ * copies and re-reads the shared lines only when a ring looks full (or
+ * every so often for fresh statistics), which keeps them from bouncing on
+ * every submit.
  */
 #ifndef PTO_LIB_ORCHESTRATOR_H
 #define PTO_LIB_ORCHESTRATOR_H
 
+#include "flow.h"
 #include "runtime.h"
 #include "sync.h"
 
+/* Free the TensorMap entries of a ring's tasks retired as of our view. */
+static inline void orch_tm_sync(struct pto_runtime *rt, uint32_t ring)
+{
+	struct pto_orch_ring *o = &rt->orch.ring[ring];
+
+	while (o->tm_cleaned < o->last_alive)
+		pto_tm_retire_task(&rt->orch.tm,
+				   PTO_TASK_HANDLE(ring, o->tm_cleaned++));
+}
+
+/*
+ * Read the scheduler's tails afresh, and free the TensorMap entries of the
+ * tasks they show retired: the TensorMap's view never lags the one the
+ * slot checks use, so a slot's previous task is always freed before the
+ * slot is reused.
+ */
 static inline void orch_refresh_tails(struct pto_runtime *rt)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
+	uint32_t r;
 
-	rt->orch.last_alive = load_acquire(&ws->last_task_alive[0]);
-	rt->orch.heap_tail = load_acquire(&ws->heap_tail[0]);
-	rt->orch.dep_tail = load_acquire(&ws->dep_tail[0]);
+	for (r = 0; r < rt->nrings; r++) {
+		struct pto_orch_ring *o = &rt->orch.ring[r];
+
+		o->last_alive = load_acquire(&ws->last_task_alive[r]);
+		o->heap_tail = load_acquire(&ws->heap_tail[r]);
+		o->dep_tail = load_acquire(&ws->dep_tail[r]);
+		orch_tm_sync(rt, r);
+	}
 }
 
 /*
@@ -50,73 +74,66 @@ static inline void orch_wake_scheduler(struct pto_runtime *rt)
 	struct pto_window_header *w = rt->win;
 
 	WRITE_ONCE(w->notify.sched_wake, w->notify.sched_wake + 1);
+	/* the bump before the sleeping load; pairs with the scheduler's */
 	smp_mb();
 	if (READ_ONCE(w->sched_flags.sleeping))
 		rt->be.ops->notify(&rt->be);
 }
 
-static inline uint64_t orch_tasks_in_flight(struct pto_runtime *rt)
+static inline uint64_t orch_tasks_in_flight(struct pto_runtime *rt,
+					    uint32_t ring)
 {
-	return rt->orch.next_id - rt->orch.last_alive;
+	const struct pto_orch_ring *o = &rt->orch.ring[ring];
+
+	return o->next_seq - o->last_alive;
 }
 
-static inline uint64_t orch_heap_used(struct pto_runtime *rt)
+static inline uint64_t orch_heap_used(struct pto_runtime *rt, uint32_t ring)
 {
-	return pto_heap_ring_used(rt->win->orch.heap_top[0], rt->orch.heap_tail,
-				  rt->orch.heap_floor);
+	const struct pto_orch_ring *o = &rt->orch.ring[ring];
+
+	return pto_heap_ring_used(rt->win->orch.heap_top[ring], o->heap_tail,
+				  o->heap_floor);
 }
 
-static inline uint64_t orch_dep_used(struct pto_runtime *rt)
+static inline uint64_t orch_dep_used(struct pto_runtime *rt, uint32_t ring)
 {
-	return rt->win->orch.dep_top[0] - rt->orch.dep_tail;
+	return rt->win->orch.dep_top[ring] - rt->orch.ring[ring].dep_tail;
 }
 
-/*
- * Free the TensorMap entries of every task retired as of the orchestrator's
- * view.  Must run before a task slot is reused: the slot check and this
- * cleanup use the same view, so the slot's previous task is always freed.
- */
-static inline void orch_tm_sync(struct pto_runtime *rt)
+/* Place bytes in a ring's heap by the cached view; false: no room yet. */
+static inline bool orch_heap_place(struct pto_runtime *rt, uint32_t ring,
+				   uint64_t bytes, struct pto_heap_alloc *ha)
 {
-	uint64_t alive = rt->orch.last_alive;
+	const struct pto_orch_ring *o = &rt->orch.ring[ring];
 
-	while (rt->orch.tm_cleaned < alive)
-		pto_tm_retire_task(&rt->orch.tm, rt->orch.tm_cleaned++);
+	return pto_heap_ring_fit(rt->ring[ring].heap_size,
+				 rt->win->orch.heap_top[ring], o->heap_tail,
+				 o->heap_floor, bytes, ha);
 }
 
-/* Place bytes in the heap ring by the cached view; false: no room yet. */
-static inline bool orch_heap_place(struct pto_runtime *rt, uint64_t bytes,
-				   struct pto_heap_alloc *ha)
+static inline bool orch_slot_fits(struct pto_runtime *rt, uint32_t ring)
 {
-	return pto_heap_ring_fit(rt->heap_ring_size, rt->win->orch.heap_top[0],
-				 rt->orch.heap_tail, rt->orch.heap_floor,
-				 bytes, ha);
+	return orch_tasks_in_flight(rt, ring) < rt->ring[ring].task_window;
 }
 
-static inline bool orch_dep_fits(struct pto_runtime *rt, uint64_t entries)
+static inline bool orch_dep_fits(struct pto_runtime *rt, uint32_t ring,
+				 uint64_t entries)
 {
-	return orch_dep_used(rt) + entries <= rt->dep_pool_size;
+	return orch_dep_used(rt, ring) + entries <=
+	       rt->ring[ring].dep_pool_size;
 }
 
-static inline bool orch_tm_fits(struct pto_runtime *rt, uint64_t entries)
+static inline bool orch_tm_fits(struct pto_runtime *rt, uint32_t ring,
+				uint64_t entries)
 {
-	return pto_tm_free_entries(&rt->orch.tm) >= entries;
+	return pto_tm_free_entries(&rt->orch.tm, ring) >= entries;
 }
 
-/* ---- flow.c: back-pressure and deadlock diagnosis ------------------------ */
-
-/* What a submission waits for: an amount of one ring. */
-struct pto_need {
-	enum pto_ring ring;
-	uint64_t amount;	/* slots, bytes or entries wanted */
-};
-
-/*
- * Wait until n fits, publishing what the scheduler has not seen and
- * sleeping while nothing moves.  Returns 0; -EDEADLK when nothing ran or
- * retired for the stall timeout (after explaining why on stderr); or
- * -ECANCELED when a task failed meanwhile.
- */
-int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n);
+/* The task ring of the innermost open scope: where tasks go now. */
+static inline uint32_t orch_ring(struct pto_runtime *rt)
+{
+	return rt->orch.scopes[rt->orch.nscopes - 1].ring;
+}
 
 #endif /* PTO_LIB_ORCHESTRATOR_H */

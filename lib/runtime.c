@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "config.h"
@@ -34,18 +35,6 @@ _Static_assert(sizeof(struct pto_window_ident) == 64 &&
 _Static_assert(sizeof(struct pto_task_desc) == 256,
 	       "descriptors are four cache lines");
 
-/*
- * A descriptor is published when its task_id equals the id its slot is
- * waiting for; a zeroed window would make slot 0 look published as task 0.
- */
-static void mark_slots_empty(struct pto_runtime *rt)
-{
-	uint32_t i;
-
-	for (i = 0; i < rt->cfg.task_window; i++)
-		rt->desc[i].task_id = UINT64_MAX;
-}
-
 /* "sim" is the in-process simulator; anything else names a /dev/ptoN. */
 static const struct pto_backend_ops *backend_for(const char *device)
 {
@@ -54,37 +43,129 @@ static const struct pto_backend_ops *backend_for(const char *device)
 	return &pto_dev_backend_ops;
 }
 
+/*
+ * A device's heap is real memory, and the rings must leave room for
+ * pto_malloc(): where the configured heap rings would take more than
+ * three quarters of what the device allows, they shrink in proportion,
+ * and the runtime says so.
+ */
+static void fit_heap_rings(struct pto_runtime *rt, struct pto_setup *s)
+{
+	uint64_t want = 0, room = rt->be.max_heap / 4 * 3;
+	uint32_t r;
+
+	for (r = 0; r < s->nrings; r++)
+		want += pto_align_up(s->ring[r].heap_size, 4096);
+	if (want <= room)
+		return;
+	for (r = 0; r < s->nrings; r++) {
+		uint64_t h = s->ring[r].heap_size;
+
+		s->ring[r].heap_size = (uint64_t)((double)h * room / want) &
+				       ~(uint64_t)4095;
+	}
+	pto_log("%s allows a %llu MiB heap: the heap rings get %llu MiB of "
+		"it, ring 0 %llu MiB (asked %llu MiB in all)\n", rt->device,
+		(unsigned long long)(rt->be.max_heap >> 20),
+		(unsigned long long)(room >> 20),
+		(unsigned long long)(s->ring[0].heap_size >> 20),
+		(unsigned long long)(want >> 20));
+}
+
+/*
+ * The SETUP request: every ring's sizes, an order ring and a release ring
+ * as large as all task windows together (each entry stands for a task
+ * that is not retired yet), and the pto_malloc arena after the rings.
+ */
+static void setup_request(struct pto_runtime *rt, struct pto_setup *s)
+{
+	uint64_t windows = 0, heap = 0;
+	uint32_t r;
+
+	memset(s, 0, sizeof(*s));
+	s->nrings = rt->nrings;
+	for (r = 0; r < rt->nrings; r++) {
+		struct pto_ring_config c = pto_ring_cfg(&rt->cfg, r);
+
+		s->ring[r].task_window = c.task_window;
+		s->ring[r].dep_pool_size = c.dep_pool_size;
+		s->ring[r].heap_size = pto_align_up(c.heap_size, PTO_HEAP_ALIGN);
+		windows += c.task_window;
+		rt->ring[r].tm_pool_size = c.tensormap_pool_size;
+	}
+	fit_heap_rings(rt, s);
+	for (r = 0; r < rt->nrings; r++)
+		heap += pto_align_up(s->ring[r].heap_size, 4096);
+	s->order_ring_size = (uint32_t)pto_next_pow2(windows);
+	s->release_ring_size = s->order_ring_size;
+	s->cring_size = cring_entries_for(rt->be.num_cores);
+	s->heap_size = heap + pto_align_up(rt->cfg.arena_size, 4096);
+}
+
+/* The rings as SETUP laid them out. */
+static void attach_rings(struct pto_runtime *rt)
+{
+	const struct pto_setup *s = &rt->be.geo;
+	uint32_t r;
+
+	for (r = 0; r < rt->nrings; r++) {
+		struct pto_task_ring *ring = &rt->ring[r];
+
+		ring->desc = rt->be.ring[r].desc;
+		ring->dep = rt->be.ring[r].dep;
+		ring->heap = rt->be.ring[r].heap;
+		ring->heap_dev = rt->be.heap_dev_base + s->ring[r].heap_offset;
+		ring->heap_size = s->ring[r].heap_size;
+		ring->task_window = s->ring[r].task_window;
+		ring->window_mask = ring->task_window - 1;
+		ring->dep_pool_size = s->ring[r].dep_pool_size;
+	}
+	rt->win = rt->be.win;
+	rt->order = rt->be.order;
+	rt->order_mask = s->order_ring_size - 1;
+	rt->release_mask = s->release_ring_size - 1;
+}
+
+/*
+ * Who schedules.  A thread of its own reacts fastest, but only when it has
+ * a CPU of its own: where the core threads alone fill the host's CPUs, it
+ * would take one from the kernels every time it woke, so the core threads
+ * schedule themselves.
+ */
+static enum pto_sched_policy sched_mode(struct pto_runtime *rt)
+{
+	long ncpu = rt->be.ncpus ? (long)rt->be.ncpus :
+		    sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!rt->be.ops->set_sched)
+		return PTO_SCHED_THREAD;
+	if (rt->cfg.sched != PTO_SCHED_AUTO)
+		return rt->cfg.sched;
+	return ncpu >= (long)rt->be.num_cores + 2 ? PTO_SCHED_THREAD :
+						    PTO_SCHED_WORKERS;
+}
+
 static int open_backend(struct pto_runtime *rt)
 {
 	struct pto_setup s;
 	int ret;
 
+	if (rt->cfg.cpus)
+		rt->be.ncpus = (uint32_t)pto_parse_cpus(rt->cfg.cpus,
+							rt->be.cpus, 256);
 	rt->be.ops = backend_for(rt->cfg.device);
 	ret = rt->be.ops->open(&rt->be, &rt->cfg);
 	if (ret)
 		return ret;
-	rt->heap_ring_size = pto_align_up(rt->cfg.heap_size, PTO_HEAP_ALIGN);
-	rt->dep_pool_size = rt->cfg.dep_pool_size;
-	memset(&s, 0, sizeof(s));
-	s.nrings = 1;
-	s.ring[0].task_window = rt->cfg.task_window;
-	s.ring[0].dep_pool_size = rt->cfg.dep_pool_size;
-	s.ring[0].heap_size = rt->heap_ring_size;
-	s.order_ring_size = rt->cfg.task_window;
-	s.release_ring_size = rt->cfg.task_window;
-	s.cring_size = cring_entries_for(rt->be.num_cores);
-	s.heap_size = pto_align_up(rt->heap_ring_size, 4096) +
-		      pto_align_up(rt->cfg.arena_size, 4096);
+	rt->nrings = rt->cfg.nrings;
+	setup_request(rt, &s);
 	ret = rt->be.ops->setup(&rt->be, &s);
 	if (!ret)
 		ret = pto_backend_attach(&rt->be);
 	if (ret)
 		return ret;
-	rt->win = rt->be.win;
-	rt->desc = rt->be.ring[0].desc;
-	rt->window_mask = rt->cfg.task_window - 1;
-	rt->release_mask = rt->cfg.task_window - 1;
-	mark_slots_empty(rt);
+	attach_rings(rt);
+	rt->sched.mode = sched_mode(rt);
 	return 0;
 }
 
@@ -208,7 +289,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	pto_orch_run_begin(rt);
 	ret = fn(rt, arg);
 	end = pto_orch_run_end(rt);
-	pto_sched_join(rt);
+	pto_sched_wait_done(rt);
 	pto_orch_run_cleanup(rt);
 	STAT_ADD(rt->st.run_ns, pto_now_ns() - t0);
 	pto_stats_publish(rt);

@@ -46,18 +46,56 @@ struct pto_kernel {
 	char name[PTO_KERNEL_NAME_MAX];
 };
 
-/* One open scope: where it began and its first held segment. */
+/*
+ * One open scope.  Its tasks go to the task ring of its depth (the run's
+ * outer scope is depth 0); a scope holds the tasks it submitted itself,
+ * not those of scopes nested in it.  Where a nested scope shares its
+ * ring (depths past the last ring), the scope's tasks in that ring are
+ * no longer one run of sequence numbers: the runs it owns are segments.
+ */
 struct pto_scope {
-	uint64_t begin;		/* first task id submitted inside it */
+	uint64_t begin;		/* first task id (submission order) inside it */
 	uint64_t seg_start;	/* start of the segment it currently owns */
+	uint64_t ring_begin;	/* its ring's next sequence number at begin */
+	uint64_t heap_begin;	/* its ring's heap top at begin */
 	uint32_t seg_base;	/* segment stack depth when it began */
+	uint32_t ring;		/* its task ring */
 };
 
-/* A run of task ids owned by one scope, released when that scope ends. */
+/* A run of one ring's sequence numbers, released when its scope ends. */
 struct pto_segment {
 	uint64_t begin;
 	uint64_t end;
+	uint32_t ring;
 };
+
+/* One task ring's fixed geometry, from SETUP. */
+struct pto_task_ring {
+	struct pto_task_desc *desc;
+	struct pto_dep_entry *dep;
+	uint8_t *heap;		/* host address of the ring's heap */
+	uint64_t heap_dev;	/* device address of the ring's heap */
+	uint64_t heap_size;
+	uint32_t task_window;	/* a power of two */
+	uint32_t window_mask;
+	uint32_t dep_pool_size;
+	uint32_t tm_pool_size;
+};
+
+/* The orchestrator's state of one task ring. */
+struct pto_orch_ring {
+	uint64_t next_seq;	/* next sequence number */
+	uint64_t last_alive;	/* copies of the scheduler's tails */
+	uint64_t heap_tail;
+	uint64_t dep_tail;
+	uint64_t heap_floor;	/* live heap data starts no lower than this */
+	uint64_t tm_cleaned;	/* tasks below had their entries freed */
+	uint32_t dep_idx;	/* pool index of the window's dep_top */
+	uint64_t *dep_seen;	/* per slot: last consumer that linked it, + 1 */
+	uint64_t *slot_id;	/* per slot: task id | depth << 56 */
+};
+
+#define PTO_SLOT_DEPTH_SHIFT	56
 
 struct pto_orchestrator {
 	struct pto_scope *scopes;
@@ -66,16 +104,10 @@ struct pto_orchestrator {
 	uint32_t nsegs, segs_cap;
 
 	struct pto_tensormap tm;
-	uint64_t tm_cleaned;	/* tasks below this had their entries freed */
-	uint64_t *dep_seen;	/* per slot: last consumer that linked it */
+	struct pto_orch_ring ring[PTO_MAX_RINGS];
 	uint64_t next_id;	/* next task id; notify.task_head trails it */
-	uint64_t heap_floor;	/* live heap data starts no lower than this */
-	uint64_t last_alive;	/* copies of the scheduler's tails */
-	uint64_t heap_tail;
-	uint64_t dep_tail;
 	uint64_t release_tail;
 	uint64_t release_head;	/* scope-release entries written */
-	uint32_t dep_idx;	/* pool index of orch.dep_top */
 	uint64_t *scratch_ids;	/* producers of the task being submitted */
 	uint32_t scratch_cap;
 	int error;		/* first error of this run */
@@ -96,28 +128,55 @@ struct pto_sched_slot {
 	uint32_t waiting;	/* producers not yet completed */
 	uint32_t refs;		/* 1 (scope) + consumers holding the task */
 	uint32_t released;	/* references dropped */
-	uint32_t fanout_head;	/* consumers to notify: dep index + 1 */
+	uint32_t fanout_head;	/* consumers to notify: a dep link */
+	uint32_t scope_held;	/* its scope has not ended yet */
+	uint64_t id;		/* its task id (submission order) */
 };
+
+/*
+ * A dependency entry, named across rings: the ring in the top bits, the
+ * pool index + 1 below (0: none).
+ */
+#define PTO_DEP_LINK_SHIFT	30
+#define PTO_DEP_LINK(ring, idx1) ((uint32_t)(ring) << PTO_DEP_LINK_SHIFT | (idx1))
+#define PTO_DEP_LINK_RING(l)	((l) >> PTO_DEP_LINK_SHIFT)
+#define PTO_DEP_LINK_IDX1(l)	((l) & ((1u << PTO_DEP_LINK_SHIFT) - 1))
+/* Dependency pools are smaller than the link's index part. */
+#define PTO_MAX_DEP_POOL	((1u << PTO_DEP_LINK_SHIFT) - 1)
 
 /* Scheduler-private twin of a dependency-pool entry (one edge). */
 struct pto_sched_dep {
-	uint64_t consumer;	/* the task whose fanin lists this entry */
-	uint32_t next;		/* next consumer of the same producer */
+	uint64_t consumer;	/* handle of the task whose fanin lists it */
+	uint32_t next;		/* next consumer of the same producer: a link */
 	uint32_t held;		/* the consumer holds the producer */
 };
 
-struct pto_sched {
-	pthread_t thread;
+/* The scheduler's state of one task ring. */
+struct pto_sched_ring {
 	struct pto_sched_slot *slot;
 	struct pto_sched_dep *dep;	/* one per dependency-pool entry */
+	uint64_t scanned;		/* sequence numbers below were scanned */
+	uint64_t retired;		/* ... were retired */
+	uint64_t heap_tail;		/* the tails as of retired */
+	uint64_t dep_tail;
+};
+
+/*
+ * The scheduler's state.  Who runs it (mode): a thread of its own, or the
+ * simulator's core threads, each after it completes a task or before it
+ * goes idle (one at a time), when there are not CPUs enough for a thread
+ * that would take one from the kernels.
+ */
+struct pto_sched {
+	pthread_t thread;
+	enum pto_sched_policy mode;	/* THREAD or WORKERS, never AUTO */
+	bool thread_started;
+	struct pto_sched_ring ring[PTO_MAX_RINGS];
 	struct pto_ready_queue ready[PTO_NUM_WORKER_TYPES];
 	uint32_t *core_outstanding;	/* tasks queued on each core */
 	uint32_t *rr;			/* per type: next core to try */
-	uint64_t scanned;		/* tasks below were scanned */
-	uint64_t peeked;		/* tasks below are known complete */
-	uint64_t retired;		/* tasks below were retired */
-	uint64_t heap_tail;		/* the tails as of retired */
-	uint64_t dep_tail;
+	uint64_t scanned;		/* task ids below were scanned */
+	uint64_t peeked;		/* task ids below are known complete */
 	uint32_t unpublished;		/* retired, not yet in the window */
 	uint64_t cring_head;
 	uint32_t outstanding;		/* dispatched, not completed */
@@ -128,6 +187,10 @@ struct pto_sched {
 	uint32_t retired_unwoken;	/* retired since it was last woken */
 	uint64_t last_stats_ns;
 	bool failed;			/* a task failed: cancel the rest */
+	bool finished;			/* every task of the run retired */
+	/* shared by every thread that may schedule: lines of their own */
+	uint32_t lock PTO_OWN_LINES;	/* workers: the right to schedule */
+	uint32_t done PTO_OWN_LINES;	/* futex: the run has finished */
 };
 
 /* Counters only the scheduler writes; pto_get_stats() merges them in. */
@@ -145,10 +208,10 @@ struct pto_runtime {
 	char device[64];
 	struct pto_backend be;
 	struct pto_window_header *win;
-	struct pto_task_desc *desc;
-	uint32_t window_mask;
-	uint64_t heap_ring_size;
-	uint32_t dep_pool_size;
+	uint32_t nrings;
+	struct pto_task_ring ring[PTO_MAX_RINGS];
+	uint64_t *order;	/* the submission order ring */
+	uint32_t order_mask;
 	uint32_t release_mask;
 
 	struct pto_kernel kernels[PTO_MAX_KERNELS];
@@ -156,7 +219,7 @@ struct pto_runtime {
 	struct pto_orchestrator orch PTO_OWN_LINES;
 	struct pto_sched sched PTO_OWN_LINES;
 
-	/* pto_malloc arena: heap offsets [heap_ring_size, heap_size) */
+	/* pto_malloc arena: heap offsets [arena_offset, heap_size) */
 	pthread_mutex_t arena_lock;
 	struct pto_arena *arena;
 
@@ -178,12 +241,22 @@ void pto_orch_run_cleanup(struct pto_runtime *rt);
 int pto_sched_init(struct pto_runtime *rt);
 void pto_sched_fini(struct pto_runtime *rt);
 int pto_sched_start(struct pto_runtime *rt);
-void pto_sched_join(struct pto_runtime *rt);
+void pto_sched_wait_done(struct pto_runtime *rt);
 
+/* The descriptor of a task handle. */
 static inline struct pto_task_desc *pto_desc(struct pto_runtime *rt,
-					     uint64_t task_id)
+					     uint64_t handle)
 {
-	return &rt->desc[task_id & rt->window_mask];
+	struct pto_task_ring *r = &rt->ring[PTO_TASK_RING(handle)];
+
+	return &r->desc[PTO_TASK_SEQ(handle) & r->window_mask];
+}
+
+/* The task ring of a scope depth: depths past the last ring share it. */
+static inline uint32_t pto_ring_of_depth(struct pto_runtime *rt,
+					 uint32_t depth)
+{
+	return depth < rt->nrings ? depth : rt->nrings - 1;
 }
 
 #endif /* PTO_LIB_RUNTIME_H */

@@ -5,32 +5,29 @@
  *
  * One loop, five steps, each batched:
  *   reap      completions from the device's completion ring
- *   scan      newly published tasks; those with no pending producer are ready
+ *   scan      newly published tasks, in submission order across the task
+ *             rings; those with no pending producer are ready
  *   release   scope ends reported by the orchestrator
  *   dispatch  ready tasks onto the per-core queues, then kick the cores
- *   retire    advance last_task_alive over consumed tasks, and with it the
- *             heap and dependency-pool tails; wake a blocked orchestrator
+ *   retire    advance each ring's last_task_alive over its consumed tasks,
+ *             and with it that ring's heap and dependency-pool tails; wake
+ *             a blocked orchestrator
  * Task states, fanout lists and reference counts are private to this
  * thread: it builds them from the fanin lists the orchestrator publishes,
- * so no lock is shared with the orchestrator.
+ * so no lock is shared with the orchestrator.  A task may depend on, and
+ * hold, tasks of any ring; each ring still retires in its own order.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "flow.h"
 #include "runtime.h"
 #include "stats.h"
 #include "sync.h"
 #include "trace.h"
 
-/*
- * Idle loop iterations before the scheduler sleeps: adaptive between these
- * bounds.  A sleep cut short by new work was a wasted pair of syscalls, so
- * the budget doubles; a long sleep means the spinning was wasted, so it
- * halves.
- */
-#define SCHED_SPINS_MIN 1000
-#define SCHED_SPINS_MAX 256000
+/* A sleep shorter than this was cut short by work: spin longer next time. */
 #define SHORT_SLEEP_NS 100000ull
 /* Longest sleep; bounds how stale the stats page can get. */
 #define SCHED_SLEEP_MS 50
@@ -40,30 +37,40 @@
 /* Retirements the orchestrator learns of at a time (publish_retired()). */
 #define RETIRE_PUBLISH 32
 
-static struct pto_sched_slot *sslot(struct pto_runtime *rt, uint64_t id)
+static struct pto_sched_slot *sslot(struct pto_runtime *rt, uint64_t task)
 {
-	return &rt->sched.slot[id & rt->window_mask];
+	uint32_t r = PTO_TASK_RING(task);
+
+	return &rt->sched.ring[r].slot[PTO_TASK_SEQ(task) &
+				       rt->ring[r].window_mask];
 }
 
-static void make_ready(struct pto_runtime *rt, uint64_t id)
+/* The scheduler's twin of the dependency entry a link names. */
+static struct pto_sched_dep *sdep(struct pto_runtime *rt, uint32_t link)
 {
-	sslot(rt, id)->state = PTO_TASK_READY;
-	pto_rq_push(&rt->sched.ready[pto_desc(rt, id)->worker_type], id);
+	return &rt->sched.ring[PTO_DEP_LINK_RING(link)]
+			.dep[PTO_DEP_LINK_IDX1(link) - 1];
+}
+
+static void make_ready(struct pto_runtime *rt, uint64_t task)
+{
+	sslot(rt, task)->state = PTO_TASK_READY;
+	pto_rq_push(&rt->sched.ready[pto_desc(rt, task)->worker_type], task);
 }
 
 /* The last reference dropped after completion consumes a task. */
-static void try_consume(struct pto_runtime *rt, uint64_t id)
+static void try_consume(struct pto_runtime *rt, uint64_t task)
 {
-	struct pto_sched_slot *ss = sslot(rt, id);
+	struct pto_sched_slot *ss = sslot(rt, task);
 
 	if (ss->state == PTO_TASK_COMPLETED && ss->released == ss->refs)
 		ss->state = PTO_TASK_CONSUMED;
 }
 
-static void release(struct pto_runtime *rt, uint64_t id)
+static void release(struct pto_runtime *rt, uint64_t task)
 {
-	sslot(rt, id)->released++;
-	try_consume(rt, id);
+	sslot(rt, task)->released++;
+	try_consume(rt, task);
 }
 
 static void note_failure(struct pto_runtime *rt, int status)
@@ -74,11 +81,12 @@ static void note_failure(struct pto_runtime *rt, int status)
 		WRITE_ONCE(rt->win->sched_flags.error, status);
 }
 
-static void complete_task(struct pto_runtime *rt, uint64_t id, int status)
+static void complete_task(struct pto_runtime *rt, uint64_t task, int status)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
-	struct pto_sched_slot *ss = sslot(rt, id);
-	struct pto_sched_dep *dep = rt->sched.dep;
+	struct pto_sched_slot *ss = sslot(rt, task);
+	uint32_t ring = PTO_TASK_RING(task);
+	const struct pto_dep_entry *dep = rt->ring[ring].dep;
 	uint32_t e;
 
 	if (status && status != -ECANCELED)
@@ -86,8 +94,8 @@ static void complete_task(struct pto_runtime *rt, uint64_t id, int status)
 	ss->state = PTO_TASK_COMPLETED;
 
 	/* consumers: one producer fewer to wait for */
-	for (e = ss->fanout_head; e; e = dep[e - 1].next) {
-		uint64_t cid = dep[e - 1].consumer;
+	for (e = ss->fanout_head; e; e = sdep(rt, e)->next) {
+		uint64_t cid = sdep(rt, e)->consumer;
 
 		if (--sslot(rt, cid)->waiting == 0) {
 			WRITE_ONCE(ws->waiting, ws->waiting - 1);
@@ -95,14 +103,24 @@ static void complete_task(struct pto_runtime *rt, uint64_t id, int status)
 		}
 	}
 	/* producers: this consumer no longer needs their results */
-	for (e = pto_desc(rt, id)->fanin_head; e; e = rt->be.ring[0].dep[e - 1].next)
-		if (dep[e - 1].held)
-			release(rt, rt->be.ring[0].dep[e - 1].task_id);
-	try_consume(rt, id);
+	for (e = pto_desc(rt, task)->fanin_head; e; e = dep[e - 1].next)
+		if (sdep(rt, PTO_DEP_LINK(ring, e))->held)
+			release(rt, dep[e - 1].task_id);
+	try_consume(rt, task);
 
 	WRITE_ONCE(ws->active, ws->active - 1);
 	WRITE_ONCE(ws->tasks_completed, ws->tasks_completed + 1);
 	STAT_ADD(rt->sst.tasks_completed, 1);
+}
+
+static void trace_completion(struct pto_runtime *rt,
+			     const struct pto_completion *c)
+{
+	struct pto_task_desc *d = pto_desc(rt, c->task_id);
+	uint32_t k = d->kernel_id % PTO_MAX_KERNELS;
+
+	pto_trace_task(rt->trace, c, sslot(rt, c->task_id)->id, k,
+		       rt->kernels[k].name);
 }
 
 static int reap(struct pto_runtime *rt)
@@ -118,19 +136,18 @@ static int reap(struct pto_runtime *rt)
 		if (load_acquire(&c->seq) != (uint32_t)(s->cring_head + 1))
 			break;
 		cp = *c;
-		s->cring_head++;
+		/* read without the lock by work_pending() */
+		WRITE_ONCE(s->cring_head, s->cring_head + 1);
 		n++;
 		if (cp.core < rt->be.num_cores) {
-			struct pto_task_desc *d = pto_desc(rt, cp.task_id);
-			uint32_t type = d->worker_type;
+			uint32_t type = pto_desc(rt, cp.task_id)->worker_type;
 
 			s->core_outstanding[cp.core]--;
 			if (type < PTO_NUM_WORKER_TYPES && cp.end_ns > cp.start_ns)
 				STAT_ADD(rt->sst.busy_ns[type],
 					 cp.end_ns - cp.start_ns);
 			if (rt->trace)
-				pto_trace_task(rt->trace, &cp, d->kernel_id,
-					       rt->kernels[d->kernel_id % PTO_MAX_KERNELS].name);
+				trace_completion(rt, &cp);
 		}
 		s->outstanding--;
 		complete_task(rt, cp.task_id, cp.status);
@@ -140,34 +157,61 @@ static int reap(struct pto_runtime *rt)
 	return n;
 }
 
-/* Tasks below the returned id are published and may be scanned. */
+/* Task ids below the returned one are published and may be scanned. */
 static uint64_t published_head(struct pto_runtime *rt)
 {
 	uint64_t head = load_acquire(&rt->win->notify.task_head);
 
-	return head > rt->sched.peeked ? head : rt->sched.peeked;
+	uint64_t peeked = READ_ONCE(rt->sched.peeked);
+
+	return head > peeked ? head : peeked;
+}
+
+/*
+ * The task published at order position id, if its entry is complete: a
+ * handle (stored + 1) naming the next sequence number of its ring.  An entry of the
+ * order ring's previous lap names a task scanned already, so it never
+ * passes.
+ */
+static bool order_entry(struct pto_runtime *rt, uint64_t id, uint64_t *task)
+{
+	uint64_t h = load_acquire(&rt->order[id & rt->order_mask]) - 1;
+	uint32_t r = PTO_TASK_RING(h);
+
+	/* an entry never written holds 0: h is all ones, no ring */
+	if (r >= rt->nrings || PTO_TASK_SEQ(h) != rt->sched.ring[r].scanned)
+		return false;
+	*task = h;
+	return true;
 }
 
 /*
  * Find tasks the orchestrator has submitted but not yet published: it
  * publishes in batches (flush_published()), and an orchestration busy
  * with work of its own between two submissions would leave a part batch
- * unseen.  A descriptor holding its own task id is complete, as publish()
- * stores that last, with release (task 0 is skipped: a fresh window's
- * descriptors hold id 0).  Only an idle scheduler about to sleep looks:
- * polling the descriptor being filled would take its line from the
- * orchestrator's CPU in the middle of a submission.
+ * unseen.  The orchestrator stores a task's order entry last, with
+ * release, so an entry that names the next task of its ring is complete.
+ * Only an idle scheduler about to sleep looks: the entries being written
+ * are on the orchestrator's lines.  Peeked tasks are scanned at once, in
+ * order, so each entry is checked against its ring's progress.
  */
+static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task);
+
 static bool peek_unpublished(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
-	uint64_t id = s->scanned > s->peeked ? s->scanned : s->peeked;
-	uint64_t from = id;
+	uint64_t from = s->scanned, id, task;
 
-	while (id && load_acquire(&pto_desc(rt, id)->task_id) == id)
-		id++;
-	s->peeked = id;
-	return id != from;
+	for (id = from; order_entry(rt, id, &task); id++)
+		scan_task(rt, id, task);
+	if (id == from)
+		return false;
+	/* read without the lock by work_pending() */
+	WRITE_ONCE(s->scanned, id);
+	if (id > s->peeked)
+		WRITE_ONCE(s->peeked, id);
+	WRITE_ONCE(rt->win->sched.tasks_scanned, id);
+	return true;
 }
 
 /*
@@ -180,48 +224,62 @@ static bool peek_unpublished(struct pto_runtime *rt)
  * alive, and a producer stays alive while its scope holds it; scope ends
  * are applied only after every task submitted before them was scanned
  * (process_releases()), so each consumer the scope's producers had when it
- * ended is counted here first.  A producer already retired (below
- * sched->retired) or consumed has finished and its results are final: the
- * task neither waits for it nor holds it.
+ * ended is counted here first.  A producer already retired (below its
+ * ring's retired mark) or consumed has finished and its results are
+ * final: the task neither waits for it nor holds it.
  */
-static void scan_task(struct pto_runtime *rt, uint64_t id)
+static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task)
 {
-	struct pto_sched *s = &rt->sched;
 	struct pto_window_sched *ws = &rt->win->sched;
-	struct pto_sched_slot *ss = sslot(rt, id);
+	struct pto_sched_slot *ss = sslot(rt, task);
+	uint32_t ring = PTO_TASK_RING(task);
+	const struct pto_dep_entry *dep = rt->ring[ring].dep;
 	uint32_t e;
 
 	ss->state = PTO_TASK_PENDING;
 	ss->refs = 1;	/* the owning scope */
-	for (e = pto_desc(rt, id)->fanin_head; e; e = rt->be.ring[0].dep[e - 1].next) {
-		uint64_t pid = rt->be.ring[0].dep[e - 1].task_id;
-		struct pto_sched_dep *sd = &s->dep[e - 1];
-		struct pto_sched_slot *ps = sslot(rt, pid);
+	ss->scope_held = 1;
+	ss->id = id;
+	for (e = pto_desc(rt, task)->fanin_head; e; e = dep[e - 1].next) {
+		uint64_t pid = dep[e - 1].task_id;
+		uint32_t pr = PTO_TASK_RING(pid), link = PTO_DEP_LINK(ring, e);
+		struct pto_sched_dep *sd = sdep(rt, link);
+		struct pto_sched_ring *psr = &rt->sched.ring[pr % PTO_MAX_RINGS];
+		struct pto_sched_slot *ps;
 
-		sd->held = pid >= s->retired && pid < id &&
-			   ps->state != PTO_TASK_CONSUMED;
+		sd->held = pr < rt->nrings &&
+			   PTO_TASK_SEQ(pid) >= psr->retired &&
+			   PTO_TASK_SEQ(pid) < psr->scanned &&
+			   pid != task;
 		if (!sd->held)
 			continue;
+		ps = sslot(rt, pid);
+		if (ps->state == PTO_TASK_CONSUMED) {
+			sd->held = 0;
+			continue;
+		}
 		ps->refs++;
 		if (ps->state >= PTO_TASK_COMPLETED)
 			continue;
-		sd->consumer = id;
+		sd->consumer = task;
 		sd->next = ps->fanout_head;
-		ps->fanout_head = e;
+		ps->fanout_head = link;
 		ss->waiting++;
 	}
+	rt->sched.ring[ring].scanned = PTO_TASK_SEQ(task) + 1;
 	WRITE_ONCE(ws->active, ws->active + 1);
 	if (ss->waiting)
 		WRITE_ONCE(ws->waiting, ws->waiting + 1);
 	else
-		make_ready(rt, id);
+		make_ready(rt, task);
 }
 
 /*
  * Descriptors and dependency entries arrive from the orchestrator's CPU,
  * a cross-CPU transfer each, which costs more than a whole task's
- * bookkeeping on the machines PTO was measured on.  Asking for a batch's lines at once overlaps those transfers
- * instead of taking them one after the other.
+ * bookkeeping on the machines PTO was measured on.  Asking for a batch's
+ * lines at once overlaps those transfers instead of taking them one after
+ * the other.
  */
 static void prefetch_published(struct pto_runtime *rt, uint64_t from,
 			       uint64_t to)
@@ -231,29 +289,32 @@ static void prefetch_published(struct pto_runtime *rt, uint64_t from,
 	if (to - from > SCAN_PREFETCH)
 		to = from + SCAN_PREFETCH;
 	for (id = from; id < to; id++)
-		__builtin_prefetch(pto_desc(rt, id));
+		__builtin_prefetch(pto_desc(rt, READ_ONCE(rt->order[id &
+							   rt->order_mask]) - 1));
 }
 
 static int scan(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
-	uint64_t head = published_head(rt);
-	int n = 0;
+	uint64_t from = s->scanned, head = published_head(rt), id;
 
-	if (s->scanned < head)
-		prefetch_published(rt, s->scanned, head);
-	for (; s->scanned < head; s->scanned++, n++)
-		scan_task(rt, s->scanned);
-	if (n)
-		WRITE_ONCE(rt->win->sched.tasks_scanned, s->scanned);
-	return n;
+	if (from == head)
+		return 0;
+	prefetch_published(rt, from, head);
+	for (id = from; id < head; id++)
+		scan_task(rt, id,
+			  load_acquire(&rt->order[id & rt->order_mask]) - 1);
+	/* read without the lock by work_pending() */
+	WRITE_ONCE(s->scanned, head);
+	WRITE_ONCE(rt->win->sched.tasks_scanned, head);
+	return (int)(head - from);
 }
 
 /*
  * Apply scope ends.  The orchestrator publishes a scope's tasks before it
- * reports the scope's end, so every task below r.end is published when r
- * is seen; scanning them first is what keeps their producers alive for
- * them (see scan_task()).
+ * reports the scope's end, so every task the entry covers is published
+ * when the entry is seen; scanning them first is what keeps their
+ * producers alive for them (see scan_task()).
  */
 static int process_releases(struct pto_runtime *rt)
 {
@@ -264,26 +325,34 @@ static int process_releases(struct pto_runtime *rt)
 
 	for (; tail < head; tail++, n++) {
 		struct pto_release_entry r = rt->be.release[tail & rt->release_mask];
-		uint64_t id;
+		uint32_t ring = PTO_TASK_RING(r.begin);
+		uint64_t seq;
 
-		if (rt->sched.scanned < r.end)
+		if (ring >= rt->nrings)
+			continue;
+		if (rt->sched.ring[ring].scanned < PTO_TASK_SEQ(r.end))
 			scan(rt);
-		for (id = r.begin; id < r.end; id++)
-			release(rt, id);
+		for (seq = PTO_TASK_SEQ(r.begin); seq < PTO_TASK_SEQ(r.end);
+		     seq++) {
+			uint64_t task = PTO_TASK_HANDLE(ring, seq);
+
+			sslot(rt, task)->scope_held = 0;
+			release(rt, task);
+		}
 	}
 	if (n)
 		store_release(&w->sched.release_tail, tail);
 	return n;
 }
 
-/* Queue task id on core c (the device reads the descriptor from the window). */
-static void queue_on_core(struct pto_runtime *rt, uint32_t c, uint64_t id)
+/* Queue task on core c (the device reads the descriptor from the window). */
+static void queue_on_core(struct pto_runtime *rt, uint32_t c, uint64_t task)
 {
 	struct pto_core_regs *r = pto_regs(&rt->be, c);
 	uint32_t db = r->doorbell;
 
 	/* atomic: a core may still read a slot it then fails to claim */
-	WRITE_ONCE(r->queue[db % PTO_CORE_QUEUE_SLOTS], id + 1);
+	WRITE_ONCE(r->queue[db % PTO_CORE_QUEUE_SLOTS], task + 1);
 	store_release(&r->doorbell, db + 1);
 	rt->sched.core_outstanding[c]++;
 	rt->sched.outstanding++;
@@ -371,7 +440,10 @@ static int dispatch(struct pto_runtime *rt)
  * A blocked orchestrator is woken in batches: after wake_batch retirements,
  * or as soon as the device is about to run dry (few tasks left active), or
  * when the scheduler itself goes idle (force).  One futex wake per slot
- * freed would make a full window cost a system call per task.
+ * freed would make a full window cost a system call per task.  With no
+ * retirement since its last wake-up there is nothing to tell it: waking it
+ * anyway, as an idle scheduler did, made the two threads wake each other
+ * in turn for as long as the orchestrator waited.
  */
 static void wake_orchestrator(struct pto_runtime *rt, uint32_t retired,
 			      bool force)
@@ -385,6 +457,9 @@ static void wake_orchestrator(struct pto_runtime *rt, uint32_t retired,
 		s->retired_unwoken = 0;
 		return;
 	}
+	/* nothing new since its last wake-up: it would only sleep again */
+	if (!s->retired_unwoken)
+		return;
 	if (!force && s->retired_unwoken < s->wake_batch &&
 	    READ_ONCE(w->sched.active) > 2 * rt->be.num_cores)
 		return;
@@ -395,7 +470,7 @@ static void wake_orchestrator(struct pto_runtime *rt, uint32_t retired,
 /*
  * Tell the orchestrator about the tasks retired since the last call: the
  * ring tails it allocates against, the progress count it sleeps on, and a
- * wake-up if it sleeps.  Every store here moves the line from the
+ * wake-up if it sleeps.  Every store here moves a line from the
  * orchestrator's CPU if it read the tails since, and the progress bump and
  * the fence before the sleeping flag are locked instructions: so this runs
  * once per RETIRE_PUBLISH retirements, and whenever the scheduler runs out
@@ -403,30 +478,38 @@ static void wake_orchestrator(struct pto_runtime *rt, uint32_t retired,
  */
 static void publish_retired(struct pto_runtime *rt)
 {
-	struct pto_window_header *w = rt->win;
+	struct pto_window_sched *ws = &rt->win->sched;
 	struct pto_sched *s = &rt->sched;
-	uint32_t n = s->unpublished;
+	uint32_t n = s->unpublished, r;
 
 	if (!n)
 		return;
 	s->unpublished = 0;
-	store_release(&w->sched.heap_tail[0], s->heap_tail);
-	store_release(&w->sched.dep_tail[0], s->dep_tail);
-	store_release(&w->sched.last_task_alive[0], s->retired);
-	__atomic_fetch_add(&w->sched.progress, 1, __ATOMIC_RELEASE);
+	for (r = 0; r < rt->nrings; r++) {
+		const struct pto_sched_ring *sr = &s->ring[r];
+
+		if (ws->last_task_alive[r] == sr->retired)
+			continue;
+		store_release(&ws->heap_tail[r], sr->heap_tail);
+		store_release(&ws->dep_tail[r], sr->dep_tail);
+		store_release(&ws->last_task_alive[r], sr->retired);
+	}
+	__atomic_fetch_add(&ws->progress, 1, __ATOMIC_RELEASE);
 	wake_orchestrator(rt, n, false);
 }
 
-static int retire(struct pto_runtime *rt)
+/* Retire a ring's consumed tasks, oldest first, up to its first live one. */
+static int retire_ring(struct pto_runtime *rt, uint32_t ring)
 {
-	struct pto_sched *s = &rt->sched;
-	uint64_t id = s->retired, heap_tail = s->heap_tail;
-	uint64_t dep_tail = s->dep_tail;
+	struct pto_sched_ring *sr = &rt->sched.ring[ring];
+	uint64_t seq = sr->retired, heap_tail = sr->heap_tail;
+	uint64_t dep_tail = sr->dep_tail;
 	int n = 0;
 
-	while (id < rt->sched.scanned) {
-		struct pto_task_desc *d = pto_desc(rt, id);
-		struct pto_sched_slot *ss = sslot(rt, id);
+	while (seq < sr->scanned) {
+		uint64_t task = PTO_TASK_HANDLE(ring, seq);
+		struct pto_task_desc *d = pto_desc(rt, task);
+		struct pto_sched_slot *ss = sslot(rt, task);
 
 		if (ss->state != PTO_TASK_CONSUMED)
 			break;
@@ -434,18 +517,66 @@ static int retire(struct pto_runtime *rt)
 			heap_tail = d->packed_end;
 		dep_tail += d->fanin_count;	/* its entries, in task order */
 		*ss = (struct pto_sched_slot){ 0 };
-		id++;
+		seq++;
 		n++;
 	}
+	sr->retired = seq;
+	sr->heap_tail = heap_tail;
+	sr->dep_tail = dep_tail;
+	return n;
+}
+
+static int retire(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t r;
+	int n = 0;
+
+	for (r = 0; r < rt->nrings; r++)
+		n += retire_ring(rt, r);
 	if (!n)
 		return 0;
-	s->retired = id;
-	s->heap_tail = heap_tail;
-	s->dep_tail = dep_tail;
 	s->unpublished += n;
 	if (s->unpublished >= RETIRE_PUBLISH)
 		publish_retired(rt);
 	return n;
+}
+
+/*
+ * Each ring's oldest task as the scheduler sees it, for the orchestrator's
+ * deadlock diagnosis; written only when the scheduler goes idle.
+ */
+static void publish_heads(struct pto_runtime *rt)
+{
+	struct pto_window_sched *ws = &rt->win->sched;
+	uint32_t r;
+
+	for (r = 0; r < rt->nrings; r++) {
+		const struct pto_sched_ring *sr = &rt->sched.ring[r];
+		struct pto_ring_head h = { .state = 0xffff };
+
+		if (sr->retired < sr->scanned) {
+			const struct pto_sched_slot *ss =
+				sslot(rt, PTO_TASK_HANDLE(r, sr->retired));
+
+			h.state = (uint16_t)ss->state;
+			h.scope = (uint16_t)ss->scope_held;
+			h.consumers = ss->refs - ss->released - ss->scope_held;
+		}
+		WRITE_ONCE(ws->head[r].state, h.state);
+		WRITE_ONCE(ws->head[r].scope, h.scope);
+		WRITE_ONCE(ws->head[r].consumers, h.consumers);
+	}
+}
+
+static bool rings_retired(struct pto_runtime *rt)
+{
+	uint32_t r;
+
+	for (r = 0; r < rt->nrings; r++)
+		if (rt->sched.ring[r].retired != rt->sched.ring[r].scanned)
+			return false;
+	return true;
 }
 
 static bool run_finished(struct pto_runtime *rt)
@@ -454,51 +585,30 @@ static bool run_finished(struct pto_runtime *rt)
 
 	if (!load_acquire(&w->notify.orch_done))
 		return false;
-	return w->sched.last_task_alive[0] == load_acquire(&w->notify.task_head) &&
+	return rt->sched.scanned == load_acquire(&w->notify.task_head) &&
+	       rings_retired(rt) &&
 	       w->sched.release_tail == load_acquire(&w->notify.release_head) &&
 	       rt->sched.outstanding == 0;
 }
 
-/* Anything for the scheduler to do without waiting? */
+/*
+ * Anything for the scheduler to do without waiting?  The end of the
+ * orchestration is not work by itself: it arrives with a wake-up
+ * (sched_wake), and what remains after it are completions.
+ */
 static bool work_pending(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
 	struct pto_window_header *w = rt->win;
 	struct pto_completion *c =
-		&rt->be.cring_entries[s->cring_head & (s->cring_size - 1)];
+		&rt->be.cring_entries[READ_ONCE(s->cring_head) &
+				      (s->cring_size - 1)];
 
-	return load_acquire(&c->seq) == (uint32_t)(s->cring_head + 1) ||
-	       published_head(rt) != s->scanned ||
-	       load_acquire(&w->notify.release_head) != w->sched.release_tail ||
-	       load_acquire(&w->notify.orch_done);
-}
-
-/*
- * The orchestrator publishes without a fence and wakes us when it sees us
- * asleep; if it published just as we went to sleep, neither side saw the
- * other.  The first sleep of an idle spell is therefore short, which bounds
- * that rare delay to a millisecond; later ones are long.
- */
-static void sleep_until_work(struct pto_runtime *rt)
-{
-	struct pto_window_header *w = rt->win;
-	uint32_t seen = load_acquire(&w->notify.sched_wake);
-	uint32_t ms = rt->sched.idle_sleeps++ ? SCHED_SLEEP_MS : 1;
-	struct pto_sched *s = &rt->sched;
-	uint64_t t0 = pto_now_ns();
-
-	wake_orchestrator(rt, 0, true);
-	WRITE_ONCE(w->sched_flags.sleeping, 1);
-	smp_mb();
-	if (!work_pending(rt))
-		rt->be.ops->wait(&rt->be, s->cring_head, seen, ms);
-	WRITE_ONCE(w->sched_flags.sleeping, 0);
-	if (pto_now_ns() - t0 < SHORT_SLEEP_NS) {
-		if (s->spin_budget < SCHED_SPINS_MAX)
-			s->spin_budget *= 2;
-	} else if (s->spin_budget > SCHED_SPINS_MIN) {
-		s->spin_budget /= 2;
-	}
+	return load_acquire(&c->seq) ==
+		(uint32_t)(READ_ONCE(s->cring_head) + 1) ||
+	       published_head(rt) != READ_ONCE(s->scanned) ||
+	       load_acquire(&w->notify.release_head) !=
+		READ_ONCE(w->sched.release_tail);
 }
 
 static void maybe_publish_stats(struct pto_runtime *rt)
@@ -514,24 +624,84 @@ static void maybe_publish_stats(struct pto_runtime *rt)
 	pto_stats_publish(rt);
 }
 
+/* Every step once; how much they did. */
+static int sched_steps(struct pto_runtime *rt)
+{
+	int n = reap(rt);
+
+	n += scan(rt);
+	n += process_releases(rt);
+	n += dispatch(rt);
+	n += retire(rt);
+	if (n) {
+		rt->sched.idle_sleeps = 0;
+		if ((rt->sst.tasks_completed & 1023) == 0)
+			maybe_publish_stats(rt);
+	}
+	return n;
+}
+
+/* The run is over: say so once, and wake whoever waits for it. */
+static void finish_run(struct pto_runtime *rt)
+{
+	rt->sched.finished = true;
+	publish_heads(rt);
+	pto_stats_publish(rt);
+	store_release(&rt->sched.done, 1);
+	futex_wake(&rt->sched.done, INT32_MAX);
+}
+
+/*
+ * Idle spinning is adaptive between these bounds (pause instructions): a
+ * sleep cut short by new work was a wasted pair of system calls, so the
+ * budget doubles; a long sleep means the spinning took a CPU from the
+ * kernels for nothing, so it halves.  The bounds keep a spell of spinning
+ * to microseconds, less than a futex round trip costs.
+ */
+#define SPINS_MIN 64
+#define SPINS_MAX 8192
+
+/*
+ * The orchestrator publishes without a fence and wakes us when it sees us
+ * asleep; if it published just as we went to sleep, neither side saw the
+ * other.  The first sleep of an idle spell is therefore short, which bounds
+ * that rare delay to a millisecond; later ones are long.
+ */
+static void sleep_until_work(struct pto_runtime *rt)
+{
+	struct pto_window_header *w = rt->win;
+	uint32_t seen = load_acquire(&w->notify.sched_wake);
+	uint32_t ms = rt->sched.idle_sleeps++ ? SCHED_SLEEP_MS : 1;
+	struct pto_sched *s = &rt->sched;
+	uint64_t t0 = pto_now_ns();
+
+	publish_heads(rt);
+	wake_orchestrator(rt, 0, true);
+	WRITE_ONCE(w->sched_flags.sleeping, 1);
+	/* sleeping before the work loads; pairs with the orchestrator */
+	smp_mb();
+	if (!work_pending(rt))
+		rt->be.ops->wait(&rt->be, s->cring_head, seen, ms);
+	WRITE_ONCE(w->sched_flags.sleeping, 0);
+	if (pto_now_ns() - t0 < SHORT_SLEEP_NS) {
+		if (s->spin_budget < SPINS_MAX)
+			s->spin_budget *= 2;
+	} else if (s->spin_budget > SPINS_MIN) {
+		s->spin_budget /= 2;
+	}
+}
+
+/* PTO_SCHED_THREAD: the scheduler's own thread, for the whole run. */
 static void *sched_main(void *arg)
 {
 	struct pto_runtime *rt = arg;
 	unsigned int idle = 0;
-	int n;
 
 	pthread_setname_np(pthread_self(), "pto-sched");
+	pto_backend_pin_thread(&rt->be, rt->be.num_cores);
 	for (;;) {
-		n = reap(rt);
-		n += scan(rt);
-		n += process_releases(rt);
-		n += dispatch(rt);
-		n += retire(rt);
-		if (n) {
+		if (sched_steps(rt)) {
 			idle = 0;
-			rt->sched.idle_sleeps = 0;
-			if ((rt->sst.tasks_completed & 1023) == 0)
-				maybe_publish_stats(rt);
 			continue;
 		}
 		publish_retired(rt);
@@ -549,24 +719,222 @@ static void *sched_main(void *arg)
 		sleep_until_work(rt);
 		idle = 0;
 	}
-	pto_stats_publish(rt);
+	finish_run(rt);
 	return NULL;
+}
+
+/* ---- PTO_SCHED_WORKERS: scheduling on the core threads ------------------ */
+
+static bool sched_trylock(struct pto_sched *s)
+{
+	return !READ_ONCE(s->lock) &&
+	       !__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * With the right to schedule: every step until none has work, then the
+ * orchestrator's part batch (peek_unpublished()), whose tasks are then
+ * dispatched too; a task made ready is never left in a ready queue when
+ * the right is let go, since looking for work (work_pending()) does not
+ * count ready tasks.
+ */
+static int sched_locked(struct pto_runtime *rt)
+{
+	int n = 0, k;
+
+	for (;;) {
+		do {
+			k = sched_steps(rt);
+			n += k;
+		} while (k);
+		if (!peek_unpublished(rt))
+			break;
+		n++;
+	}
+	publish_retired(rt);
+	if (run_finished(rt) && !rt->sched.finished)
+		finish_run(rt);
+	return n;
+}
+
+static void sched_unlock(struct pto_sched *s)
+{
+	store_release(&s->lock, 0);
+	/* letting go before looking for work; pairs with the posters */
+	smp_mb();
+}
+
+/*
+ * Schedule until there is nothing to do.  Whoever holds the right to
+ * schedule finishes the work of every thread that found it taken: after
+ * letting go it looks once more, so work that arrived just as it let go is
+ * never left behind (a thread posting a completion and then finding the
+ * right taken relies on that).
+ */
+static int sched_poll(struct pto_runtime *rt, bool force)
+{
+	struct pto_sched *s = &rt->sched;
+	int n = 0;
+
+	/* idle threads look here often: only lines no one writes per task */
+	if (!force && !work_pending(rt))
+		return 0;
+	do {
+		if (READ_ONCE(s->done) || !sched_trylock(s))
+			return n;
+		n += sched_locked(rt);
+		sched_unlock(s);
+	} while (!READ_ONCE(s->done) && work_pending(rt));
+	return n;
+}
+
+/*
+ * A worker is going to sleep; the last of them to do so tells the
+ * orchestrator (which then wakes one with notify()) and looks for work once
+ * more.  False: do not sleep, there is work.
+ */
+static bool worker_idle(struct pto_runtime *rt, bool last)
+{
+	struct pto_window_header *w = rt->win;
+
+	bool found;
+
+	if (!last)
+		return true;
+	/* someone else schedules: it is awake, and will look again */
+	if (!sched_trylock(&rt->sched))
+		return true;
+	/* a part batch the orchestrator has not published yet */
+	found = peek_unpublished(rt);
+	if (found) {
+		sched_locked(rt);
+	} else {
+		publish_heads(rt);
+		wake_orchestrator(rt, 0, true);
+	}
+	sched_unlock(&rt->sched);
+	if (found)
+		return false;
+	WRITE_ONCE(w->sched_flags.sleeping, 1);
+	/* sleeping before the work loads; pairs with the orchestrator */
+	smp_mb();
+	if (work_pending(rt) || (load_acquire(&w->notify.orch_done) &&
+				 !READ_ONCE(rt->sched.done))) {
+		WRITE_ONCE(w->sched_flags.sleeping, 0);
+		return false;
+	}
+	return true;
+}
+
+static void worker_awake(struct pto_runtime *rt)
+{
+	if (READ_ONCE(rt->win->sched_flags.sleeping))
+		WRITE_ONCE(rt->win->sched_flags.sleeping, 0);
+}
+
+static int hook_schedule(void *ctx)
+{
+	return sched_poll(ctx, false);
+}
+
+static bool hook_idle(void *ctx, bool last)
+{
+	return worker_idle(ctx, last);
+}
+
+static void hook_awake(void *ctx)
+{
+	worker_awake(ctx);
+}
+
+static const struct pto_backend_sched worker_hooks = {
+	.schedule = hook_schedule,
+	.idle = hook_idle,
+	.awake = hook_awake,
+};
+
+/* ---- run boundaries ------------------------------------------------------ */
+
+/*
+ * Has anything happened since the last look: a retirement, a completion,
+ * or a core in the middle of a task (a long kernel is work, not a stall)?
+ */
+static bool progressing(struct pto_runtime *rt, uint64_t *seen)
+{
+	struct pto_window_sched *ws = &rt->win->sched;
+	uint64_t now = (uint64_t)load_acquire(&ws->progress) << 32 |
+		       (uint32_t)READ_ONCE(ws->tasks_completed);
+
+	if (now != *seen) {
+		*seen = now;
+		return true;
+	}
+	return pto_flow_cores_busy(rt);
+}
+
+/*
+ * Wait for the run's last task to retire.  With scheduling on the
+ * workers, this thread lends a hand when it wakes.  Nothing at all
+ * happening for the stall timeout is reported with the state of every
+ * ring and core, and every core and the scheduler are woken: a lost
+ * wake-up shows itself here instead of hanging in silence.
+ */
+void pto_sched_wait_done(struct pto_runtime *rt)
+{
+	uint64_t timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
+	uint64_t seen = 0, deadline, t0 = pto_now_ns();
+	bool reported = false;
+
+	deadline = t0 + timeout_ns;
+	while (!load_acquire(&rt->sched.done)) {
+		if (rt->sched.mode == PTO_SCHED_WORKERS)
+			sched_poll(rt, true);
+		futex_wait(&rt->sched.done, 0, 10);
+		if (progressing(rt, &seen)) {
+			deadline = pto_now_ns() + timeout_ns;
+			continue;
+		}
+		if (pto_now_ns() < deadline || load_acquire(&rt->sched.done))
+			continue;
+		if (!reported)
+			pto_flow_report_stall(rt, (pto_now_ns() - t0) / 1000000);
+		reported = true;
+		rt->be.ops->kick(&rt->be, PTO_KICK_ALL);
+		rt->be.ops->notify(&rt->be);
+		deadline = pto_now_ns() + timeout_ns;
+	}
+	if (rt->sched.thread_started)
+		pthread_join(rt->sched.thread, NULL);
+	rt->sched.thread_started = false;
+	/* no core thread schedules between runs */
+	if (rt->sched.mode == PTO_SCHED_WORKERS)
+		rt->be.ops->set_sched(&rt->be, NULL, NULL);
 }
 
 int pto_sched_init(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
-	uint32_t t;
+	uint64_t windows = 0;
+	uint32_t r, t;
 
-	s->slot = calloc(rt->cfg.task_window, sizeof(*s->slot));
-	s->dep = calloc(rt->dep_pool_size, sizeof(*s->dep));
+	for (r = 0; r < rt->nrings; r++) {
+		s->ring[r].slot = calloc(rt->ring[r].task_window,
+					 sizeof(*s->ring[r].slot));
+		s->ring[r].dep = calloc(rt->ring[r].dep_pool_size,
+					sizeof(*s->ring[r].dep));
+		if (!s->ring[r].slot || !s->ring[r].dep)
+			return -ENOMEM;
+		windows += rt->ring[r].task_window;
+	}
 	s->core_outstanding = calloc(rt->be.num_cores + 1, sizeof(uint32_t));
 	s->rr = calloc(PTO_NUM_WORKER_TYPES, sizeof(uint32_t));
-	if (!s->slot || !s->dep || !s->core_outstanding || !s->rr)
+	if (!s->core_outstanding || !s->rr)
 		return -ENOMEM;
+	/* a task is in at most one queue once: all windows together */
+	windows = pto_next_pow2(windows);
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
-		s->ready[t].ids = calloc(rt->cfg.task_window, sizeof(uint64_t));
-		s->ready[t].mask = rt->cfg.task_window - 1;
+		s->ready[t].ids = calloc(windows, sizeof(uint64_t));
+		s->ready[t].mask = (uint32_t)windows - 1;
 		if (!s->ready[t].ids)
 			return -ENOMEM;
 	}
@@ -577,35 +945,51 @@ int pto_sched_init(struct pto_runtime *rt)
 void pto_sched_fini(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
-	uint32_t t;
+	uint32_t r, t;
 
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
 		free(s->ready[t].ids);
-	free(s->slot);
-	free(s->dep);
+	for (r = 0; r < PTO_MAX_RINGS; r++) {
+		free(s->ring[r].slot);
+		free(s->ring[r].dep);
+	}
 	free(s->core_outstanding);
 	free(s->rr);
 	memset(s, 0, sizeof(*s));
 }
 
+/*
+ * Ready for a run: the rings' tails as the last run left them, and the
+ * scheduler's thread started, or the core threads told to schedule.
+ */
 int pto_sched_start(struct pto_runtime *rt)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
+	struct pto_sched *s = &rt->sched;
+	uint32_t r;
+	int ret;
 
-	/* the window's tails are where the last run left them */
-	rt->sched.retired = ws->last_task_alive[0];
-	rt->sched.heap_tail = ws->heap_tail[0];
-	rt->sched.dep_tail = ws->dep_tail[0];
-	rt->sched.unpublished = 0;
-	rt->sched.failed = false;
-	rt->sched.wake_batch = rt->cfg.task_window / 8;
-	if (!rt->sched.spin_budget)
-		rt->sched.spin_budget = SCHED_SPINS_MIN;
+	for (r = 0; r < rt->nrings; r++) {
+		struct pto_sched_ring *sr = &s->ring[r];
+
+		sr->retired = ws->last_task_alive[r];
+		sr->heap_tail = ws->heap_tail[r];
+		sr->dep_tail = ws->dep_tail[r];
+	}
+	s->unpublished = 0;
+	s->failed = false;
+	s->finished = false;
+	s->wake_batch = rt->ring[0].task_window / 8;
+	if (!s->spin_budget)
+		s->spin_budget = SPINS_MIN;
 	WRITE_ONCE(rt->win->sched_flags.error, 0);
-	return -pthread_create(&rt->sched.thread, NULL, sched_main, rt);
-}
-
-void pto_sched_join(struct pto_runtime *rt)
-{
-	pthread_join(rt->sched.thread, NULL);
+	store_release(&s->done, 0);
+	if (s->mode == PTO_SCHED_WORKERS) {
+		/* publishes the state above to the core threads */
+		rt->be.ops->set_sched(&rt->be, &worker_hooks, rt);
+		return 0;
+	}
+	ret = -pthread_create(&s->thread, NULL, sched_main, rt);
+	s->thread_started = !ret;
+	return ret;
 }

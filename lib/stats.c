@@ -31,28 +31,62 @@ const char *pto_ring_name(enum pto_ring ring)
 
 void pto_stats_init(struct pto_runtime *rt)
 {
-	uint32_t t;
+	uint32_t r, t;
 
-	rt->st.ring[PTO_RING_TASK].size = rt->cfg.task_window;
-	rt->st.ring[PTO_RING_HEAP].size = rt->heap_ring_size;
-	rt->st.ring[PTO_RING_DEP].size = rt->dep_pool_size;
-	rt->st.ring[PTO_RING_TENSORMAP].size = rt->cfg.tensormap_pool_size;
+	rt->st.nrings = rt->nrings;
+	for (r = 0; r < rt->nrings; r++) {
+		struct pto_ring_stats *d = rt->st.depth[r];
+
+		d[PTO_RING_TASK].size = rt->ring[r].task_window;
+		d[PTO_RING_HEAP].size = rt->ring[r].heap_size;
+		d[PTO_RING_DEP].size = rt->ring[r].dep_pool_size;
+		d[PTO_RING_TENSORMAP].size = rt->ring[r].tm_pool_size;
+	}
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
 		rt->st.cores[t] = rt->be.cores[t];
 }
 
+/* What each ring holds now, from the scheduler's tails read afresh. */
 static void fill_live_stats(struct pto_runtime *rt, struct pto_stats *st)
 {
 	struct pto_window_header *w = rt->win;
+	uint32_t r;
 
-	/* the scheduler's tails, read afresh (not the orchestrator's copies) */
-	st->ring[PTO_RING_TASK].in_use = w->notify.task_head -
-		load_acquire(&w->sched.last_task_alive[0]);
-	st->ring[PTO_RING_HEAP].in_use = pto_heap_ring_used(w->orch.heap_top[0],
-		load_acquire(&w->sched.heap_tail[0]), rt->orch.heap_floor);
-	st->ring[PTO_RING_DEP].in_use = w->orch.dep_top[0] -
-		load_acquire(&w->sched.dep_tail[0]);
-	st->ring[PTO_RING_TENSORMAP].in_use = rt->orch.tm.live;
+	for (r = 0; r < rt->nrings; r++) {
+		struct pto_ring_stats *d = st->depth[r];
+
+		d[PTO_RING_TASK].in_use = READ_ONCE(w->orch.task_top[r]) -
+			load_acquire(&w->sched.last_task_alive[r]);
+		d[PTO_RING_HEAP].in_use = pto_heap_ring_used(
+			READ_ONCE(w->orch.heap_top[r]),
+			load_acquire(&w->sched.heap_tail[r]),
+			READ_ONCE(rt->orch.ring[r].heap_floor));
+		d[PTO_RING_DEP].in_use = READ_ONCE(w->orch.dep_top[r]) -
+			load_acquire(&w->sched.dep_tail[r]);
+		d[PTO_RING_TENSORMAP].in_use =
+			READ_ONCE(rt->orch.tm.ring[r].live);
+	}
+}
+
+/* The totals over the rings, in the fields libpto 0.1 had. */
+static void sum_rings(struct pto_stats *st)
+{
+	uint32_t r, k;
+
+	for (k = 0; k < PTO_NUM_RINGS; k++) {
+		struct pto_ring_stats *sum = &st->ring[k];
+
+		memset(sum, 0, sizeof(*sum));
+		for (r = 0; r < st->nrings; r++) {
+			const struct pto_ring_stats *d = &st->depth[r][k];
+
+			sum->size += d->size;
+			sum->in_use += d->in_use;
+			sum->high_water += d->high_water;
+			sum->stalls += d->stalls;
+			sum->stall_ns += d->stall_ns;
+		}
+	}
 }
 
 _Static_assert(sizeof(struct pto_stats) % sizeof(uint64_t) == 0,
@@ -74,6 +108,7 @@ static int get_stats(struct pto_runtime *rt, struct pto_stats *st)
 	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++)
 		st->busy_ns[i] = READ_ONCE(rt->sst.busy_ns[i]);
 	fill_live_stats(rt, st);
+	sum_rings(st);
 	return 0;
 }
 
@@ -99,27 +134,75 @@ int (pto_get_stats)(struct pto_runtime *rt, struct pto_stats *st)
 	return pto_get_stats_sized(rt, st, PTO_STATS_SIZE_0_1);
 }
 
-static void print_ring_advice(FILE *out, enum pto_ring r,
-			      const struct pto_ring_stats *rs)
+/* Print PTO_<resource> set to give ring r a size of v. */
+static void print_ring_env(FILE *out, const struct pto_stats *st, uint32_t r,
+			   enum pto_ring k, uint64_t v)
 {
+	uint64_t sizes[PTO_MAX_RINGS];
+	uint32_t i;
+
+	for (i = 0; i < st->nrings; i++)
+		sizes[i] = st->depth[i][k].size;
+	pto_ring_env_fprint(out, k, st->nrings, sizes, r, v);
+}
+
+static void print_ring_advice(FILE *out, const struct pto_stats *st,
+			      uint32_t r, enum pto_ring k)
+{
+	const struct pto_ring_stats *rs = &st->depth[r][k];
+
 	if (rs->stalls && rs->stall_ns > 1000000) {
-		fprintf(out, "  %s: full %" PRIu64 " times, %.1f ms waited; "
-			"%s=%" PRIu64 " would let the orchestrator run further "
-			"ahead\n", pto_ring_name(r), rs->stalls,
-			rs->stall_ns / 1e6, pto_ring_env(r), rs->size * 2);
+		fprintf(out, "  ring %u %s: full %" PRIu64 " times, %.1f ms "
+			"waited; ", r, pto_ring_name(k), rs->stalls,
+			rs->stall_ns / 1e6);
+		print_ring_env(out, st, r, k, rs->size * 2);
+		fputs(" would let the orchestrator run further ahead\n", out);
 	} else if (rs->high_water && rs->high_water * 8 < rs->size &&
 		   rs->size > 1024) {
-		fprintf(out, "  %s: never more than %" PRIu64 " of %" PRIu64
-			" used; %s=%" PRIu64 " would do and save memory\n",
-			pto_ring_name(r), rs->high_water, rs->size, pto_ring_env(r),
-			pto_next_pow2(rs->high_water * 2));
+		fprintf(out, "  ring %u %s: never more than %" PRIu64 " of %"
+			PRIu64 " used; ", r, pto_ring_name(k), rs->high_water,
+			rs->size);
+		print_ring_env(out, st, r, k,
+			       pto_next_pow2(rs->high_water * 2));
+		fputs(" would do and save memory\n", out);
+	}
+}
+
+static bool ring_used(const struct pto_stats *st, uint32_t r)
+{
+	return st->depth[r][PTO_RING_TASK].high_water ||
+	       st->depth[r][PTO_RING_TASK].in_use;
+}
+
+static void print_rings(FILE *out, const struct pto_stats *st)
+{
+	uint32_t r, k;
+
+	fprintf(out, "  %-4s %-16s %12s %12s %12s %10s %12s\n", "ring",
+		"resource", "size", "in use", "high water", "stalls",
+		"stall ms");
+	for (r = 0; r < st->nrings; r++) {
+		if (!ring_used(st, r)) {
+			fprintf(out, "  %-4u (scope depth %u%s: no tasks)\n",
+				r, r, r + 1 == st->nrings ? " and deeper" : "");
+			continue;
+		}
+		for (k = 0; k < PTO_NUM_RINGS; k++) {
+			const struct pto_ring_stats *rs = &st->depth[r][k];
+
+			fprintf(out, "  %-4u %-16s %12" PRIu64 " %12" PRIu64
+				" %12" PRIu64 " %10" PRIu64 " %12.3f\n", r,
+				pto_ring_name(k), rs->size, rs->in_use,
+				rs->high_water, rs->stalls,
+				rs->stall_ns / 1e6);
+		}
 	}
 }
 
 void pto_print_stats(struct pto_runtime *rt, FILE *out)
 {
 	struct pto_stats st;
-	uint32_t r, t;
+	uint32_t r, k, t;
 	double wall;
 
 	if (pto_get_stats_sized(rt, &st, sizeof(st)))
@@ -133,16 +216,7 @@ void pto_print_stats(struct pto_runtime *rt, FILE *out)
 	if (st.tasks_submitted)
 		fprintf(out, "  %.3f us per task\n",
 			st.run_ns / 1e3 / (double)st.tasks_submitted);
-	fprintf(out, "  %-16s %12s %12s %12s %10s %12s\n", "ring", "size",
-		"in use", "high water", "stalls", "stall ms");
-	for (r = 0; r < PTO_NUM_RINGS; r++) {
-		const struct pto_ring_stats *rs = &st.ring[r];
-
-		fprintf(out, "  %-16s %12" PRIu64 " %12" PRIu64 " %12" PRIu64
-			" %10" PRIu64 " %12.3f\n", pto_ring_name(r), rs->size,
-			rs->in_use, rs->high_water, rs->stalls,
-			rs->stall_ns / 1e6);
-	}
+	print_rings(out, &st);
 	fprintf(out, "  %-16s %6s %12s %8s\n", "cores", "count", "busy ms",
 		"util");
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
@@ -151,8 +225,26 @@ void pto_print_stats(struct pto_runtime *rt, FILE *out)
 			st.busy_ns[t] / 1e6, st.cores[t] ?
 			100.0 * st.busy_ns[t] / wall / st.cores[t] : 0.0);
 	fprintf(out, "  sizing advice:\n");
-	for (r = 0; r < PTO_NUM_RINGS; r++)
-		print_ring_advice(out, r, &st.ring[r]);
+	for (r = 0; r < st.nrings; r++)
+		for (k = 0; k < PTO_NUM_RINGS; k++)
+			print_ring_advice(out, &st, r, k);
+}
+
+/* One ring's resource into the page, and into the total over rings. */
+static void page_ring(struct pto_statspage_ring *d,
+		      struct pto_statspage_ring *sum,
+		      const struct pto_ring_stats *rs)
+{
+	d->size = READ_ONCE(rs->size);
+	d->in_use = READ_ONCE(rs->in_use);
+	d->high_water = READ_ONCE(rs->high_water);
+	d->stalls = READ_ONCE(rs->stalls);
+	d->stall_ns = READ_ONCE(rs->stall_ns);
+	sum->size += d->size;
+	sum->in_use += d->in_use;
+	sum->high_water += d->high_water;
+	sum->stalls += d->stalls;
+	sum->stall_ns += d->stall_ns;
 }
 
 void pto_stats_publish(struct pto_runtime *rt)
@@ -160,7 +252,7 @@ void pto_stats_publish(struct pto_runtime *rt)
 	struct pto_statspage *pg = rt->page;
 	const struct pto_stats *st = &rt->st;
 	const struct pto_sched_stats *sst = &rt->sst;
-	uint32_t i;
+	uint32_t i, r;
 
 	if (!pg)
 		return;
@@ -172,19 +264,18 @@ void pto_stats_publish(struct pto_runtime *rt)
 	pg->tasks_submitted = READ_ONCE(st->tasks_submitted);
 	pg->tasks_completed = sst->tasks_completed;
 	pg->tasks_failed = sst->tasks_failed;
-	pg->tasks_in_flight = load_acquire(&rt->win->notify.task_head) -
-			      load_acquire(&rt->win->sched.last_task_alive[0]);
+	pg->tasks_in_flight = 0;
+	for (r = 0; r < rt->nrings; r++)
+		pg->tasks_in_flight += READ_ONCE(rt->win->orch.task_top[r]) -
+			load_acquire(&rt->win->sched.last_task_alive[r]);
 	pg->runs = READ_ONCE(st->runs);
 	pg->running = READ_ONCE(rt->orch.in_run) || pg->tasks_in_flight;
-	for (i = 0; i < PTO_NUM_RINGS; i++) {
-		const struct pto_ring_stats *rs = &st->ring[i];
-
-		pg->ring[i].size = READ_ONCE(rs->size);
-		pg->ring[i].in_use = READ_ONCE(rs->in_use);
-		pg->ring[i].high_water = READ_ONCE(rs->high_water);
-		pg->ring[i].stalls = READ_ONCE(rs->stalls);
-		pg->ring[i].stall_ns = READ_ONCE(rs->stall_ns);
-	}
+	pg->nrings = rt->nrings;
+	memset(pg->ring, 0, sizeof(pg->ring));
+	for (r = 0; r < rt->nrings; r++)
+		for (i = 0; i < PTO_NUM_RINGS; i++)
+			page_ring(&pg->depth[r][i], &pg->ring[i],
+				  &st->depth[r][i]);
 	pg->last_error = READ_ONCE(rt->win->sched_flags.error);
 	pto_statspage_end(pg);
 }

@@ -8,11 +8,11 @@
 #include "runtime.h"
 #include "sync.h"
 
-/* Record that a ring holds n now (orchestrator only). */
-static inline void pto_stats_note_use(struct pto_runtime *rt,
-				      enum pto_ring ring, uint64_t n)
+/* Record that a task ring's resource holds n now (orchestrator only). */
+static inline void pto_stats_note_use(struct pto_runtime *rt, uint32_t ring,
+				      enum pto_ring kind, uint64_t n)
 {
-	struct pto_ring_stats *rs = &rt->st.ring[ring];
+	struct pto_ring_stats *rs = &rt->st.depth[ring][kind];
 
 	WRITE_ONCE(rs->in_use, n);
 	if (n > rs->high_water)

@@ -15,6 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A switch case that continues into the next on purpose. */
+#define fallthrough	__attribute__((__fallthrough__))
+
 #define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #define load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)

@@ -39,119 +39,232 @@ static unsigned int range_level(uint64_t begin, uint64_t end)
 	return level < PTO_TM_MIN_LEVEL ? PTO_TM_MIN_LEVEL : level;
 }
 
-int pto_tm_init(struct pto_tensormap *tm, uint32_t pool_size,
-		uint32_t task_window)
+static uint64_t e_order(const struct pto_tm_entry *e)
 {
-	/* a bucket per entry: chains hold live entries only */
-	uint64_t nbuckets = pto_next_pow2(pool_size < 64 ? 64 : pool_size);
-	uint64_t ring;
+	return e->order & PTO_TM_ORDER_MASK;
+}
+
+static unsigned int e_level(const struct pto_tm_entry *e)
+{
+	return (unsigned int)(e->order >> PTO_TM_LEVEL_SHIFT) & 63;
+}
+
+static bool e_writer(const struct pto_tm_entry *e)
+{
+	return e->order & PTO_TM_WRITER;
+}
+
+static int ring_init(struct pto_tm_ring *r, uint32_t pool_size,
+		     uint32_t task_window)
+{
+	/*
+	 * The pool has a power-of-two number of slots (no division per
+	 * link); pool_size bounds how many of them hold live entries.  Its
+	 * pages are touched as the pool first fills and stay after, so a
+	 * runtime's memory stops growing once each ring has come round.
+	 */
+	uint64_t slots = pto_next_pow2(pool_size);
+
+	r->pool = calloc(slots, sizeof(*r->pool));
+	r->tasks = calloc(task_window, sizeof(*r->tasks));
+	if (!r->pool || !r->tasks)
+		return -ENOMEM;
+	r->pool_size = pool_size;
+	r->ring_mask = slots - 1;
+	r->window_mask = task_window - 1;
+	return 0;
+}
+
+int pto_tm_init(struct pto_tensormap *tm, uint32_t nrings,
+		const uint32_t *pool_size, const uint32_t *task_window)
+{
+	uint64_t nbuckets = 64;
+	uint32_t r;
 
 	memset(tm, 0, sizeof(*tm));
-	/*
-	 * The ring has a power-of-two number of slots (no division per
-	 * link); pool_size bounds how many of them hold live entries.
-	 */
-	ring = pto_next_pow2(pool_size);
-	/*
-	 * Touched now rather than as the high-water mark grows: a runtime's
-	 * memory then stays the same however many tasks a run submits.
-	 */
-	tm->pool = malloc(ring * sizeof(*tm->pool));
-	if (tm->pool)
-		memset(tm->pool, 0, ring * sizeof(*tm->pool));
+	if (!nrings || nrings > PTO_MAX_RINGS)
+		return -EINVAL;
+	tm->nrings = nrings;
+	for (r = 0; r < nrings; r++) {
+		if (ring_init(&tm->ring[r], pool_size[r], task_window[r])) {
+			pto_tm_destroy(tm);
+			return -ENOMEM;
+		}
+		/* as many buckets as the largest pool has entries */
+		if (pool_size[r] > nbuckets)
+			nbuckets = pool_size[r];
+	}
+	nbuckets = pto_next_pow2(nbuckets);
 	tm->blk_buckets = calloc(nbuckets, sizeof(*tm->blk_buckets));
 	tm->lvl_buckets = calloc(nbuckets, sizeof(*tm->lvl_buckets));
-	tm->tasks = calloc(task_window, sizeof(*tm->tasks));
-	if (!tm->pool || !tm->blk_buckets || !tm->lvl_buckets || !tm->tasks) {
+	if (!tm->blk_buckets || !tm->lvl_buckets) {
 		pto_tm_destroy(tm);
 		return -ENOMEM;
 	}
-	tm->pool_size = pool_size;
-	tm->ring_mask = ring - 1;
 	tm->bucket_mask = (uint32_t)nbuckets - 1;
-	tm->window_mask = task_window - 1;
 	return 0;
 }
 
 void pto_tm_destroy(struct pto_tensormap *tm)
 {
-	free(tm->pool);
+	uint32_t r;
+
+	for (r = 0; r < PTO_MAX_RINGS; r++) {
+		free(tm->ring[r].pool);
+		free(tm->ring[r].tasks);
+	}
 	free(tm->blk_buckets);
 	free(tm->lvl_buckets);
-	free(tm->tasks);
 	memset(tm, 0, sizeof(*tm));
 }
 
 struct walk {
 	uint64_t base, begin, end;
-	uint64_t oldest_live;
-	uint64_t cover;		/* newest writer covering the whole range */
+	uint64_t cover;		/* order of the newest covering writer */
 	bool covered;		/* cover is set */
 	unsigned int level;
 	pto_tm_visit_fn visit;
 	void *ctx;
 };
 
-/* The entry at ring position pos1 - 1, or NULL: none, or retired. */
-static struct pto_tm_entry *entry_at(struct pto_tensormap *tm, uint64_t pos1)
+/* The entry at pool position pos1 - 1 of a ring, or NULL: none, or retired. */
+static struct pto_tm_entry *entry_at(struct pto_tm_ring *r, uint64_t pos1)
 {
-	if (pos1 <= tm->tail)
+	if (pos1 <= r->tail)
 		return NULL;
-	return &tm->pool[(pos1 - 1) & tm->ring_mask];
+	return &r->pool[(pos1 - 1) & r->ring_mask];
+}
+
+static struct pto_tm_entry *entry_next(struct pto_tm_ring *r,
+				       const struct pto_tm_entry *e, int which)
+{
+	return entry_at(r, which == LINK_BLK ? e->blk_next : e->lvl_next);
 }
 
 /*
- * Walk one chain newest-first.  A chain may mix keys (hash collisions), so
+ * Look at one entry of a walk.  A chain may mix keys (hash collisions), so
  * entries are matched on base and level (and block for block chains).
  * Everything older than the newest covering writer is reached through that
- * writer's own dependencies, so the walk stops there.
+ * writer's own dependencies: returns false when the walk can stop.
  */
-static void walk_chain(struct pto_tensormap *tm, struct walk *w, int which,
-		       uint64_t head, int64_t blk)
+static inline __attribute__((always_inline))
+bool walk_entry(struct walk *w, const struct pto_tm_entry *e, int64_t blk)
 {
-	struct pto_tm_entry *e = entry_at(tm, head);
+	uint64_t order = e_order(e);
 
-	for (; e; e = entry_at(tm, which == LINK_BLK ? e->blk_next :
-						       e->lvl_next)) {
-		if (e->task_id < w->oldest_live || e->task_id < w->cover)
+	if (w->covered && order < w->cover)
+		return false;
+	if (e->base != w->base || e_level(e) != w->level ||
+	    (blk >= 0 && (e->begin >> w->level) != (uint64_t)blk) ||
+	    e->end <= w->begin || e->begin >= w->end)
+		return true;
+	w->visit(w->ctx, e->task, order, e->owner);
+	if (e_writer(e) && e->begin <= w->begin && e->end >= w->end) {
+		if (!w->covered || order > w->cover)
+			w->cover = order;
+		w->covered = true;
+		return false;
+	}
+	return true;
+}
+
+/* The common case: one ring's chain, newest first.  Inlined: hot. */
+static inline __attribute__((always_inline))
+void walk_chain(struct pto_tensormap *tm, struct walk *w, int which,
+		uint32_t ring, uint64_t head, int64_t blk)
+{
+	struct pto_tm_ring *r = &tm->ring[ring];
+	struct pto_tm_entry *e;
+
+	for (e = entry_at(r, head); e; e = entry_next(r, e, which))
+		if (!walk_entry(w, e, blk))
 			return;
-		if (e->base != w->base || e->level != w->level ||
-		    (blk >= 0 && (e->begin >> e->level) != (uint64_t)blk) ||
-		    e->end <= w->begin || e->begin >= w->end)
-			continue;
-		w->visit(w->ctx, e->task_id, e->owner_gap ?
-			 e->task_id - (e->owner_gap - 1) : PTO_TM_NO_OWNER);
-		if (e->writer && e->begin <= w->begin && e->end >= w->end) {
-			if (!w->covered || e->task_id > w->cover)
-				w->cover = e->task_id;
-			w->covered = true;
+}
+
+/*
+ * Several rings' chains of one bucket: merged newest first by submission
+ * order, so a covering writer of any ring ends the walk exactly where a
+ * single chain of all the tasks would.
+ */
+static void walk_merged(struct pto_tensormap *tm, struct walk *w, int which,
+			const struct pto_tm_bucket *b, int kind, int64_t blk)
+{
+	struct pto_tm_entry *cur[PTO_MAX_RINGS];
+	uint32_t r, n = tm->nrings;
+
+	for (r = 0; r < n; r++)
+		cur[r] = entry_at(&tm->ring[r], b->head[r][kind]);
+	for (;;) {
+		uint32_t best = n;
+
+		for (r = 0; r < n; r++)
+			if (cur[r] && (best == n ||
+				       e_order(cur[r]) > e_order(cur[best])))
+				best = r;
+		if (best == n || !walk_entry(w, cur[best], blk))
 			return;
-		}
+		cur[best] = entry_next(&tm->ring[best], cur[best], which);
+	}
+}
+
+/* Walk a bucket's chains of one kind, every ring's. */
+static void walk_bucket(struct pto_tensormap *tm, struct walk *w, int which,
+			const struct pto_tm_bucket *b, int kind, int64_t blk)
+{
+	uint32_t active = tm->active, ring;
+
+	if (active & (active - 1)) {
+		walk_merged(tm, w, which, b, kind, blk);
+	} else if (active) {
+		ring = (uint32_t)__builtin_ctz(active);
+		walk_chain(tm, w, which, ring, b->head[ring][kind], blk);
 	}
 }
 
 /*
- * Link the entries written since the last call into their level chains.
- * Only lookups that span many blocks walk a level chain, and many
+ * Link a ring's entries written since the last call into their level
+ * chains.  Only lookups that span many blocks walk a level chain, and many
  * programs make none: an insert leaves the level chain alone (its bucket
  * is one more cache miss per access), and the first wide lookup after
- * some inserts links them, in ring order, so the chains stay
- * newest-first.  Each entry is linked once.
+ * some inserts links them, in pool order, so the chains stay newest-first.
+ * Each entry is linked once.
  */
-static void lvl_sync(struct pto_tensormap *tm)
+static void lvl_sync_ring(struct pto_tensormap *tm, uint32_t ring)
 {
-	uint64_t pos = tm->lvl_synced > tm->tail ? tm->lvl_synced : tm->tail;
+	struct pto_tm_ring *r = &tm->ring[ring];
+	uint64_t pos = r->lvl_synced > r->tail ? r->lvl_synced : r->tail;
 
-	for (; pos < tm->head; pos++) {
-		struct pto_tm_entry *e = &tm->pool[pos & tm->ring_mask];
+	for (; pos < r->head; pos++) {
+		struct pto_tm_entry *e = &r->pool[pos & r->ring_mask];
 		uint64_t *head = &tm->lvl_buckets[lvl_hash(tm, e->base,
-							   e->level)]
-					.head[e->writer];
+							   e_level(e))]
+					.head[ring][e_writer(e)];
 
 		e->lvl_next = *head;
 		*head = pos + 1;
 	}
-	tm->lvl_synced = tm->head;
+	r->lvl_synced = r->head;
+}
+
+static void lvl_sync(struct pto_tensormap *tm)
+{
+	uint32_t r;
+
+	for (r = 0; r < tm->nrings; r++)
+		if (tm->ring[r].lvl_synced != tm->ring[r].head)
+			lvl_sync_ring(tm, r);
+}
+
+/* Does any ring still have a live entry of this kind at this level? */
+static bool level_live(const struct pto_tensormap *tm, int kind,
+		       unsigned int level)
+{
+	uint32_t r;
+
+	for (r = 0; r < tm->nrings; r++)
+		if (tm->ring[r].level_last[kind][level] > tm->ring[r].tail)
+			return true;
+	return false;
 }
 
 static void lookup_kind(struct pto_tensormap *tm, struct walk *w, int kind)
@@ -164,25 +277,25 @@ static void lookup_kind(struct pto_tensormap *tm, struct walk *w, int kind)
 		uint64_t blk;
 
 		levels &= levels - 1;
-		if (tm->level_last[kind][level] <= tm->tail) {
-			/* every entry of this level is behind the tail */
+		if (!level_live(tm, kind, level)) {
+			/* every entry of this level is behind its tail */
 			tm->level_mask[kind] &= ~(1ull << level);
 			continue;
 		}
 		w->level = level;
 		if (b1 - b0 >= PTO_TM_MAX_BLOCKS) {
-			if (tm->lvl_synced != tm->head)
-				lvl_sync(tm);
-			walk_chain(tm, w, LINK_LVL,
-				   tm->lvl_buckets[lvl_hash(tm, w->base, level)]
-					   .head[kind], -1);
+			lvl_sync(tm);
+			walk_bucket(tm, w, LINK_LVL,
+				    &tm->lvl_buckets[lvl_hash(tm, w->base,
+							      level)],
+				    kind, -1);
 			continue;
 		}
 		for (blk = b0; blk <= b1; blk++)
-			walk_chain(tm, w, LINK_BLK,
-				   tm->blk_buckets[blk_hash(tm, w->base, level,
-							    blk)].head[kind],
-				   (int64_t)blk);
+			walk_bucket(tm, w, LINK_BLK,
+				    &tm->blk_buckets[blk_hash(tm, w->base,
+							      level, blk)],
+				    kind, (int64_t)blk);
 	}
 }
 
@@ -217,23 +330,22 @@ static bool one_level(const struct pto_tensormap *tm,
 
 uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 			   const struct pto_tm_key *k, bool as_writer,
-			   uint64_t oldest_live, pto_tm_visit_fn visit,
-			   void *ctx)
+			   pto_tm_visit_fn visit, void *ctx)
 {
 	struct walk w = {
 		.base = k->base, .begin = k->begin, .end = k->end,
-		.oldest_live = oldest_live, .visit = visit, .ctx = ctx,
+		.visit = visit, .ctx = ctx,
 	};
 
-	if (!k->bucket)
+	if (!k->bucket || !tm->active)
 		return PTO_TM_NO_COVER;
 	if (one_level(tm, k, as_writer)) {
 		int64_t blk = (int64_t)(k->begin >> k->level);
 
 		w.level = k->level;
-		walk_chain(tm, &w, LINK_BLK, k->bucket->head[1], blk);
+		walk_bucket(tm, &w, LINK_BLK, k->bucket, 1, blk);
 		if (as_writer)
-			walk_chain(tm, &w, LINK_BLK, k->bucket->head[0], blk);
+			walk_bucket(tm, &w, LINK_BLK, k->bucket, 0, blk);
 	} else {
 		/* writers first: a covering writer prunes the reader walk */
 		lookup_kind(tm, &w, 1);
@@ -243,51 +355,31 @@ uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 	return w.covered ? w.cover : PTO_TM_NO_COVER;
 }
 
-int pto_tm_insert_key(struct pto_tensormap *tm, const struct pto_tm_key *k,
-		      bool writer, uint64_t task_id, uint64_t owner)
-{
-	struct pto_tm_task *t = &tm->tasks[task_id & tm->window_mask];
-	struct pto_tm_entry *e;
-
-	if (!k->bucket)
-		return 0;
-	if (tm->live >= tm->pool_size)
-		return -ENOSPC;
-	e = &tm->pool[tm->head & tm->ring_mask];
-	e->base = k->base;
-	e->begin = k->begin;
-	e->end = k->end;
-	e->task_id = task_id;
-	e->level = (uint8_t)k->level;
-	e->writer = writer;
-	/* an owner is live, so within a window of task_id */
-	e->owner_gap = owner <= task_id ? (uint32_t)(task_id - owner) + 1 : 0;
-	e->blk_next = k->bucket->head[writer];
-	tm->head++;
-	k->bucket->head[writer] = tm->head;
-	tm->level_last[writer][k->level] = tm->head;
-	tm->level_mask[writer] |= 1ull << k->level;
-	tm->live++;
-	t->task_id = task_id;
-	t->end = tm->head;
-	return 0;
-}
-
 int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
-		  uint64_t end, bool writer, uint64_t task_id, uint64_t owner)
+		  uint64_t end, bool writer, uint64_t task, uint64_t order,
+		  uint64_t owner)
 {
 	struct pto_tm_key k;
+	int ret;
 
 	pto_tm_key(tm, &k, base, begin, end);
-	return pto_tm_insert_key(tm, &k, writer, task_id, owner);
+	ret = pto_tm_insert_key(tm, &k, writer, task, order, owner);
+	if (!ret)
+		pto_tm_task_done(tm, task);
+	return ret;
 }
 
-void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task_id)
+void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task)
 {
-	const struct pto_tm_task *t = &tm->tasks[task_id & tm->window_mask];
+	uint32_t ring = PTO_TASK_RING(task);
+	struct pto_tm_ring *r = &tm->ring[ring];
+	const struct pto_tm_task *t =
+		&r->tasks[PTO_TASK_SEQ(task) & r->window_mask];
 
-	if (t->task_id != task_id || t->end <= tm->tail)
+	if (t->task != task || t->end <= r->tail)
 		return;		/* no entries, or none past the tail */
-	tm->tail = t->end;
-	tm->live = (uint32_t)(tm->head - tm->tail);
+	r->tail = t->end;
+	r->live = (uint32_t)(r->head - r->tail);
+	if (!r->live)
+		tm->active &= ~(1u << ring);
 }

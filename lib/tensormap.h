@@ -18,13 +18,18 @@
  * Tiles, stencil cells and whole tensors each find their neighbours in O(1)
  * chains of live entries instead of one chain per tensor.
  *
- * Entries are allocated from the pool as a ring, in task order, and chains
- * are singly linked newest-first.  Nothing is ever unlinked: the entries of
- * retired tasks are simply behind the ring's tail, and since positions fall
- * along every chain, a walk stops at the first position behind the tail
- * (all further ones are older still).  Retiring a task is one store, an
- * insert touches its own entry and one bucket head per chain, and a full
- * pool is back-pressure, never an allocation.
+ * Rings: tasks retire in order within their task ring, independently of
+ * the other rings, so every task ring has a pool of its own.  A task's
+ * entries are allocated from its ring's pool, as a ring, in task order,
+ * and every bucket has a chain head per task ring; chains are singly
+ * linked newest-first within one pool.  Nothing is ever unlinked: the
+ * entries of retired tasks are simply behind their pool's tail, and since
+ * positions fall along every chain, a walk of a chain stops at the first
+ * position behind the tail (all further ones are older still).  Retiring
+ * a task is one store, an insert touches its own entry and one bucket head
+ * per chain, and a full pool is back-pressure, never an allocation.  A
+ * lookup merges the chains of a bucket newest-first by submission order,
+ * so it visits tasks of all rings in the order they were submitted.
  */
 #ifndef PTO_LIB_TENSORMAP_H
 #define PTO_LIB_TENSORMAP_H
@@ -32,55 +37,68 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <pto/pto_uapi.h>
+
 #define PTO_TM_MIN_LEVEL 6
 #define PTO_TM_LEVELS 64
 /* A lookup covering more blocks than this walks the level chain instead. */
 #define PTO_TM_MAX_BLOCKS 8
 
 /*
- * Links and bucket heads are ring positions + 1 (0 ends a chain).  A
- * position not behind the tail still holds the entry written there, so a
- * link is followed only while it points at or past the tail.
+ * An entry.  Links and bucket heads are pool positions + 1 (0 ends a
+ * chain).  A position not behind its pool's tail still holds the entry
+ * written there, so a link is followed only while it points at or past
+ * the tail.
  */
 struct pto_tm_entry {
 	uint64_t base;
 	uint64_t begin;
 	uint64_t end;
-	uint64_t task_id;
+	uint64_t task;		/* the accessing task's handle */
+	uint64_t order;		/* submission order, level and writer bit */
+	uint64_t owner;		/* handle of the buffer's owner: see below */
 	uint64_t blk_next;	/* block chain */
 	uint64_t lvl_next;	/* level chain (linked lazily: lvl_sync()) */
-	uint32_t owner_gap;	/* 0, or task_id - owner + 1: see below */
-	uint8_t level;
-	uint8_t writer;
-	uint8_t pad[2];
 };
 
-/* Bucket heads, one chain per kind: [0] readers, [1] writers. */
+/* The bits of pto_tm_entry.order above the submission order itself. */
+#define PTO_TM_ORDER_MASK	((1ull << 56) - 1)
+#define PTO_TM_LEVEL_SHIFT	56
+#define PTO_TM_WRITER		(1ull << 63)
+
+/* Bucket heads: one chain per task ring and kind ([0] readers, [1] writers). */
 struct pto_tm_bucket {
-	uint64_t head[2];
+	uint64_t head[PTO_MAX_RINGS][2];
 };
 
 /* Where the entries of the task last in a window slot end. */
 struct pto_tm_task {
-	uint64_t task_id;
-	uint64_t end;		/* ring position after its last entry */
+	uint64_t task;		/* its handle */
+	uint64_t end;		/* pool position after its last entry */
 };
 
-struct pto_tensormap {
+/* One task ring's pool. */
+struct pto_tm_ring {
 	struct pto_tm_entry *pool;
 	uint32_t pool_size;
 	uint32_t live;		/* entries in use: head - tail */
-	uint64_t head;		/* next ring position to write */
+	uint64_t head;		/* next pool position to write */
 	uint64_t ring_mask;	/* pool slots - 1 (a power of two) */
 	uint64_t tail;		/* entries below belong to retired tasks */
 	uint64_t lvl_synced;	/* entries below are in their level chains */
+	uint32_t window_mask;	/* the task ring's slots - 1 */
+	uint64_t level_last[2][PTO_TM_LEVELS];	/* newest position per level */
+	struct pto_tm_task *tasks;	/* per task slot */
+};
+
+struct pto_tensormap {
+	struct pto_tm_ring ring[PTO_MAX_RINGS];
+	uint32_t nrings;
+	uint32_t active;	/* bit r: ring r has live entries */
 	struct pto_tm_bucket *blk_buckets;
 	struct pto_tm_bucket *lvl_buckets;
 	uint32_t bucket_mask;
-	uint32_t window_mask;
-	uint64_t level_mask[2];			/* levels that had entries */
-	uint64_t level_last[2][PTO_TM_LEVELS];	/* newest position per level */
-	struct pto_tm_task *tasks;	/* per task slot */
+	uint64_t level_mask[2];	/* levels that may have live entries */
 };
 
 /*
@@ -110,43 +128,95 @@ void pto_tm_key(struct pto_tensormap *tm, struct pto_tm_key *k,
 		uint64_t base, uint64_t begin, uint64_t end);
 
 /*
- * Called for every live entry a lookup finds overlapping the range, with
- * the owner that entry records.
+ * Called for every live entry a lookup finds overlapping the range: the
+ * task's handle and submission order, and the owner that entry records.
  */
-typedef void (*pto_tm_visit_fn)(void *ctx, uint64_t task_id, uint64_t owner);
+typedef void (*pto_tm_visit_fn)(void *ctx, uint64_t task, uint64_t order,
+				uint64_t owner);
 
-int pto_tm_init(struct pto_tensormap *tm, uint32_t pool_size,
-		uint32_t task_window);
+/*
+ * A TensorMap for nrings task rings; ring r's pool holds pool_size[r]
+ * entries and its task ring task_window[r] slots (a power of two).
+ */
+int pto_tm_init(struct pto_tensormap *tm, uint32_t nrings,
+		const uint32_t *pool_size, const uint32_t *task_window);
 void pto_tm_destroy(struct pto_tensormap *tm);
 
 /*
- * Visit the live tasks whose accesses overlap the key's range of its base:
- * writers always, readers too when as_writer.  Entries of tasks below
- * oldest_live are retired and end each chain walk, as does the newest
- * writer covering the whole range, which is returned (PTO_TM_NO_COVER:
- * none was found; every task visited is then newer than it).
+ * Visit the live tasks whose accesses overlap the key's range of its base,
+ * newest first: writers always, readers too when as_writer.  The newest
+ * writer covering the whole range ends the lookup (everything older is
+ * ordered behind it already); its submission order is returned, or
+ * PTO_TM_NO_COVER when none was found.
  */
 #define PTO_TM_NO_COVER UINT64_MAX
 uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 			   const struct pto_tm_key *k, bool as_writer,
-			   uint64_t oldest_live, pto_tm_visit_fn visit,
-			   void *ctx);
+			   pto_tm_visit_fn visit, void *ctx);
 
 /*
- * Record an access by task_id to a buffer owned by owner (or
- * PTO_TM_NO_OWNER); -ENOSPC when the pool is exhausted.
+ * Record an access by a task (its handle and submission order) to a buffer
+ * owned by owner (or PTO_TM_NO_OWNER); -ENOSPC when the task's ring's pool
+ * is exhausted.  Inline: it runs for every tracked parameter.  Once a
+ * task's accesses are in, pto_tm_task_done() says where they end.
  */
-int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
-		  uint64_t end, bool writer, uint64_t task_id, uint64_t owner);
-int pto_tm_insert_key(struct pto_tensormap *tm, const struct pto_tm_key *k,
-		      bool writer, uint64_t task_id, uint64_t owner);
-
-/* Free the entries of a retired task (call in task order). */
-void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task_id);
-
-static inline uint32_t pto_tm_free_entries(const struct pto_tensormap *tm)
+static inline int pto_tm_insert_key(struct pto_tensormap *tm,
+				    const struct pto_tm_key *k, bool writer,
+				    uint64_t task, uint64_t order,
+				    uint64_t owner)
 {
-	return tm->pool_size - tm->live;
+	uint32_t ring = PTO_TASK_RING(task);
+	struct pto_tm_ring *r = &tm->ring[ring];
+	struct pto_tm_entry *e;
+	uint64_t *head;
+
+	if (!k->bucket)
+		return 0;
+	if (r->live >= r->pool_size)
+		return -ENOSPC;
+	head = &k->bucket->head[ring][writer];
+	e = &r->pool[r->head & r->ring_mask];
+	e->base = k->base;
+	e->begin = k->begin;
+	e->end = k->end;
+	e->task = task;
+	e->order = (order & PTO_TM_ORDER_MASK) |
+		   (uint64_t)k->level << PTO_TM_LEVEL_SHIFT |
+		   (writer ? PTO_TM_WRITER : 0);
+	e->owner = owner;
+	e->blk_next = *head;
+	*head = ++r->head;
+	r->level_last[writer][k->level] = r->head;
+	tm->level_mask[writer] |= 1ull << k->level;
+	r->live++;
+	return 0;
+}
+
+/* A task's accesses are in: note where they end, for its retirement. */
+static inline void pto_tm_task_done(struct pto_tensormap *tm, uint64_t task)
+{
+	uint32_t ring = PTO_TASK_RING(task);
+	struct pto_tm_ring *r = &tm->ring[ring];
+	struct pto_tm_task *t = &r->tasks[PTO_TASK_SEQ(task) & r->window_mask];
+
+	t->task = task;
+	t->end = r->head;
+	if (r->live)
+		tm->active |= 1u << ring;
+}
+
+/* pto_tm_key(), pto_tm_insert_key() and pto_tm_task_done() in one. */
+int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
+		  uint64_t end, bool writer, uint64_t task, uint64_t order,
+		  uint64_t owner);
+
+/* Free the entries of a retired task (in task order within its ring). */
+void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task);
+
+static inline uint32_t pto_tm_free_entries(const struct pto_tensormap *tm,
+					   uint32_t ring)
+{
+	return tm->ring[ring].pool_size - tm->ring[ring].live;
 }
 
 #endif /* PTO_LIB_TENSORMAP_H */

@@ -91,12 +91,12 @@ static double rel_us(struct pto_trace *t, uint64_t ns)
 }
 
 void pto_trace_task(struct pto_trace *t, const struct pto_completion *c,
-		    uint32_t kernel_id, const char *name)
+		    uint64_t id, uint32_t kernel_id, const char *name)
 {
 	char slice[64];
 
 	snprintf(slice, sizeof(slice), "%s#%llu", name,
-		 (unsigned long long)c->task_id);
+		 (unsigned long long)id);
 	pthread_mutex_lock(&t->lock);
 	event_sep(t);
 	fputs("{\"name\":", t->f);
@@ -106,7 +106,7 @@ void pto_trace_task(struct pto_trace *t, const struct pto_completion *c,
 		"\"args\":{\"task\":%llu,\"kernel\":%u,\"status\":%d}}",
 		c->core, rel_us(t, c->start_ns),
 		rel_us(t, c->end_ns) - rel_us(t, c->start_ns),
-		(unsigned long long)c->task_id, kernel_id, c->status);
+		(unsigned long long)id, kernel_id, c->status);
 	pthread_mutex_unlock(&t->lock);
 }
 

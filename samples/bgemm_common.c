@@ -135,7 +135,8 @@ uint64_t bgemm_kgroup(struct pto_runtime *rt, const struct bgemm *g)
 
 	if (g->kgroup)
 		return g->kgroup < g->kt ? g->kgroup : g->kt;
-	return sample_units_per_scope(rt, &step, &none, g->kt);
+	/* scopes: the run's, a batch's, a tile's, then the k group's */
+	return sample_units_per_scope(rt, 3, &step, &none, g->kt);
 }
 
 /*

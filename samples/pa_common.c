@@ -501,7 +501,8 @@ static uint64_t pa_case_chunk(struct pto_runtime *rt, const struct pa *pa,
 	fixed.tasks = 3;
 	fixed.heap = 4 * 64;
 	fixed.tensors = 6;
-	return sample_units_per_scope(rt, &seq, &fixed, PA_MAX_CHUNK);
+	/* a chunk's scope sits right in the run's: depth 1 */
+	return sample_units_per_scope(rt, 1, &seq, &fixed, PA_MAX_CHUNK);
 }
 
 int pa_orchestrate(struct pto_runtime *rt, void *arg)

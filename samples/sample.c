@@ -165,7 +165,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-uint64_t sample_units_per_scope(struct pto_runtime *rt,
+uint64_t sample_units_per_scope(struct pto_runtime *rt, uint32_t depth,
 				const struct sample_cost *unit,
 				const struct sample_cost *fixed,
 				uint64_t max_units)
@@ -174,9 +174,10 @@ uint64_t sample_units_per_scope(struct pto_runtime *rt,
 	struct pto_stats st;
 	uint64_t n = max_units;
 
-	if (pto_get_stats(rt, &st))
+	if (pto_get_stats(rt, &st) || !st.nrings)
 		return n ? n : 1;
-	r = st.ring;
+	/* depths past the last ring share it */
+	r = st.depth[depth < st.nrings ? depth : st.nrings - 1];
 	n = min_u64(n, units_in(r[PTO_RING_TASK].size, unit->tasks,
 				fixed->tasks));
 	n = min_u64(n, units_in(r[PTO_RING_HEAP].size, unit->heap,

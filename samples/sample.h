@@ -99,13 +99,14 @@ struct sample_cost {
 };
 
 /*
- * How many units of work (sequences, k steps) one scope may hold so that
- * it uses at most half of each of rt's rings: units costing *unit, plus
- * *fixed once per scope.  Asks pto_get_stats() for the ring sizes; call it
- * outside a run.  At least 1 (the runtime then reports what does not fit),
- * at most max_units.
+ * How many units of work (sequences, k steps) one scope at the given
+ * depth (the run's outer scope is 0) may hold so that it uses at most half
+ * of each resource of its task ring: units costing *unit, plus *fixed once
+ * per scope.  Asks pto_get_stats() for the ring sizes; call it outside a
+ * run.  At least 1 (the runtime then reports what does not fit), at most
+ * max_units.
  */
-uint64_t sample_units_per_scope(struct pto_runtime *rt,
+uint64_t sample_units_per_scope(struct pto_runtime *rt, uint32_t depth,
 				const struct sample_cost *unit,
 				const struct sample_cost *fixed,
 				uint64_t max_units);

@@ -3,9 +3,10 @@
 #
 # The whole test suite, as "make check" runs it: the userspace tests, the
 # same tests under ASan+UBSan and under TSan, the driver's style and
-# kernel-doc, the VM stage for the driver on Debian's kernel and on the
-# debug kernel (KASAN, lockdep, KUnit ...; PTO_SKIP_VM_DEBUG=1 skips it).
-# Ends with one "N passed, N failed" line for everything.
+# kernel-doc, the VM stages for the driver (newest Debian kernel, 6.1,
+# arm64, the debug kernel with KASAN, lockdep, KUnit ...;
+# PTO_SKIP_VM_DEBUG=1 skips that one) and the Debian packages.  Ends
+# with one "N passed, N failed" line for everything.
 set -u
 cd "$(dirname "$0")/.."
 O=${O:-build}
@@ -27,9 +28,16 @@ if [ -x selftests/driver/lint.sh ]; then
 fi
 if [ -x selftests/vm/run.sh ] && [ "${PTO_SKIP_VM:-0}" != 1 ]; then
 	stage vm $MAKE --no-print-directory -s O="$O" vmtest
+	# vm boots the newest Debian kernel (6.12); 6.1 too, and arm64
+	stage vm-6.1 env O="$O" MAKE="$MAKE" sh selftests/vm/kernels.sh 6.1
+	stage vm-arm64 $MAKE --no-print-directory -s O="$O" vmtest-arm64
 	if [ -x selftests/vm/vmtest-debug.sh ] && [ "${PTO_SKIP_VM_DEBUG:-0}" != 1 ]; then
 		stage vm-debug $MAKE --no-print-directory -s O="$O" vmtest-debug
 	fi
+fi
+# the Debian packages: build, lintian, install (DKMS), use, purge; root only
+if [ "${PTO_SKIP_DEB:-0}" != 1 ]; then
+	stage deb $MAKE --no-print-directory -s O="$O" check-deb
 fi
 
 awk '{p += $1; f += $2; s += $3}

@@ -37,6 +37,16 @@ extern "C" {
 
 struct pto_runtime;
 
+/**
+ * pto_version() - the version of the libpto in use
+ *
+ * Return: "MAJOR.MINOR.PATCH", the version of the whole PTO release this
+ * library comes from (the tools' --version, pto.ko's MODULE_VERSION and
+ * the packages carry the same string).  PTO_VERSION_MAJOR/MINOR are the
+ * header's; this is the library's, which may be newer.
+ */
+const char *pto_version(void);
+
 /* Kinds of cores; the values are the device ABI's. */
 enum pto_worker_type {
 	PTO_WORKER_CUBE = PTO_UAPI_WORKER_CUBE,
@@ -95,13 +105,34 @@ static inline uint64_t pto_f32_bits(float f)
 typedef void (*pto_kernel_fn)(const uint64_t *args, uint32_t nargs);
 typedef int (*pto_orch_fn)(struct pto_runtime *rt, void *arg);
 
+/* Task rings a runtime may have: one per scope depth, the last shared. */
+#define PTO_MAX_DEPTH_RINGS PTO_MAX_RINGS
+
+/**
+ * struct pto_ring_config - sizes of one task ring
+ * @task_window: task slots, a power of two
+ * @dep_pool_size: dependency list entries
+ * @tensormap_pool_size: TensorMap entries
+ * @__pad: zero
+ * @heap_size: heap ring bytes
+ *
+ * A field left 0 takes the value of the same field of struct pto_config.
+ */
+struct pto_ring_config {
+	uint32_t task_window;
+	uint32_t dep_pool_size;
+	uint32_t tensormap_pool_size;
+	uint32_t __pad;
+	uint64_t heap_size;
+};
+
 /**
  * struct pto_config - how a runtime is set up
  * @device: "sim" (the default) or a device node such as "/dev/pto0"
- * @task_window: task ring slots, a power of two
- * @heap_size: heap ring bytes
- * @dep_pool_size: dependency list entries
- * @tensormap_pool_size: TensorMap entries
+ * @task_window: task slots of each task ring, a power of two
+ * @heap_size: heap ring bytes of each task ring
+ * @dep_pool_size: dependency list entries of each task ring
+ * @tensormap_pool_size: TensorMap entries of each task ring
  * @cores: simulator only: cores of each worker type
  * @stall_timeout_ms: no progress for this long while blocked on a ring is
  *	a deadlock (-EDEADLK)
@@ -109,6 +140,15 @@ typedef int (*pto_orch_fn)(struct pto_runtime *rt, void *arg);
  * @arena_size: bytes pto_malloc() may hand out
  * @size: sizeof(struct pto_config) as the caller knows it, set by
  *	pto_config_init(); 0 means a program built against libpto 0.1
+ * @nrings: task rings, 1..PTO_MAX_DEPTH_RINGS: the tasks of a scope at
+ *	depth d (the run's outer scope is depth 0) go to ring d, depths past
+ *	the last share it; each ring is retired independently
+ * @ring: per task ring, sizes that differ from the fields above
+ * @sched: who schedules: PTO_SCHED_AUTO, PTO_SCHED_THREAD (a thread of
+ *	its own) or PTO_SCHED_WORKERS (the simulator's core threads, when
+ *	they finish a task or run out of work)
+ * @cpus: host CPUs to pin libpto's threads to, round robin, e.g. "0-3,8"
+ *	(NULL: not pinned)
  *
  * Fill it with pto_config_init() (defaults, then PTO_* environment
  * overrides), then change what you need.  New fields are only ever added
@@ -125,6 +165,18 @@ struct pto_config {
 	const char *trace_path;
 	uint64_t arena_size;
 	uint32_t size;
+	/* libpto 0.2 */
+	uint32_t nrings;
+	struct pto_ring_config ring[PTO_MAX_DEPTH_RINGS];
+	uint32_t sched;
+	const char *cpus;
+};
+
+/* struct pto_config.sched */
+enum pto_sched_policy {
+	PTO_SCHED_AUTO = 0,	/* workers when CPUs are scarce, see libpto(3) */
+	PTO_SCHED_THREAD = 1,
+	PTO_SCHED_WORKERS = 2,
 };
 
 /**
@@ -262,6 +314,18 @@ int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
  */
 void pto_kernel_set_error(int err);
 
+/**
+ * pto_core_id() - the core the calling C kernel runs on
+ *
+ * Cores are numbered from 0 in worker-type order (all cube cores, then
+ * vector, aicpu and accel), stable for the runtime's life: a kernel may
+ * index per-core scratch memory with it (allocate it with pto_malloc()
+ * for as many cores as pto_get_stats() reports).
+ *
+ * Return: the core's number, or -1 outside a kernel.
+ */
+int pto_core_id(void);
+
 /* ---- helpers for tools ------------------------------------------------- */
 
 /**
@@ -337,6 +401,10 @@ struct pto_ring_stats {
  * @cores: cores per worker type
  * @runs: pto_run() calls
  * @run_ns: wall time inside pto_run()
+ * @nrings: task rings in use
+ * @__pad: zero
+ * @depth: per task ring (one per scope depth) and resource: size, use and
+ *	stalls; @ring sums them (its high_water is the sum of theirs)
  *
  * New fields are only ever added at the end; pto_get_stats() fills as
  * much as the caller's size holds.
@@ -351,6 +419,10 @@ struct pto_stats {
 	uint32_t cores[PTO_NUM_WORKER_TYPES];
 	uint64_t runs;
 	uint64_t run_ns;
+	/* libpto 0.2 */
+	uint32_t nrings;
+	uint32_t __pad;
+	struct pto_ring_stats depth[PTO_MAX_DEPTH_RINGS][PTO_NUM_RINGS];
 };
 
 /**

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 
 #define PTO_STATSPAGE_MAGIC	0x5054535041474531ull	/* "PTSPAGE1" */
-#define PTO_STATSPAGE_VERSION	1
+#define PTO_STATSPAGE_VERSION	2
 #define PTO_STATSPAGE_PREFIX	"pto-stats."	/* name under /dev/shm */
 
 struct pto_statspage_ring {
@@ -49,10 +49,15 @@ struct pto_statspage {
 	uint64_t tasks_failed;
 	uint64_t tasks_in_flight;	/* submitted, not yet retired */
 	uint64_t runs;		/* pto_run calls */
-	/* task window, heap ring, dep pool, TensorMap (enum pto_ring order) */
+	/*
+	 * task window, heap ring, dep pool, TensorMap (enum pto_ring order):
+	 * the sums over the task rings (high_water: of their high waters)
+	 */
 	struct pto_statspage_ring ring[4];
 	int32_t last_error;	/* first error of the current/last run */
-	uint32_t __pad;
+	uint32_t nrings;	/* task rings, one per scope depth */
+	/* per task ring, the same four: version 2 */
+	struct pto_statspage_ring depth[4][4];
 	uint64_t __reserved[16];
 };
 

@@ -4,6 +4,8 @@
  * regions by SETUP's offsets.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include "backend.h"
 #include "log.h"
@@ -42,4 +44,18 @@ int pto_backend_attach(struct pto_backend *be)
 	be->cring_entries = (struct pto_completion *)
 		(cring + s->cring_entries_offset);
 	return 0;
+}
+
+void pto_backend_pin_thread(const struct pto_backend *be, uint32_t index)
+{
+	cpu_set_t set;
+
+	if (!be->ncpus)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(be->cpus[index % be->ncpus], &set);
+	/* a CPU the process may not use is the user's to fix: say so */
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		pto_log("cannot pin a thread to CPU %u (PTO_CPUS)\n",
+			be->cpus[index % be->ncpus]);
 }

@@ -77,6 +77,7 @@ static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 	if (ret)
 		return ret;
 	d->max_heap = info.max_heap_size;
+	be->max_heap = info.max_heap_size;
 	be->c_kernels = false;
 	be->batch_kick = true;	/* a KICK is a system call */
 	be->features = info.features;

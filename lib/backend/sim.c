@@ -31,7 +31,21 @@
 #include "rings.h"
 #include "sync.h"
 
-#define CORE_SPINS 1000
+/*
+ * Pause instructions an idle core thread spins before it sleeps: a few
+ * microseconds, less than a futex round trip, so a core fed back to back
+ * never sleeps, and an idle one soon gives its CPU back.
+ */
+#define CORE_SPINS 256
+/*
+ * PTO_SCHED_WORKERS: the last core thread awake is the one new work wakes,
+ * and its spinning adapts between these bounds (pause instructions) as the
+ * scheduler thread's does: a sleep cut short by work doubles it, a long
+ * sleep halves it.  Its upper bound keeps a spell to a few hundred
+ * microseconds, in which a streaming orchestrator publishes again.
+ */
+#define WORKER_SPINS_MAX 8192
+#define SHORT_SLEEP_NS 100000ull
 #define PAGE 4096u
 /* Tasks shorter than this run on the kicking thread when the core sleeps. */
 #define INLINE_MAX_NS 2000
@@ -50,10 +64,16 @@ struct sim_core {
 	uint32_t index;
 	pthread_t thread;
 	bool started;
+	uint32_t spin_budget;	/* PTO_SCHED_WORKERS, when last awake */
 };
 
 struct sim {
 	struct pto_backend *be;
+	/* PTO_SCHED_WORKERS: the core threads schedule through these */
+	const struct pto_backend_sched *hooks;
+	void *hook_ctx;
+	uint32_t awake;		/* core threads not asleep */
+	uint32_t in_workers;	/* core threads in worker_loop() */
 	struct sim_kernel kernels[PTO_MAX_KERNELS];
 	struct sim_core *cores;
 	uint32_t window_mask[PTO_MAX_RINGS];	/* per ring: task_window - 1 */
@@ -73,6 +93,7 @@ static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 	sim->be = be;
 	be->priv = sim;
 	be->c_kernels = true;
+	be->max_heap = UINT64_MAX;	/* address space, touched lazily */
 	/* one kick per dispatch round: one fence, one clock chain */
 	be->batch_kick = true;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
@@ -100,8 +121,9 @@ static void unmap(void *p, size_t size)
 
 /*
  * The regions of a context, laid out by pto_layout() exactly as pto.ko
- * lays them out.  The window is faulted in now, so memory use does not
- * grow with a run; the heap stays lazy.
+ * lays them out.  Pages are touched as the rings first fill: a ring a
+ * program never uses costs no memory, and a used one stops growing once
+ * it has come round.
  */
 static int map_regions(struct sim *sim)
 {
@@ -117,7 +139,6 @@ static int map_regions(struct sim *sim)
 	if (!region[PTO_BE_WINDOW] || !region[PTO_BE_HEAP] ||
 	    !region[PTO_BE_CRING] || !region[PTO_BE_REGS])
 		return -ENOMEM;
-	memset(region[PTO_BE_WINDOW], 0, s->window.size);
 	memset(region[PTO_BE_REGS], 0, s->regs.size);
 	id = (struct pto_window_ident *)(region[PTO_BE_WINDOW] +
 					 s->header_offset);
@@ -143,6 +164,7 @@ static int start_cores(struct sim *sim)
 	for (i = 0; i < be->num_cores; i++) {
 		sim->cores[i].sim = sim;
 		sim->cores[i].index = i;
+		sim->cores[i].spin_budget = CORE_SPINS;
 		ret = pthread_create(&sim->cores[i].thread, NULL, core_main,
 				     &sim->cores[i]);
 		if (ret)
@@ -248,9 +270,69 @@ static void raise_irq(struct sim *sim)
 		futex_wake(&sim->irq, 1);
 }
 
+/* Wake one sleeping core thread, to schedule what it finds. */
+static void wake_a_worker(struct sim *sim)
+{
+	struct pto_backend *be = sim->be;
+	uint32_t c;
+
+	smp_mb();	/* the caller's stores before the core_waiting loads */
+	for (c = 0; c < be->num_cores; c++) {
+		struct pto_core_regs *r = pto_regs(be, c);
+
+		if (READ_ONCE(r->core_waiting)) {
+			futex_wake(&r->doorbell, 1);
+			return;
+		}
+	}
+}
+
 static void sim_notify(struct pto_backend *be)
 {
-	raise_irq(be->priv);
+	struct sim *sim = be->priv;
+
+	if (load_acquire(&sim->hooks))
+		wake_a_worker(sim);
+	else
+		raise_irq(sim);
+}
+
+static void wake_all_cores(struct sim *sim)
+{
+	uint32_t c;
+
+	smp_mb();	/* the caller's stores before the core_waiting loads */
+	for (c = 0; c < sim->be->num_cores; c++)
+		futex_wake(&pto_regs(sim->be, c)->doorbell, 1);
+}
+
+/*
+ * Install the hooks for a run, or (NULL) take them away after it.  Taking
+ * them away returns only when no core thread is in worker_loop() any more,
+ * so the runtime may then reset its scheduling state for the next run
+ * without a core thread reading it meanwhile.  A core thread about to
+ * sleep when woken may miss the wake-up, so it is repeated until all
+ * have left.
+ */
+static void sim_set_sched(struct pto_backend *be,
+			  const struct pto_backend_sched *hooks, void *ctx)
+{
+	struct sim *sim = be->priv;
+
+	if (hooks) {
+		sim->hook_ctx = ctx;
+		store_release(&sim->hooks, hooks);
+		/* core threads asleep in core_idle() switch loops */
+		wake_all_cores(sim);
+		return;
+	}
+	__atomic_store_n(&sim->hooks, NULL, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&sim->in_workers, __ATOMIC_SEQ_CST)) {
+		wake_all_cores(sim);
+		futex_wait(&sim->in_workers,
+			   __atomic_load_n(&sim->in_workers, __ATOMIC_SEQ_CST),
+			   1);
+	}
 }
 
 /* Busy the core for ns (PTO_OP_SPIN_NS), like a kernel that computes. */
@@ -262,7 +344,8 @@ static void spin_ns(uint64_t ns)
 		cpu_relax();
 }
 
-static int run_task(struct sim *sim, const struct pto_task_desc *d)
+static int run_task(struct sim *sim, const struct pto_task_desc *d,
+		    uint32_t core)
 {
 	static const struct pto_op_mem host_mem = { .base = 0, .size = ~0ull };
 	const struct sim_kernel *k;
@@ -274,6 +357,7 @@ static int run_task(struct sim *sim, const struct pto_task_desc *d)
 	if (!k->bound)
 		return -ENOENT;
 	if (k->fn) {
+		kc.core = core;
 		pto_kernel_enter(&kc);
 		k->fn((const uint64_t *)d->args, d->nargs);
 		pto_kernel_leave();
@@ -318,11 +402,16 @@ static void cring_post(struct sim *sim, uint64_t pos, uint32_t core,
 	store_release(&c->seq, (uint32_t)(pos + 1));
 }
 
-/* A core thread's completion: post it, then interrupt a sleeping host. */
+/*
+ * A core thread's completion: post it, then interrupt a sleeping host.
+ * With the core threads scheduling, the poster schedules next itself.
+ */
 static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
 			    int status, uint64_t start, uint64_t end)
 {
 	cring_post(sim, cring_reserve(sim, 1), core, id, status, start, end);
+	if (load_acquire(&sim->hooks))
+		return;
 	smp_mb();	/* completion visible before the sched_waiting load */
 	if (READ_ONCE(sim->sched_waiting))
 		raise_irq(sim);
@@ -378,8 +467,8 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
  * before on this thread (0: none), which then doubles as this one's start:
  * back-to-back tasks read the clock once each, not twice.
  */
-static int run_timed(struct sim *sim, struct pto_core_regs *r, uint64_t id,
-		     uint64_t *clock, uint64_t *start)
+static int run_timed(struct sim *sim, struct pto_core_regs *r, uint32_t core,
+		     uint64_t id, uint64_t *clock, uint64_t *start)
 {
 	const struct pto_task_desc *d = task_desc(sim, id);
 	uint64_t end;
@@ -388,7 +477,7 @@ static int run_timed(struct sim *sim, struct pto_core_regs *r, uint64_t id,
 	WRITE_ONCE(r->status_task, id);
 	WRITE_ONCE(r->status, PTO_CORE_ACK);
 	*start = *clock ? *clock : pto_task_clock_ns();
-	status = d->task_id == id ? run_task(sim, d) : -EINVAL;
+	status = d->task_id == id ? run_task(sim, d, core) : -EINVAL;
 	end = pto_task_clock_ns();
 	if (end < *start)	/* the thread re-anchored its clock */
 		end = *start;
@@ -404,7 +493,7 @@ static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
 		    uint64_t id, uint64_t *clock)
 {
 	uint64_t start;
-	int status = run_timed(sim, r, id, clock, &start);
+	int status = run_timed(sim, r, core, id, clock, &start);
 
 	__atomic_fetch_add(&r->busy_ns, *clock - start, __ATOMIC_RELAXED);
 	post_completion(sim, core, id, status, start, *clock);
@@ -490,7 +579,8 @@ static void run_on_host(struct sim *sim, struct pto_core_regs *r,
 
 	while ((n = claim_short(sim, r, ids))) {
 		for (i = 0; i < n; i++) {
-			status[i] = run_timed(sim, r, ids[i], clock, &start[i]);
+			status[i] = run_timed(sim, r, core, ids[i], clock,
+					      &start[i]);
 			end[i] = *clock;
 			busy += end[i] - start[i];
 		}
@@ -522,26 +612,29 @@ static void sim_kick(struct pto_backend *be, uint32_t core)
 	}
 }
 
+/*
+ * A thread-mode core sleeps until kicked; bounded, so that a core asleep
+ * when the runtime switches the core threads to scheduling themselves
+ * (sim_set_sched()) notices within a tenth of a second even if it missed
+ * that wake-up.
+ */
 static void core_idle(struct sim *sim, struct pto_core_regs *r, uint32_t db)
 {
 	WRITE_ONCE(r->core_waiting, 1);
 	smp_mb();
-	if (load_acquire(&r->doorbell) == db && !load_acquire(&sim->stop))
-		futex_wait(&r->doorbell, db, UINT32_MAX);
+	if (load_acquire(&r->doorbell) == db && !load_acquire(&sim->stop) &&
+	    !load_acquire(&sim->hooks))
+		futex_wait(&r->doorbell, db, 100);
 	WRITE_ONCE(r->core_waiting, 0);
 }
 
-static void *core_main(void *arg)
+/* PTO_SCHED_THREAD: run what the scheduler's thread queues. */
+static void core_loop(struct sim *sim, struct sim_core *sc)
 {
-	struct sim_core *sc = arg;
-	struct sim *sim = sc->sim;
 	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
 	unsigned int idle = 0;
 	uint64_t clock = 0;
-	char name[16];
 
-	snprintf(name, sizeof(name), "pto-core%u", sc->index);
-	pthread_setname_np(pthread_self(), name);
 	for (;;) {
 		uint32_t db = load_acquire(&r->doorbell);
 		uint32_t taken = load_acquire(&r->consumed);
@@ -549,7 +642,8 @@ static void *core_main(void *arg)
 
 		if (taken == db) {
 			clock = 0;	/* idle time is not busy time */
-			if (load_acquire(&sim->stop))
+			if (load_acquire(&sim->stop) ||
+			    load_acquire(&sim->hooks))
 				break;
 			if (++idle < CORE_SPINS) {
 				idle_poll(idle);
@@ -574,6 +668,104 @@ static void *core_main(void *arg)
 			idle = CORE_SPINS;
 		execute(sim, r, sc->index, id, &clock);
 	}
+}
+
+/*
+ * PTO_SCHED_WORKERS: a core thread that runs out of work sleeps; the last
+ * one awake tells the scheduler side (which then has the orchestrator wake
+ * one with notify()) and sleeps a bounded time, which covers the rare race
+ * in which neither side saw the other.
+ */
+static void worker_sleep(struct sim *sim, const struct pto_backend_sched *h,
+			 struct sim_core *sc, struct pto_core_regs *r,
+			 uint32_t *naps)
+{
+	uint32_t db = load_acquire(&r->doorbell);
+	bool last = __atomic_sub_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST) == 0;
+	uint64_t t0 = pto_now_ns();
+
+	if (h->idle(sim->hook_ctx, last)) {
+		WRITE_ONCE(r->core_waiting, 1);
+		/* waiting before the doorbell load; pairs with the kicker */
+		smp_mb();
+		if (load_acquire(&r->doorbell) == db &&
+		    load_acquire(&r->consumed) == db &&
+		    !load_acquire(&sim->stop) && load_acquire(&sim->hooks))
+			futex_wait(&r->doorbell, db, !last ? UINT32_MAX :
+				   (*naps)++ ? 50 : 1);
+		WRITE_ONCE(r->core_waiting, 0);
+	}
+	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);
+	h->awake(sim->hook_ctx);
+	if (!last)
+		return;
+	if (pto_now_ns() - t0 < SHORT_SLEEP_NS) {
+		if (sc->spin_budget < WORKER_SPINS_MAX)
+			sc->spin_budget *= 2;
+	} else if (sc->spin_budget > CORE_SPINS) {
+		sc->spin_budget /= 2;
+	}
+}
+
+/* Pause instructions to spin before sleeping: long only for the last. */
+static unsigned int worker_spins(struct sim *sim, struct sim_core *sc)
+{
+	return READ_ONCE(sim->awake) == 1 ? sc->spin_budget : CORE_SPINS;
+}
+
+/* PTO_SCHED_WORKERS: run own tasks, and schedule after each. */
+static void worker_loop(struct sim *sim, struct sim_core *sc)
+{
+	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
+	const struct pto_backend_sched *h = load_acquire(&sim->hooks);
+	unsigned int idle = 0;
+	uint32_t naps = 0;
+	uint64_t clock = 0, id;
+
+	for (;;) {
+		if (claim(r, &id)) {
+			execute(sim, r, sc->index, id, &clock);
+			h->schedule(sim->hook_ctx);
+			idle = 0;
+			naps = 0;
+			continue;
+		}
+		clock = 0;	/* idle time is not busy time */
+		if (load_acquire(&sim->stop) || load_acquire(&sim->hooks) != h)
+			break;
+		if (h->schedule(sim->hook_ctx) > 0) {
+			idle = 0;
+			continue;
+		}
+		if (++idle < worker_spins(sim, sc)) {
+			idle_poll(idle);
+			continue;
+		}
+		worker_sleep(sim, h, sc, r, &naps);
+		idle = 0;
+	}
+}
+
+static void *core_main(void *arg)
+{
+	struct sim_core *sc = arg;
+	struct sim *sim = sc->sim;
+	char name[16];
+
+	snprintf(name, sizeof(name), "pto-core%u", sc->index);
+	pthread_setname_np(pthread_self(), name);
+	pto_backend_pin_thread(sim->be, sc->index);
+	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);
+	while (!load_acquire(&sim->stop)) {
+		/* counted first: sim_set_sched(NULL) then waits for us */
+		__atomic_add_fetch(&sim->in_workers, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&sim->hooks, __ATOMIC_SEQ_CST))
+			worker_loop(sim, sc);
+		if (!__atomic_sub_fetch(&sim->in_workers, 1, __ATOMIC_SEQ_CST))
+			futex_wake(&sim->in_workers, 1);
+		if (!load_acquire(&sim->hooks))
+			core_loop(sim, sc);
+	}
 	return NULL;
 }
 
@@ -586,4 +778,5 @@ const struct pto_backend_ops pto_sim_backend_ops = {
 	.kick = sim_kick,
 	.wait = sim_wait,
 	.notify = sim_notify,
+	.set_sched = sim_set_sched,
 };

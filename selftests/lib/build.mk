@@ -2,7 +2,8 @@
 # libpto's userspace tests: one TAP program per area, linked statically so
 # the unit tests reach the internals.  testlib.o holds the shared helpers.
 
-SELFTESTS_LIB_NAMES := test_internals test_basic test_overlap test_errors \
+SELFTESTS_LIB_NAMES := test_internals test_basic test_overlap test_errors test_depth \
+	test_idle \
 	test_window test_random
 SELFTESTS_LIB_PROGS := $(SELFTESTS_LIB_NAMES:%=$(O)/selftests/lib/%)
 SELFTESTS_LIB_COMMON := $(O)/selftests/lib/testlib.o

@@ -91,7 +91,9 @@ static void test_config_sizes(void)
 		memset(st, 0x5a, sizeof(st));
 		ok_eq(pto_get_stats_sized(rt, &st[0], sizeof(st)), 0,
 		      "stats: a larger caller's buffer is filled");
-		ok(st[0].ring[PTO_RING_TASK].size == big.cfg.task_window &&
+		ok(st[0].depth[0][PTO_RING_TASK].size == big.cfg.task_window &&
+		   st[0].ring[PTO_RING_TASK].size ==
+		   st[0].nrings * big.cfg.task_window &&
 		   ((unsigned char *)&st[1])[sizeof(st[1]) - 1] == 0,
 		   "stats: our fields set, the rest zeroed");
 		ok_eq(pto_get_stats_sized(rt, &st[0], 8), -EINVAL,
@@ -409,8 +411,14 @@ static uint64_t suggestion(const char *text, const struct dl_case *c)
 	char *end;
 
 	if (env) {
-		tl_numbers(env + strlen(ring_env[c->ring]), &v, 1);
-		return v > c->size ? v : 0;
+		/* one size per task ring: the largest is the one advised */
+		uint64_t list[PTO_MAX_RINGS];
+		int n = tl_numbers(env + strlen(ring_env[c->ring]), list,
+				   PTO_MAX_RINGS), i;
+
+		for (i = 0; i < n; i++)
+			best = list[i] > best ? list[i] : best;
+		return best > c->size ? best : 0;
 	}
 	for (p = text; *p; p++) {
 		if (!isdigit((unsigned char)*p) ||

@@ -20,18 +20,6 @@
 #include "sync.h"
 #include "tensormap.h"
 
-/* A lookup by range, as the orchestrator makes one: key, then walk. */
-static uint64_t pto_tm_lookup(struct pto_tensormap *tm, uint64_t base,
-			      uint64_t begin, uint64_t end, bool as_writer,
-			      uint64_t oldest_live, pto_tm_visit_fn visit,
-			      void *ctx)
-{
-	struct pto_tm_key k;
-
-	pto_tm_key(tm, &k, base, begin, end);
-	return pto_tm_lookup_key(tm, &k, as_writer, oldest_live, visit, ctx);
-}
-
 /* ---- ring arithmetic ----------------------------------------------------- */
 
 static void test_arith(void)
@@ -173,36 +161,57 @@ static void test_ready_queue(void)
 
 #define MAXTASK 4096
 
+/* Task t of the single-ring tests: ring 0, sequence number t. */
+#define H0(t) PTO_TASK_HANDLE(0, (t))
+
 static uint8_t seen[MAXTASK];
 
-static void visit(void *ctx, uint64_t id, uint64_t owner)
+/* Tests identify tasks by their submission order. */
+static void visit(void *ctx, uint64_t task, uint64_t order, uint64_t owner)
 {
-	if (id < MAXTASK)
-		seen[id] = 1;
+	if (order < MAXTASK)
+		seen[order] = 1;
 	else
 		(*(int *)ctx)++;
 }
 
+/* A lookup by range, as the orchestrator makes one: key, then walk. */
+static uint64_t tm_lookup(struct pto_tensormap *tm, uint64_t base,
+			  uint64_t begin, uint64_t end, bool as_writer,
+			  pto_tm_visit_fn fn, void *ctx)
+{
+	struct pto_tm_key k;
+
+	pto_tm_key(tm, &k, base, begin, end);
+	return pto_tm_lookup_key(tm, &k, as_writer, fn, ctx);
+}
+
 /* Tasks found for [b, e) of base, as a bit string for easy comparison. */
 static uint64_t lookup_set(struct pto_tensormap *tm, uint64_t base,
-			   uint64_t b, uint64_t e, bool w, uint64_t oldest)
+			   uint64_t b, uint64_t e, bool w)
 {
 	uint64_t set = 0;
 	int bogus = 0, i;
 
 	memset(seen, 0, 64);
-	pto_tm_lookup(tm, base, b, e, w, oldest, visit, &bogus);
+	tm_lookup(tm, base, b, e, w, visit, &bogus);
 	for (i = 0; i < 64; i++)
 		if (seen[i])
 			set |= 1ull << i;
 	return bogus ? ~0ull : set;
 }
 
-/* An access to memory the runtime does not own (no heap-ring owner). */
+/* An access by task t of ring 0 to memory without a heap-ring owner. */
 static int tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t b,
-		     uint64_t e, bool writer, uint64_t task)
+		     uint64_t e, bool writer, uint64_t t)
 {
-	return pto_tm_insert(tm, base, b, e, writer, task, PTO_TM_NO_OWNER);
+	return pto_tm_insert(tm, base, b, e, writer, H0(t), t,
+			     PTO_TM_NO_OWNER);
+}
+
+static int tm_init1(struct pto_tensormap *tm, uint32_t pool, uint32_t win)
+{
+	return pto_tm_init(tm, 1, &pool, &win);
 }
 
 static void test_tm_fixed(void)
@@ -211,58 +220,59 @@ static void test_tm_fixed(void)
 	uint64_t A = 0x10000, B = 0x20000;
 	int i, ret = 0;
 
-	if (!ok(pto_tm_init(&tm, 16, 8) == 0, "tensormap: init"))
+	if (!ok(tm_init1(&tm, 16, 8) == 0, "tensormap: init"))
 		return;
 	tm_insert(&tm, A, 0, 64, true, 1);		/* task 1 writes */
 	tm_insert(&tm, A, 64, 128, true, 2);	/* task 2 writes */
 	tm_insert(&tm, A, 100, 104, false, 3);	/* task 3 reads */
 	tm_insert(&tm, B, 0, 4096, true, 4);	/* task 4, large */
-	ok_eq(lookup_set(&tm, A, 63, 65, false, 0), 1 << 1 | 1 << 2,
+	ok_eq(lookup_set(&tm, A, 63, 65, false), 1 << 1 | 1 << 2,
 	      "tensormap: a read across a boundary finds both writers");
-	ok_eq(lookup_set(&tm, A, 64, 65, false, 0), 1 << 2,
+	ok_eq(lookup_set(&tm, A, 64, 65, false), 1 << 2,
 	      "tensormap: adjacent ranges do not overlap");
-	ok_eq(lookup_set(&tm, A, 128, 256, true, 0), 0,
+	ok_eq(lookup_set(&tm, A, 128, 256, true), 0,
 	      "tensormap: nothing past the last byte");
-	ok_eq(lookup_set(&tm, A, 96, 100, true, 0), 1 << 2,
+	ok_eq(lookup_set(&tm, A, 96, 100, true), 1 << 2,
 	      "tensormap: a write next to a reader finds only the writer");
-	ok_eq(lookup_set(&tm, A, 103, 200, true, 0), 1 << 2 | 1 << 3,
+	ok_eq(lookup_set(&tm, A, 103, 200, true), 1 << 2 | 1 << 3,
 	      "tensormap: a writer finds readers too");
-	ok_eq(lookup_set(&tm, A, 103, 200, false, 0), 1 << 2,
+	ok_eq(lookup_set(&tm, A, 103, 200, false), 1 << 2,
 	      "tensormap: a reader does not find readers");
-	ok_eq(lookup_set(&tm, B, 4095, 4096, false, 0), 1 << 4,
+	ok_eq(lookup_set(&tm, B, 4095, 4096, false), 1 << 4,
 	      "tensormap: bases are separate, large ranges found by any byte");
-	ok_eq(lookup_set(&tm, A + 64, 0, 1, true, 0), 0,
+	ok_eq(lookup_set(&tm, A + 64, 0, 1, true), 0,
 	      "tensormap: another base at the same address does not alias");
-	ok_eq(lookup_set(&tm, A, 0, 128, true, 2), 1 << 2 | 1 << 3,
-	      "tensormap: entries of tasks below oldest_live are not found");
-	ok_eq(tm.live, 4, "tensormap: four live entries");
+	ok_eq(tm.ring[0].live, 4, "tensormap: four live entries");
 
 	/* task 5 covers task 1's range: older entries are reached through it */
 	tm_insert(&tm, A, 0, 64, true, 5);
-	ok(lookup_set(&tm, A, 0, 64, false, 0) & 1 << 5,
+	ok(lookup_set(&tm, A, 0, 64, false) & 1 << 5,
 	   "tensormap: the newest covering writer is found");
 
-	pto_tm_retire_task(&tm, 1);
-	pto_tm_retire_task(&tm, 2);
-	ok_eq(tm.live, 3, "tensormap: retiring tasks 1 and 2 frees their entries");
-	ok_eq(lookup_set(&tm, A, 0, 128, true, 0), 1 << 3 | 1 << 5,
-	      "tensormap: retired entries are unlinked");
+	pto_tm_retire_task(&tm, H0(1));
+	pto_tm_retire_task(&tm, H0(2));
+	ok_eq(tm.ring[0].live, 3,
+	      "tensormap: retiring tasks 1 and 2 frees their entries");
+	ok_eq(lookup_set(&tm, A, 0, 128, true), 1 << 3 | 1 << 5,
+	      "tensormap: retired entries are not found");
 
 	/* exhaustion: 16 entries in all */
 	for (i = 0; i < 13 && !ret; i++)
 		ret = tm_insert(&tm, B, 64 * i, 64 * i + 8, false, 6);
 	ok_eq(ret, 0, "tensormap: the pool fills to its size");
-	ok_eq(pto_tm_free_entries(&tm), 0, "tensormap: no free entries left");
+	ok_eq(pto_tm_free_entries(&tm, 0), 0,
+	      "tensormap: no free entries left");
 	ok_eq(tm_insert(&tm, B, 0, 8, false, 7), -ENOSPC,
 	      "tensormap: an exhausted pool is -ENOSPC");
-	pto_tm_retire_task(&tm, 3);
-	pto_tm_retire_task(&tm, 4);
-	ok_eq(pto_tm_free_entries(&tm), 2, "tensormap: retiring refills it");
+	pto_tm_retire_task(&tm, H0(3));
+	pto_tm_retire_task(&tm, H0(4));
+	ok_eq(pto_tm_free_entries(&tm, 0), 2,
+	      "tensormap: retiring refills it");
 	ok(tm_insert(&tm, B, 0, 8, true, 7) == 0 &&
 	   tm_insert(&tm, B, 8, 16, true, 7) == 0 &&
 	   tm_insert(&tm, B, 16, 24, true, 7) == -ENOSPC,
 	   "tensormap: freed entries are reused, no more");
-	ok_eq(lookup_set(&tm, B, 0, 9, true, 0), 1 << 6 | 1 << 7,
+	ok_eq(lookup_set(&tm, B, 0, 9, true), 1 << 6 | 1 << 7,
 	      "tensormap: reused entries are found, retired ones not");
 	pto_tm_destroy(&tm);
 }
@@ -278,17 +288,17 @@ static void test_tm_reuse(void)
 	struct pto_tensormap tm;
 	uint64_t A = 0x10000, B = 0x20000;
 
-	if (pto_tm_init(&tm, 4, 8))
+	if (tm_init1(&tm, 4, 8))
 		bail_out("pto_tm_init");
 	alarm(20);
 	tm_insert(&tm, A, 0, 64, false, 1);	/* entry e0 */
 	tm_insert(&tm, A, 0, 64, false, 2);	/* e1, chained to e0 */
 	tm_insert(&tm, B, 0, 64, false, 3);	/* fills the pool of 4 */
 	tm_insert(&tm, B, 64, 128, false, 3);
-	pto_tm_retire_task(&tm, 1);
+	pto_tm_retire_task(&tm, H0(1));
 	ok_eq(tm_insert(&tm, A, 0, 64, false, 4), 0,	/* e0 again */
 	      "tensormap reuse: the freed slot takes a new entry");
-	ok_eq(lookup_set(&tm, A, 0, 64, true, 0), 1 << 2 | 1 << 4,
+	ok_eq(lookup_set(&tm, A, 0, 64, true), 1 << 2 | 1 << 4,
 	      "tensormap reuse: the walk ends, finding the live entries only");
 	alarm(0);
 	pto_tm_destroy(&tm);
@@ -296,7 +306,8 @@ static void test_tm_reuse(void)
 
 static uint64_t seen_owner;
 
-static void visit_owner(void *ctx, uint64_t id, uint64_t owner)
+static void visit_owner(void *ctx, uint64_t task, uint64_t order,
+			uint64_t owner)
 {
 	(*(uint64_t *)ctx)++;
 	seen_owner = owner;
@@ -312,19 +323,19 @@ static void test_tm_owner(void)
 	struct pto_tensormap tm;
 	uint64_t H = 0x40000, found = 0;
 
-	if (pto_tm_init(&tm, 16, 16))
+	if (tm_init1(&tm, 16, 16))
 		bail_out("pto_tm_init");
-	pto_tm_insert(&tm, H, 0, 256, true, 10, 10);	/* 10: OUTPUT */
-	pto_tm_insert(&tm, H, 0, 256, true, 12, 10);	/* 12: INOUT on it */
+	pto_tm_insert(&tm, H, 0, 256, true, H0(10), 10, H0(10));  /* OUTPUT */
+	pto_tm_insert(&tm, H, 0, 256, true, H0(12), 12, H0(10));  /* INOUT */
 	seen_owner = 0;
-	pto_tm_lookup(&tm, H, 64, 128, false, 0, visit_owner, &found);
-	ok(found == 1 && seen_owner == 10,
+	tm_lookup(&tm, H, 64, 128, false, visit_owner, &found);
+	ok(found == 1 && seen_owner == H0(10),
 	   "tensormap owner: the covering writer reports the buffer's owner "
 	   "(%llu entries, owner %llu)", (unsigned long long)found,
 	   (unsigned long long)seen_owner);
 	tm_insert(&tm, H + 4096, 0, 8, true, 13);
 	seen_owner = 0;
-	pto_tm_lookup(&tm, H + 4096, 0, 8, false, 0, visit_owner, &found);
+	tm_lookup(&tm, H + 4096, 0, 8, false, visit_owner, &found);
 	ok_eq(seen_owner, PTO_TM_NO_OWNER,
 	      "tensormap owner: memory without an owner reports none");
 	pto_tm_destroy(&tm);
@@ -332,116 +343,174 @@ static void test_tm_owner(void)
 
 struct mentry {
 	uint64_t base, begin, end, task;
+	uint32_t ring;
 	bool writer;
 };
 
-/*
- * Random accesses by tasks in id order, retired in order once more than
- * WIN are alive, against a brute-force list.  A lookup must report every
- * live overlapping access of the newest covering writer or newer (older
- * ones are reached through that writer's own dependencies) and nothing
- * that does not overlap.
- */
-static void test_tm_random(uint64_t seed)
-{
-	enum { WIN = 16, POOL = 48, NBASE = 3, SPAN = 2048, MAXE = 4096 };
-	static struct mentry m[MAXE];
-	static const uint64_t bases[NBASE] = { 0x1000, 0x7000, 0x20000 };
+/* A random model run's state: tasks, their rings and what has retired. */
+struct tm_model {
 	struct pto_tensormap tm;
-	struct tl_rng rng;
-	uint64_t task, oldest = 0;
-	int n = 0, i, k, missed = 0, extra = 0, nospc_bad = 0, lookups = 0;
-	int bogus = 0;
+	struct mentry m[4096];
+	int n;
+	uint32_t nrings, win;
+	uint32_t ring_of[MAXTASK];	/* ring of task t */
+	uint64_t seq_of[MAXTASK];	/* its sequence number there */
+	uint64_t next_seq[PTO_MAX_RINGS];
+	uint64_t oldest[PTO_MAX_RINGS];	/* per ring: first unretired task */
+	uint64_t first[PTO_MAX_RINGS][MAXTASK];	/* per ring: task of seq */
+	bool retired[MAXTASK];
+	int missed, extra, bogus, nospc_bad, lookups;
+};
 
-	if (pto_tm_init(&tm, POOL, WIN))
+static bool model_live(const struct tm_model *md, const struct mentry *e)
+{
+	return !md->retired[e->task];
+}
+
+/* Retire ring r's oldest task, as the scheduler would. */
+static void model_retire(struct tm_model *md, uint32_t r)
+{
+	uint64_t t = md->first[r][md->oldest[r]++];
+
+	md->retired[t] = true;
+	pto_tm_retire_task(&md->tm, PTO_TASK_HANDLE(r, md->seq_of[t]));
+}
+
+/*
+ * Look e up as its task would, and compare with the model: every live
+ * overlapping access of the newest covering writer or newer must be
+ * found (older ones are reached through that writer's dependencies), and
+ * nothing that does not overlap, or has retired.
+ */
+static void model_lookup(struct tm_model *md, const struct mentry *e)
+{
+	uint64_t cover = 0;
+	int j;
+
+	memset(seen, 0, sizeof(seen));
+	tm_lookup(&md->tm, e->base, e->begin, e->end, e->writer, visit,
+		  &md->bogus);
+	md->lookups++;
+	for (j = 0; j < md->n; j++)
+		if (model_live(md, &md->m[j]) && md->m[j].base == e->base &&
+		    md->m[j].writer && md->m[j].begin <= e->begin &&
+		    md->m[j].end >= e->end && md->m[j].task > cover)
+			cover = md->m[j].task;
+	for (j = 0; j < md->n; j++) {
+		const struct mentry *x = &md->m[j];
+		bool hit = model_live(md, x) && x->base == e->base &&
+			   x->begin < e->end && e->begin < x->end &&
+			   (x->writer || e->writer);
+
+		if (hit && x->task >= cover && !seen[x->task])
+			md->missed++;
+	}
+	for (j = 0; j < MAXTASK; j++) {
+		int i2, any = 0;
+
+		if (!seen[j])
+			continue;
+		for (i2 = 0; i2 < md->n && !any; i2++) {
+			const struct mentry *x = &md->m[i2];
+
+			any = x->task == (uint64_t)j && model_live(md, x) &&
+			      x->base == e->base && x->begin < e->end &&
+			      e->begin < x->end && (x->writer || e->writer);
+		}
+		md->extra += !any;
+	}
+}
+
+static void model_entry(struct tm_model *md, struct tl_rng *rng,
+			struct mentry *e)
+{
+	static const uint64_t bases[3] = { 0x1000, 0x7000, 0x20000 };
+	enum { SPAN = 2048 };
+	uint64_t len = tl_range(rng, 0, 3) ? tl_range(rng, 1, 96) :
+		       tl_range(rng, 1, SPAN);
+
+	e->base = bases[tl_range(rng, 0, 2)];
+	e->begin = tl_range(rng, 0, SPAN - 1);
+	e->end = e->begin + len;
+	e->writer = tl_range(rng, 0, 1);
+}
+
+/*
+ * Random accesses by tasks in submission order, spread over nrings task
+ * rings, each ring retired in its own order (at random moments, and
+ * whenever it holds win tasks or its pool runs short), against a
+ * brute-force list.
+ */
+static void test_tm_random(uint64_t seed, uint32_t nrings)
+{
+	enum { WIN = 16, POOL = 48, NTASKS = 3000 };
+	static struct tm_model md;
+	uint32_t pools[PTO_MAX_RINGS], wins[PTO_MAX_RINGS], r;
+	struct tl_rng rng;
+	uint64_t task;
+	int i, k;
+
+	memset(&md, 0, sizeof(md));
+	md.nrings = nrings;
+	for (r = 0; r < nrings; r++) {
+		pools[r] = POOL;
+		wins[r] = WIN;
+	}
+	if (pto_tm_init(&md.tm, nrings, pools, wins))
 		bail_out("pto_tm_init");
 	tl_rng_seed(&rng, seed);
-	for (task = 0; task < 3000; task++) {
+	for (task = 0; task < NTASKS; task++) {
 		int nacc = tl_range(&rng, 1, 3);
 
-		/* retire in order to keep at most WIN tasks alive */
-		while (task - oldest >= WIN ||
-		       pto_tm_free_entries(&tm) < (uint32_t)nacc)
-			pto_tm_retire_task(&tm, oldest++);
+		r = tl_range(&rng, 0, nrings - 1);
+		md.ring_of[task] = r;
+		md.seq_of[task] = md.next_seq[r];
+		md.first[r][md.next_seq[r]++] = task;
+		/* retire: at most WIN alive per ring, room for the entries */
+		while (md.seq_of[task] - md.oldest[r] >= WIN ||
+		       pto_tm_free_entries(&md.tm, r) < (uint32_t)nacc)
+			model_retire(&md, r);
+		for (k = 0; k < (int)nrings; k++)
+			if (md.oldest[k] + 1 < md.next_seq[k] &&
+			    (uint32_t)k != r && !tl_range(&rng, 0, 3))
+				model_retire(&md, k);
 
 		for (k = 0; k < nacc; k++) {
-			struct mentry e;
-			uint64_t len = tl_range(&rng, 0, 3) ?
-				       tl_range(&rng, 1, 96) :
-				       tl_range(&rng, 1, SPAN);
+			struct mentry e = { .task = task, .ring = r };
 
-			e.base = bases[tl_range(&rng, 0, NBASE - 1)];
-			e.begin = tl_range(&rng, 0, SPAN - 1);
-			e.end = e.begin + len;
-			e.writer = tl_range(&rng, 0, 1);
-			e.task = task;
-
-			/* lookup first, as the orchestrator does */
-			if (task < MAXTASK && e.task < MAXTASK) {
-				uint64_t cover = 0;
-				int j;
-
-				memset(seen, 0, sizeof(seen));
-				pto_tm_lookup(&tm, e.base, e.begin, e.end,
-					      e.writer, oldest, visit, &bogus);
-				lookups++;
-				for (j = 0; j < n; j++)
-					if (m[j].task >= oldest &&
-					    m[j].base == e.base && m[j].writer &&
-					    m[j].begin <= e.begin &&
-					    m[j].end >= e.end &&
-					    m[j].task > cover)
-						cover = m[j].task;
-				for (j = 0; j < n; j++) {
-					bool hit = m[j].task >= oldest &&
-						   m[j].base == e.base &&
-						   m[j].begin < e.end &&
-						   e.begin < m[j].end &&
-						   (m[j].writer || e.writer);
-
-					if (hit && m[j].task >= cover &&
-					    !seen[m[j].task])
-						missed++;
-				}
-				for (j = 0; j < MAXTASK; j++) {
-					int i2, any = 0;
-
-					if (!seen[j])
-						continue;
-					for (i2 = 0; i2 < n && !any; i2++)
-						any = m[i2].task == (uint64_t)j &&
-						      m[i2].base == e.base &&
-						      m[i2].begin < e.end &&
-						      e.begin < m[i2].end &&
-						      (m[i2].writer ||
-						       e.writer);
-					extra += !any;
-				}
-			}
-			if (tm_insert(&tm, e.base, e.begin, e.end,
-					  e.writer, task)) {
-				nospc_bad++;
+			model_entry(&md, &rng, &e);
+			model_lookup(&md, &e);	/* first, as the orchestrator */
+			if (pto_tm_insert(&md.tm, e.base, e.begin, e.end,
+					  e.writer,
+					  PTO_TASK_HANDLE(r, md.seq_of[task]),
+					  task, PTO_TM_NO_OWNER)) {
+				md.nospc_bad++;
 				continue;
 			}
-			if (n < MAXE)
-				m[n++] = e;
+			if (md.n < (int)(sizeof(md.m) / sizeof(md.m[0])))
+				md.m[md.n++] = e;
 		}
 		/* drop retired entries from the model */
-		for (i = 0, k = 0; i < n; i++)
-			if (m[i].task >= oldest)
-				m[k++] = m[i];
-		n = k;
+		for (i = 0, k = 0; i < md.n; i++)
+			if (model_live(&md, &md.m[i]))
+				md.m[k++] = md.m[i];
+		md.n = k;
 	}
-	diag("tensormap model: %d lookups", lookups);
-	ok_eq(missed, 0, "tensormap model: every needed dependency is found");
-	ok_eq(extra + bogus, 0,
-	      "tensormap model: nothing that does not overlap is found");
-	ok_eq(nospc_bad, 0,
-	      "tensormap model: inserts succeed while free entries remain");
-	while (oldest < task)
-		pto_tm_retire_task(&tm, oldest++);
-	ok_eq(tm.live, 0, "tensormap model: retiring every task empties it");
-	pto_tm_destroy(&tm);
+	diag("tensormap model, %u rings: %d lookups", nrings, md.lookups);
+	ok_eq(md.missed, 0, "tensormap model, %u rings: every needed "
+	      "dependency is found", nrings);
+	ok_eq(md.extra + md.bogus, 0, "tensormap model, %u rings: nothing that "
+	      "does not overlap or has retired is found", nrings);
+	ok_eq(md.nospc_bad, 0, "tensormap model, %u rings: inserts succeed "
+	      "while free entries remain", nrings);
+	for (r = 0; r < nrings; r++)
+		while (md.oldest[r] < md.next_seq[r])
+			model_retire(&md, r);
+	for (r = 0, k = 0; r < nrings; r++)
+		k += md.tm.ring[r].live;
+	ok_eq(k, 0, "tensormap model, %u rings: retiring every task empties "
+	      "it", nrings);
+	pto_tm_destroy(&md.tm);
 }
 
 /* ---- the per-task clock ------------------------------------------------- */
@@ -492,7 +561,8 @@ int main(void)
 	test_tm_fixed();
 	test_tm_reuse();
 	test_tm_owner();
-	test_tm_random(seed);
+	test_tm_random(seed, 1);
+	test_tm_random(seed + 1, PTO_MAX_RINGS);
 	test_task_clock();
 	return tap_done();
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Randomized differential test: thousands of small random programs (up to
- * 64 tasks in random nested scopes, with random INPUT / INOUT /
+ * 256 tasks in random nested scopes, with random INPUT / INOUT /
  * OUTPUT_EXISTING / OUTPUT / NODEP regions, partly overlapping, on a few
  * shared buffers and on OUTPUT buffers while they live) run on runtimes
  * with random task windows (4..1024) and core counts.  Every task hashes
@@ -9,11 +9,15 @@
  * execution; the shared buffers must equal, byte for byte, the sequential
  * replay of the same task list in submission order (testlib.h).
  *
- * The generator keeps each program deadlock-free by construction: tasks
- * held by open scopes pin the in-order task and heap rings, so it never
- * lets the tasks from the oldest one still held to the newest exceed
+ * The runtimes have 1 to 4 task rings, one per scope depth (depths past the
+ * last share it), each retired in order on its own.  The generator keeps
+ * each program deadlock-free by construction, ring by ring: tasks held by
+ * open scopes pin their ring's task window and heap, so in no ring does it
+ * let the tasks from the oldest one still held to the newest exceed
  * window - 1, nor their OUTPUTs the heap ring, closing scopes (or ending
- * the program) instead.  Heap rings go down to 4 KiB, so buffers are
+ * the program) instead.  Within that, outer scopes hold OUTPUTs that long
+ * runs of deeper scopes read, far more tasks in all than a window holds:
+ * no such run may deadlock.  Heap rings go down to 4 KiB, so buffers are
  * reused while tasks that touched them may still be pending.
  *
  *	PTO_TEST_SEED=n		reproduce a run (the seed is printed)
@@ -27,11 +31,11 @@
 
 #include "testlib.h"
 
-#define MAX_TASKS 64
+#define MAX_TASKS 256
 #define MAX_OPS (3 * MAX_TASKS + 16)
 #define MAX_NP 5
 #define MAX_OUTS (MAX_TASKS * MAX_NP)
-#define MAX_DEPTH 4
+#define MAX_DEPTH 6
 #define NSHARED 3
 #define CONST_BUF NSHARED	/* read-only: the only NODEP target */
 #define SH_BYTES 384
@@ -70,6 +74,7 @@ static uint64_t pto_align_up_(uint64_t x)
 struct rcfg {
 	uint32_t window;
 	uint64_t heap;
+	uint32_t nrings;
 	uint32_t cores[PTO_NUM_WORKER_TYPES];
 };
 
@@ -123,43 +128,60 @@ struct gen {
 	struct rprog *pg;
 	uint32_t window;
 	uint64_t heap;
+	uint32_t nrings;
 	uint64_t task_bytes[MAX_TASKS];	/* heap ring bytes per task */
+	int task_ring[MAX_TASKS];	/* the task ring it goes to */
 	int depth;
 	int first_held[MAX_DEPTH + 1];	/* per open scope, -1: none */
 	int live[MAX_OUTS], nlive;	/* outputs alive now */
 	int live_depth[MAX_OUTS];
 };
 
+/* The task ring of a scope depth, as the runtime picks it. */
+static int ring_of(const struct gen *g, int depth)
+{
+	return depth < (int)g->nrings ? depth : (int)g->nrings - 1;
+}
+
 static uint32_t buf_bytes(const struct gen *g, int buf)
 {
 	return buf >= OUT_BASE ? g->pg->out_nb[buf - OUT_BASE] : SH_BYTES;
 }
 
-/* Tasks from the oldest one an open scope holds to a new one. */
-static int held_span(const struct gen *g)
+/* The oldest task an open scope holds in a ring (ntasks: none). */
+static int oldest_held(const struct gen *g, int ring)
 {
 	int d, oldest = g->pg->ntasks;
 
 	for (d = 0; d <= g->depth; d++)
-		if (g->first_held[d] >= 0 && g->first_held[d] < oldest)
+		if (ring_of(g, d) == ring && g->first_held[d] >= 0 &&
+		    g->first_held[d] < oldest)
 			oldest = g->first_held[d];
-	return g->pg->ntasks - oldest + 1;
+	return oldest;
+}
+
+/* Tasks of a ring from the oldest one an open scope holds to a new one. */
+static int held_span(const struct gen *g, int ring)
+{
+	int t, n = 1;
+
+	for (t = oldest_held(g, ring); t < g->pg->ntasks; t++)
+		n += g->task_ring[t] == ring;
+	return n;
 }
 
 /*
- * The same for the heap ring: the bytes of the OUTPUTs from the oldest held
- * task on, which the in-order heap ring cannot reuse until it retires.
+ * The same for the ring's heap: the bytes of its OUTPUTs from the oldest
+ * held task on, which the in-order heap ring cannot reuse until it retires.
  */
-static uint64_t held_bytes(const struct gen *g)
+static uint64_t held_bytes(const struct gen *g, int ring)
 {
-	int d, t, oldest = g->pg->ntasks;
+	int t;
 	uint64_t bytes = 0;
 
-	for (d = 0; d <= g->depth; d++)
-		if (g->first_held[d] >= 0 && g->first_held[d] < oldest)
-			oldest = g->first_held[d];
-	for (t = oldest; t < g->pg->ntasks; t++)
-		bytes += g->task_bytes[t];
+	for (t = oldest_held(g, ring); t < g->pg->ntasks; t++)
+		if (g->task_ring[t] == ring)
+			bytes += g->task_bytes[t];
 	return bytes;
 }
 
@@ -289,6 +311,7 @@ static void gen_task(struct gen *g)
 			gen_param(g, t, 1);
 	}
 	g->task_bytes[g->pg->ntasks] = 0;
+	g->task_ring[g->pg->ntasks] = ring_of(g, g->depth);
 	for (i = 0; i < t->np; i++)
 		if (t->p[i].kind == PTO_PARAM_OUTPUT) {
 			g->live[g->nlive] = t->p[i].buf;
@@ -302,23 +325,25 @@ static void gen_task(struct gen *g)
 	g->pg->nops++;
 }
 
-static void generate(struct rprog *pg, struct tl_rng *rng, uint32_t window,
-		     uint64_t heap)
+static void generate(struct rprog *pg, struct tl_rng *rng,
+		     const struct rcfg *cfg)
 {
-	struct gen g = { .rng = rng, .pg = pg, .window = window, .heap = heap };
-	int target = tl_range(rng, 1, MAX_TASKS), i;
+	struct gen g = { .rng = rng, .pg = pg, .window = cfg->window,
+			 .heap = cfg->heap, .nrings = cfg->nrings };
+	int target = tl_range(rng, 1, MAX_TASKS), i, ring;
 
 	memset(pg, 0, sizeof(*pg));
 	g.first_held[0] = -1;
 	while (pg->ntasks < target) {
 		uint32_t r = tl_range(rng, 0, 99);
 
+		ring = ring_of(&g, g.depth);
 		if (r < 12 && g.depth < MAX_DEPTH) {
 			gen_begin(&g);
 		} else if (r < 22 && g.depth > 0) {
 			gen_end(&g);
-		} else if (held_span(&g) <= (int)window - 1 &&
-			   held_bytes(&g) + TASK_HEAP_MAX <= heap) {
+		} else if (held_span(&g, ring) <= (int)g.window - 1 &&
+			   held_bytes(&g, ring) + TASK_HEAP_MAX <= g.heap) {
 			gen_task(&g);
 		} else if (g.depth > 0) {
 			gen_end(&g);
@@ -466,19 +491,33 @@ static void dump_prog(const struct rprog *pg)
  * Holding every task until the last submit makes the runtime resolve the
  * whole DAG with all producers pending, the case a fast runtime that
  * finishes tasks as they come rarely meets.  Safe only when nothing has to
- * complete for the program to be submitted: all its tasks fit in the task
- * window and its OUTPUTs in half the heap ring.
+ * complete for the program to be submitted: in every ring, all its tasks
+ * fit in the task window and its OUTPUTs in half the heap ring.
  */
 static int gate_ok(const struct rprog *pg, const struct rcfg *cfg)
 {
-	uint64_t bytes = 0;
-	int i, k;
+	uint64_t bytes[PTO_MAX_RINGS] = { 0 };
+	int tasks[PTO_MAX_RINGS] = { 0 };
+	int i, k, depth = 0, ring;
 
-	for (i = 0; i < pg->nops; i++)
-		for (k = 0; pg->ops[i].op == OP_TASK && k < pg->ops[i].np; k++)
-			if (pg->ops[i].p[k].kind == PTO_PARAM_OUTPUT)
-				bytes += 64 + pto_align_up_(pg->ops[i].p[k].nb);
-	return pg->ntasks <= (int)cfg->window - 1 && bytes <= cfg->heap / 2;
+	for (i = 0; i < pg->nops; i++) {
+		const struct rop *o = &pg->ops[i];
+
+		if (o->op != OP_TASK) {
+			depth += o->op == OP_BEGIN ? 1 : -1;
+			continue;
+		}
+		ring = depth < (int)cfg->nrings ? depth : (int)cfg->nrings - 1;
+		tasks[ring]++;
+		for (k = 0; k < o->np; k++)
+			if (o->p[k].kind == PTO_PARAM_OUTPUT)
+				bytes[ring] += 64 + pto_align_up_(o->p[k].nb);
+	}
+	for (ring = 0; ring < (int)cfg->nrings; ring++)
+		if (tasks[ring] > (int)cfg->window - 1 ||
+		    bytes[ring] > cfg->heap / 2)
+			return 0;
+	return 1;
 }
 
 struct totals {
@@ -494,7 +533,7 @@ static void run_dag(struct pto_runtime *rt, struct tl_rec *rec,
 	int i, w, ret, bad = 0;
 
 	tl_rng_seed(&rng, seed ^ tl_mix(0x5eed0000ull + idx));
-	generate(&pg, &rng, cfg->window, cfg->heap);
+	generate(&pg, &rng, cfg);
 	c->pg = &pg;
 	c->bad_out = 0;
 	c->gated = gate_ok(&pg, cfg) && tl_range(&rng, 0, 1);
@@ -533,8 +572,8 @@ static void run_dag(struct pto_runtime *rt, struct tl_rec *rec,
 		tot->mismatched += bad;
 	}
 	if (bad || c->bad_out) {
-		diag("dag %d: seed %llu, window %u, heap %llu, cores %u/%u/%u/%u, %d tasks",
-		     idx, (unsigned long long)seed, cfg->window,
+		diag("dag %d: seed %llu, %u rings, window %u, heap %llu, cores %u/%u/%u/%u, %d tasks",
+		     idx, (unsigned long long)seed, cfg->nrings, cfg->window,
 		     (unsigned long long)cfg->heap, cfg->cores[0],
 		     cfg->cores[1], cfg->cores[2], cfg->cores[3], pg.ntasks);
 		if (tot->dumped++ < 3)
@@ -550,6 +589,7 @@ static void random_cfg(struct rcfg *rc, uint64_t seed, int group)
 	rc->window = 1u << tl_range(&rng, 2, 10);
 	/* down to 4 KiB, so that the ring wraps onto freed buffers often */
 	rc->heap = 1ull << tl_range(&rng, 12, 20);
+	rc->nrings = tl_range(&rng, 1, PTO_MAX_RINGS);
 	rc->cores[PTO_WORKER_CUBE] = tl_range(&rng, 1, 3);
 	rc->cores[PTO_WORKER_VECTOR] = tl_range(&rng, 1, 3);
 	rc->cores[PTO_WORKER_AICPU] = tl_range(&rng, 1, 2);
@@ -568,6 +608,7 @@ static void run_group(uint64_t seed, int group, int first, int last,
 
 	random_cfg(&rc, seed, group);
 	tl_config(&cfg, rc.window, rc.heap);
+	cfg.nrings = rc.nrings;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
 		cfg.cores[t] = rc.cores[t];
 	rt = tl_runtime(&cfg);

@@ -132,11 +132,13 @@ static void test_window(uint32_t window, uint64_t ntasks)
 	pto_get_stats(rt, &st);
 	ok_eq(st.tasks_completed, c.iters * c.per_scope,
 	      "window %u: every task completed", window);
-	ok(st.ring[PTO_RING_TASK].size == window &&
-	   st.ring[PTO_RING_TASK].high_water <= window,
-	   "window %u: task ring size %llu, high water %llu", window,
-	   (unsigned long long)st.ring[PTO_RING_TASK].size,
-	   (unsigned long long)st.ring[PTO_RING_TASK].high_water);
+	/* the loop's scopes are at depth 1: ring 1 */
+	ok(st.depth[1][PTO_RING_TASK].size == window &&
+	   st.depth[1][PTO_RING_TASK].high_water <= window &&
+	   st.depth[1][PTO_RING_TASK].high_water >= c.per_scope,
+	   "window %u: ring 1's task window size %llu, high water %llu",
+	   window, (unsigned long long)st.depth[1][PTO_RING_TASK].size,
+	   (unsigned long long)st.depth[1][PTO_RING_TASK].high_water);
 	diag("window %u: %llu task-ring stalls, %.1f ms stalled, %.0f ns/task",
 	     window, (unsigned long long)st.ring[PTO_RING_TASK].stalls,
 	     st.ring[PTO_RING_TASK].stall_ns / 1e6,
@@ -261,11 +263,12 @@ static void test_heap(int two)
 	ok(c.acc[0] == ref_heap(two), "%s: result equals the sequential loop",
 	   name);
 	pto_get_stats(rt, &st);
-	ok(st.ring[PTO_RING_HEAP].size == HEAP &&
-	   st.ring[PTO_RING_HEAP].high_water <= HEAP,
-	   "%s: heap ring size %llu, high water %llu", name,
-	   (unsigned long long)st.ring[PTO_RING_HEAP].size,
-	   (unsigned long long)st.ring[PTO_RING_HEAP].high_water);
+	ok(st.depth[1][PTO_RING_HEAP].size == HEAP &&
+	   st.depth[1][PTO_RING_HEAP].high_water <= HEAP &&
+	   st.depth[1][PTO_RING_HEAP].high_water > 0,
+	   "%s: ring 1's heap ring size %llu, high water %llu", name,
+	   (unsigned long long)st.depth[1][PTO_RING_HEAP].size,
+	   (unsigned long long)st.depth[1][PTO_RING_HEAP].high_water);
 	diag("%s: %llu heap stalls, %.1f ms stalled", name,
 	     (unsigned long long)st.ring[PTO_RING_HEAP].stalls,
 	     st.ring[PTO_RING_HEAP].stall_ns / 1e6);
@@ -345,11 +348,13 @@ static void test_pools(void)
 	   "pools of 16: result equals the sequential loop");
 	pto_get_stats(rt, &st);
 	for (ring = PTO_RING_DEP; ring <= PTO_RING_TENSORMAP; ring++) {
-		ok(st.ring[ring].size == 16 && st.ring[ring].high_water <= 16,
-		   "pools of 16: %s size %llu, high water %llu",
+		ok(st.depth[1][ring].size == 16 &&
+		   st.depth[1][ring].high_water <= 16 &&
+		   st.depth[1][ring].high_water > 0,
+		   "pools of 16: ring 1's %s size %llu, high water %llu",
 		   pto_ring_name(ring),
-		   (unsigned long long)st.ring[ring].size,
-		   (unsigned long long)st.ring[ring].high_water);
+		   (unsigned long long)st.depth[1][ring].size,
+		   (unsigned long long)st.depth[1][ring].high_water);
 		diag("pools of 16: %s: %llu stalls, %.1f ms stalled",
 		     pto_ring_name(ring),
 		     (unsigned long long)st.ring[ring].stalls,

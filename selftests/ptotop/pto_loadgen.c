@@ -7,6 +7,12 @@
  * destroying the runtime (which removes its stats page).
  *
  *   pto_loadgen [-t SECONDS] [-n TASKS] [-s SPIN_NS] [-p PAUSE_MS]
+ *		 [-l LEVELS] [-S] [-w]
+ *
+ * -l LEVELS nests scopes LEVELS deep, putting tasks in as many task rings
+ * (one per scope depth); -S prints pto_print_stats() when the load
+ * ends and -w then waits for SIGTERM before destroying the runtime, so
+ * that a monitor can compare its final page with what libpto printed.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,6 +29,7 @@ enum { K_CUBE = 1, K_VECTOR = 2 };
 
 struct load {
 	unsigned int tasks;
+	unsigned int levels;	/* scope depths used, 1: the run's only */
 	uint64_t spin_ns;
 };
 
@@ -33,33 +40,75 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* Chains of four: each task reads its predecessor's runtime output. */
+/* Task i of a run: cube and vector in turn, reading in if there is one. */
+static int submit(struct pto_runtime *rt, const struct load *ld,
+		  unsigned int i, void *in, void **out)
+{
+	struct pto_param p[3];
+	bool cube = i % 2 == 0;
+	uint32_t n = 0;
+	int64_t id;
+
+	p[n++] = PTO_SCALAR(ld->spin_ns);
+	p[n++] = PTO_OUT(out, 256);
+	if (in)
+		p[n++] = PTO_IN(in, 0, 256);
+	id = pto_submit_task(rt, cube ? K_CUBE : K_VECTOR,
+			     cube ? PTO_WORKER_CUBE : PTO_WORKER_VECTOR, p, n);
+	return id < 0 ? (int)id : 0;
+}
+
+/* A chain of four: each task reads its predecessor's output. */
+static int chain(struct pto_runtime *rt, const struct load *ld, void *in,
+		 void **out, unsigned int *count)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < 4 && !ret && *count < ld->tasks && !stop; i++) {
+		ret = submit(rt, ld, (*count)++, in, out);
+		in = *out;
+	}
+	return ret;
+}
+
+/*
+ * A scope at depth with a chain reading the chain of the depth above, so
+ * that dependencies cross task rings, and the next depth nested in it.
+ */
+static int nested(struct pto_runtime *rt, const struct load *ld,
+		  unsigned int depth, void *in, unsigned int *count)
+{
+	void *out = NULL;
+	int ret, end;
+
+	pto_scope_begin(rt);
+	ret = chain(rt, ld, in, &out, count);
+	if (!ret && out && depth + 1 < ld->levels)
+		ret = nested(rt, ld, depth + 1, out, count);
+	end = pto_scope_end(rt);
+	return ret ? ret : end;
+}
+
+/*
+ * One level: chains in the run's own scope.  More: one chain there (what
+ * an outer scope holds, like weights), then a loop of nested scopes.
+ */
 static int orch(struct pto_runtime *rt, void *arg)
 {
 	const struct load *ld = arg;
-	void *prev = NULL, *out;
-	unsigned int i;
-	int64_t id;
+	unsigned int count = 0;
+	void *out = NULL;
+	int ret = 0;
 
-	for (i = 0; i < ld->tasks && !stop; i++) {
-		struct pto_param p[3];
-		uint32_t n = 0;
-		bool cube = i % 2 == 0;
-
-		if (i % 4 == 0)
-			prev = NULL;
-		p[n++] = PTO_SCALAR(ld->spin_ns);
-		p[n++] = PTO_OUT(&out, 256);
-		if (prev)
-			p[n++] = PTO_IN(prev, 0, 256);
-		id = pto_submit_task(rt, cube ? K_CUBE : K_VECTOR,
-				     cube ? PTO_WORKER_CUBE : PTO_WORKER_VECTOR,
-				     p, n);
-		if (id < 0)
-			return (int)id;
-		prev = out;
+	if (ld->levels > 1)
+		ret = chain(rt, ld, NULL, &out, &count);
+	while (!ret && count < ld->tasks && !stop) {
+		if (ld->levels > 1)
+			ret = nested(rt, ld, 1, out, &count);
+		else
+			ret = chain(rt, ld, NULL, &out, &count);
 	}
-	return 0;
+	return ret;
 }
 
 static int register_kernels(struct pto_runtime *rt, uint64_t spin_ns)
@@ -74,6 +123,17 @@ static int register_kernels(struct pto_runtime *rt, uint64_t spin_ns)
 	return ret;
 }
 
+/* Keep the runtime, and its final stats page, until told to stop. */
+static void wait_for_signal(void)
+{
+	struct timespec tick = { 0, 10 * 1000000L };
+
+	printf("pto_loadgen: load done, waiting for SIGTERM\n");
+	fflush(stdout);
+	while (!stop)
+		nanosleep(&tick, NULL);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -84,16 +144,17 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-	struct load ld = { .tasks = 64, .spin_ns = 20000 };
+	struct load ld = { .tasks = 64, .levels = 1, .spin_ns = 20000 };
 	struct timespec pause = { 0, 5 * 1000000L };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct pto_runtime *rt;
 	struct pto_config cfg;
+	bool print_stats = false, wait_term = false;
 	double seconds = 30, end;
 	long runs = 0;
 	int c, ret;
 
-	while ((c = getopt(argc, argv, "t:n:s:p:")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:s:p:l:Sw")) != -1) {
 		switch (c) {
 		case 't':
 			seconds = atof(optarg);
@@ -108,9 +169,21 @@ int main(int argc, char **argv)
 			pause.tv_sec = atol(optarg) / 1000;
 			pause.tv_nsec = atol(optarg) % 1000 * 1000000L;
 			break;
+		case 'l':
+			ld.levels = strtoul(optarg, NULL, 0);
+			if (ld.levels < 1 || ld.levels > 16)
+				ld.levels = 1;
+			break;
+		case 'S':
+			print_stats = true;
+			break;
+		case 'w':
+			wait_term = true;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-t SECONDS] [-n TASKS] "
-				"[-s SPIN_NS] [-p PAUSE_MS]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [-t SECONDS] [-n TASKS] [-s SPIN_NS] [-p PAUSE_MS] [-l LEVELS] [-S] [-w]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -145,6 +218,10 @@ int main(int argc, char **argv)
 		runs++;
 		nanosleep(&pause, NULL);
 	}
+	if (print_stats)
+		pto_print_stats(rt, stdout);
+	if (wait_term)
+		wait_for_signal();
 	pto_runtime_destroy(rt);
 	printf("pto_loadgen: %ld runs of %u tasks\n", runs, ld.tasks);
 	return ret ? 1 : 0;

@@ -129,7 +129,8 @@ ok $? "an unknown option exits 2"
 
 # ---- 1. a live sim runtime, through its stats page -------------------------
 shm=${PTO_STATS_DIR:-/dev/shm}
-PTO_DEVICE=sim "$LOADGEN" -t 60 -n 64 -s 20000 -p 5 >"$tmp/loadgen.out" 2>&1 &
+PTO_DEVICE=sim PTO_RINGS=4 "$LOADGEN" -t 60 -n 64 -s 20000 -p 5 \
+	>"$tmp/loadgen.out" 2>&1 &
 lg=$!
 pids="$pids $lg"
 wait_for 400 has_page "$shm" "$lg"
@@ -195,6 +196,65 @@ ok $? "device and pid filters"
 	check "$tmp/sortr.json" "[p['pid'] for p in docs[0]['processes']] == sorted((p['pid'] for p in docs[0]['processes']), reverse=True)"
 ok $? "--sort pid and --reverse order the processes"
 
+# ---- 1b. task rings: one per scope depth, with libpto's sizing advice ------
+# lg has one level of scopes: ring 0 only.  lg2 nests them three deep with
+# 8-slot task windows below ring 0, so that the orchestrator waits on them;
+# when its load is done it prints pto_print_stats() and keeps its final
+# page until SIGTERM: ptotop must then say what libpto said.
+pgsize=$(wc -c <"$(page_of "$shm" "$lg")")
+check "$tmp/run.json" \
+	"all(len(p['task_rings']) == 4 for d in docs for p in procs(d, $lg))" \
+	"[(r['ring'], r['scope_depth'], r['and_deeper'], r['used']) for r in procs(docs[1], $lg)[0]['task_rings']] == [(0, 0, False, True), (1, 1, False, False), (2, 2, False, False), (3, 3, True, False)]" \
+	"all(sum(r['resources'][k][f] for r in p['task_rings']) == p['rings'][k][f] for d in docs for p in procs(d, $lg) for k in p['rings'] for f in ('size', 'high_water', 'stalls', 'stall_ns'))"
+ok $? "JSON: four task rings, ring 0 used, their figures sum to the totals"
+
+PTO_DEVICE=sim PTO_RINGS=4 PTO_TASK_WINDOW=4096,8 "$LOADGEN" -t 1.5 -n 200 \
+	-s 200000 -p 5 -l 3 -S -w >"$tmp/loadgen2.out" 2>&1 &
+lg2=$!
+pids="$pids $lg2"
+wait_for 600 grep -q 'load done' "$tmp/loadgen2.out"
+ok $? "nested load generator $lg2 has done its load and waits"
+
+"$PTOTOP" -j -n 1 -p "$lg2" >"$tmp/rings.json"
+check "$tmp/rings.json" "len(procs(docs[0], $lg2)) == 1" \
+	"[r['used'] for r in procs(docs[0], $lg2)[0]['task_rings']] == [True, True, True, False]" \
+	"[r['resources']['task']['size'] for r in procs(docs[0], $lg2)[0]['task_rings']] == [4096, 8, 8, 8]" \
+	"all(0 < g['high_water'] <= g['size'] for r in procs(docs[0], $lg2)[0]['task_rings'][:3] for g in r['resources'].values())"
+ok $? "JSON: rings 0-2 used by three scope depths, each with its own size"
+check "$tmp/rings.json" \
+	"procs(docs[0], $lg2)[0]['task_rings'][1]['resources']['task']['stalls'] > 0" \
+	"{'resource': 'task', 'action': 'grow', 'size': 16, 'env': 'PTO_TASK_WINDOW=4096,16,8,8'}.items() <= [a for a in procs(docs[0], $lg2)[0]['task_rings'][1]['advice'] if a['resource'] == 'task'][0].items()" \
+	"procs(docs[0], $lg2)[0]['task_rings'][3]['advice'] == []"
+ok $? "JSON: ring 1's task window stalled and is advised to grow to 16"
+
+# libpto's lines: "  ring N ..." under "sizing advice:"; the ring table
+sed -n '/sizing advice:/,$ s/^  ring /ring /p' "$tmp/loadgen2.out" \
+	>"$tmp/libpto-advice.txt"
+check "$tmp/rings.json" \
+	"[l.rstrip('\n') for l in open('$tmp/libpto-advice.txt')] == [a['text'] for r in procs(docs[0], $lg2)[0]['task_rings'] for a in r['advice']]" \
+	"len(open('$tmp/libpto-advice.txt').readlines()) >= 2"
+ok $? "JSON: each ring's advice is pto_print_stats()'s, line for line"
+
+"$PTOTOP" -b -R -n 1 -p "$lg2" >"$tmp/rings.txt"
+sed -n 's/^ *advice: //p' "$tmp/rings.txt" >"$tmp/ptotop-advice.txt"
+[ -s "$tmp/ptotop-advice.txt" ] &&
+	cmp -s "$tmp/libpto-advice.txt" "$tmp/ptotop-advice.txt"
+ok $? "-R prints pto_print_stats()'s sizing advice under the process"
+# ring, resource, size, high water, stalls, stall ms; in use is live there
+ring_table() { awk '$1 ~ /^[0-9]$/ { print $1, $2, $3, $4, $6, $7, $8 }' "$1"; }
+ring_table "$tmp/loadgen2.out" >"$tmp/libpto-rings.txt"
+ring_table "$tmp/rings.txt" >"$tmp/ptotop-rings.txt"
+[ "$(wc -l <"$tmp/libpto-rings.txt")" -eq 13 ] &&
+	cmp -s "$tmp/libpto-rings.txt" "$tmp/ptotop-rings.txt"
+ok $? "-R's per ring figures equal pto_print_stats()'s"
+grep -Eq "^ *$lg2 +[^ ]+ +sim .*pto_loadgen" "$tmp/rings.txt" &&
+	grep -q '^        3    (scope depth 3 and deeper: no tasks)$' "$tmp/rings.txt"
+ok $? "-R: the process row, then its rings; the unused one says so"
+"$PTOTOP" -b -n 1 -p "$lg2" >"$tmp/norings.txt"
+grep -Eq "^ *$lg2 +[^ ]+ +sim " "$tmp/norings.txt" &&
+	! grep -Eq 'advice|task window|scope depth' "$tmp/norings.txt"
+ok $? "without -R the text keeps one line per process"
+
 # ---- 2. the interactive screen in tmux -----------------------------------------
 screen() { tmux -L "$tmux_sock" capture-pane -p -t ptotop 2>/dev/null; }
 screen_has() { screen | grep -q -- "$1"; }
@@ -250,6 +310,49 @@ if command -v tmux >/dev/null; then
 	wait_for 100 dead
 	ok $? "q quits"
 
+	# the task ring view; sorted by pid so that lg is first and lg2 second
+	rev=
+	[ "$lg2" -lt "$lg" ] && rev=-r
+	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
+		"env TERM=screen $PTOTOP -d 0.3 -s pid $rev -p $lg -p $lg2"
+	wait_for 200 screen_has " $lg2 " && screen_has " $lg "
+	ok $? "UI shows pids $lg and $lg2"
+	tmux -L "$tmux_sock" send-keys -t ptotop Enter
+	wait_for 100 screen_has "Task rings of pid $lg, pto_loadgen on sim" &&
+		screen_has "^0    task window " &&
+		screen_has "^1    (scope depth 1: no tasks)"
+	ok $? "Enter shows the rings of the first row, selected at start"
+	tmux -L "$tmux_sock" send-keys -t ptotop Escape
+	wait_for 100 screen_lacks "Task rings of" && screen_has " $lg2 "
+	ok $? "Esc returns to the process table"
+	tmux -L "$tmux_sock" send-keys -t ptotop Down Enter
+	wait_for 100 screen_has "Task rings of pid $lg2, pto_loadgen on sim"
+	ok $? "Down selects the next row, Enter shows its rings"
+	screen >"$tmp/rings-screen.txt"
+	sed 's/^/# /' "$tmp/rings-screen.txt"
+	grep -Eq '^1 +task window +8 +[0-9]+ +8 +[1-9][0-9]* +[0-9.]+ +grow 16$' \
+		"$tmp/rings-screen.txt" &&
+		grep -Eq '^ +heap ring +64\.0M .* shrink ' "$tmp/rings-screen.txt" &&
+		grep -q '^3    (scope depth 3 and deeper: no tasks)' \
+			"$tmp/rings-screen.txt" &&
+		grep -q '^ring 1 task window: full [0-9]* times' \
+			"$tmp/rings-screen.txt" &&
+		grep -q 'PTO_TASK_WINDOW=4096,16,8,8' "$tmp/rings-screen.txt"
+	ok $? "each used ring's resources with short advice, then libpto's"
+	# lines are clipped at the edge: a whole one ends with its advice, and
+	# all but ring 2's task window (if it never stalled) have some
+	[ "$(grep -Ec ' (grow|shrink) [0-9.]+[KMG]?$' "$tmp/rings-screen.txt")" -ge 11 ]
+	ok $? "the ring view fits 80 columns: its resource lines are whole"
+	tmux -L "$tmux_sock" send-keys -t ptotop j
+	wait_for 100 screen_has "\\[2-21 of [0-9]*, j/k\\]$" &&
+		screen_lacks "^0    task window"
+	ok $? "j scrolls the ring view"
+	tmux -L "$tmux_sock" send-keys -t ptotop Enter
+	wait_for 100 screen_lacks "Task rings of" && screen_has " $lg2 "
+	ok $? "Enter returns to the process table"
+	tmux -L "$tmux_sock" send-keys -t ptotop q
+	wait_for 100 dead
+
 	mkdir -p "$tmp/empty"
 	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
 		"env TERM=screen PTO_STATS_DIR=$tmp/empty PTOTOP_PROC_ROOT=$tmp/empty PTOTOP_SYSFS_ROOT=$tmp/empty $PTOTOP"
@@ -262,7 +365,7 @@ if command -v tmux >/dev/null; then
 	ok $? "q quits from the help screen too"
 	tmux -L "$tmux_sock" kill-server 2>/dev/null
 else
-	for t in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do skip "tmux not installed"; done
+	for t in $(seq 22); do skip "tmux not installed"; done
 fi
 
 # ---- 3. clean exit and stale pages ------------------------------------------------
@@ -271,6 +374,8 @@ stop "$lg"
 rc=$?
 [ $rc -ne 0 ] && sed 's/^/# loadgen: /' "$tmp/loadgen.out" | head -n 60
 ok $rc "load generator exits cleanly on SIGTERM"
+stop "$lg2"
+ok $? "nested load generator exits cleanly on SIGTERM"
 pids=""
 [ ! -e "$page" ]
 ok $? "its stats page is removed at exit"
@@ -314,6 +419,61 @@ rm -f "$tmp/shm/.pto-stats.new.$$.0"
 PTO_STATS_DIR="$tmp/shm" PTOTOP_PROC_ROOT="$tmp/none" PTOTOP_SYSFS_ROOT="$tmp/none" \
 	"$PTOTOP" -b -n 1 | grep -q 'No PTO devices or runtimes found'
 ok $? "says so when there is nothing to show"
+
+# ---- 3b. pages of another version -------------------------------------------
+# A live process mapping a page of version 1 (smaller: no task rings) or 3
+# is not read but reported; a dead process's page is left alone.
+cat >"$tmp/page.py" <<'PY'
+# page.py DIR VERSION SIZE [PID]: a stats page header of that version; with
+# no PID, this process's own page, kept mapped until it is killed
+import mmap, os, struct, sys, time
+d, version, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+pid = int(sys.argv[4]) if len(sys.argv) > 4 else os.getpid()
+path = "%s/pto-stats.%d.0" % (d, pid)
+page = bytearray(size)
+struct.pack_into("<QII", page, 0, 0x5054535041474531, version, size)
+with open(path, "wb") as f:
+    f.write(page)
+if len(sys.argv) == 4:
+    m = mmap.mmap(os.open(path, os.O_RDONLY), 0, prot=mmap.PROT_READ)
+    time.sleep(120)
+PY
+mkdir "$tmp/ver"
+python3 "$tmp/page.py" "$tmp/ver" 1 $((pgsize - 640)) &
+v1=$!
+python3 "$tmp/page.py" "$tmp/ver" 3 $((pgsize + 64)) &
+v3=$!
+pids="$v1 $v3"
+python3 "$tmp/page.py" "$tmp/ver" 1 $((pgsize - 640)) "$crash"
+maps_page() { grep -q "/pto-stats\.$1\.0\$" "/proc/$1/maps" 2>/dev/null; }
+wait_for 200 maps_page "$v1" && wait_for 200 maps_page "$v3"
+ok $? "processes $v1 and $v3 map pages of versions 1 and 3"
+PTO_STATS_DIR="$tmp/ver" "$PTOTOP" -j -n 1 >"$tmp/ver.json" &&
+	check "$tmp/ver.json" "docs[0]['processes'] == []" \
+		"sorted((u['pid'], u['version'], u['file']) for u in docs[0]['unsupported_pages']) == sorted([($v1, 1, 'pto-stats.$v1.0'), ($v3, 3, 'pto-stats.$v3.0')])"
+ok $? "JSON lists the live pages of versions 1 and 3, not the dead one's"
+PTO_STATS_DIR="$tmp/ver" "$PTOTOP" -b -n 1 >"$tmp/ver.txt"
+grep -q "^pid $v1 not shown: its stats page pto-stats.$v1.0 is version 1, from an older libpto; ptotop reads version 2\$" "$tmp/ver.txt" &&
+	grep -q "^pid $v3 not shown: its stats page pto-stats.$v3.0 is version 3, from a newer libpto; ptotop reads version 2: update ptotop\$" "$tmp/ver.txt" &&
+	! grep -q "pid $crash" "$tmp/ver.txt"
+ok $? "text says which runtimes are not shown, and why"
+PTO_STATS_DIR="$tmp/ver" "$PTOTOP" -j -n 1 -p "$v3" >"$tmp/ver3.json" &&
+	check "$tmp/ver3.json" "[u['pid'] for u in docs[0]['unsupported_pages']] == [$v3]"
+ok $? "-p filters them too"
+if command -v tmux >/dev/null; then
+	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
+		"env TERM=screen PTO_STATS_DIR=$tmp/ver $PTOTOP"
+	wait_for 100 screen_has "2 runtimes not shown: stats pages of other versions"
+	ok $? "UI says so too"
+	tmux -L "$tmux_sock" kill-server 2>/dev/null
+else
+	skip "tmux not installed"
+fi
+[ -e "$tmp/ver/pto-stats.$v1.0" ] && [ -e "$tmp/ver/pto-stats.$v3.0" ] &&
+	[ -e "$tmp/ver/pto-stats.$crash.0" ]
+ok $? "pages of other versions are left in place, a dead process's too"
+for p in $pids; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+pids=""
 
 # ---- 4. /dev/ptoN clients through fdinfo and sysfs (fake tree) ------------------
 fake=$tmp/fake
@@ -379,6 +539,14 @@ check "$tmp/fd.json" \
 	"procs(docs[0], $fp)[0]['rings']['task']['size'] == 256" \
 	"procs(docs[0], $fp)[0]['rings']['task']['in_use'] == 12"
 ok $? "fdinfo fields parsed (engines, capacity, memory, window, tasks, state)"
+check "$tmp/fd.json" "procs(docs[0], $fp)[0]['task_rings'] is None" \
+	"docs[0]['unsupported_pages'] == []"
+ok $? "an fdinfo client has no task rings (null)"
+PTOTOP_PROC_ROOT="$fake/proc" PTOTOP_SYSFS_ROOT="$fake/sys" \
+	PTO_STATS_DIR="$tmp/shm" "$PTOTOP" -b -R -n 1 >"$tmp/fd.txt"
+grep -Eq "^ *$fp +[^ ]+ +pto0 " "$tmp/fd.txt" &&
+	! grep -Eq 'resource|advice' "$tmp/fd.txt"
+ok $? "-R prints no ring lines for it"
 check "$tmp/fd.json" "sorted(d['name'] for d in docs[0]['devices']) == ['pto0', 'pto1']" \
 	"dev(docs[0], 'pto0')[0]['cores'] == {'cube': 4, 'vector': 2, 'aicpu': 1, 'accel': 1}" \
 	"dev(docs[0], 'pto0')[0]['contexts'] == 3" \

@@ -89,6 +89,8 @@ ok $? "both iterations list it on pto0 from fdinfo, with a client id"
 
 echo "$two" | grep -q '"sources":\["statspage","fdinfo"\]'
 ok $? "its stats page is merged into the fdinfo row"
+echo "$two" | grep -q '"task_rings":\[{"ring":0,"scope_depth":0,"and_deeper":false,"used":true,'
+ok $? "the page brings its task rings, ring 0 used"
 
 c1=$(num tasks_completed "$one")
 c2=$(num tasks_completed "$two")
@@ -104,6 +106,9 @@ ok $? "device pto0 has a utilisation in the second iteration"
 "$PTOTOP" -b -n 1 -D pto0 >"$tmp/run.txt" 2>&1
 grep -Eq "^ *$lg +[^ ]+ +pto0 " "$tmp/run.txt"
 ok $? "text output shows pid $lg on pto0"
+"$PTOTOP" -b -R -n 1 -p "$lg" >"$tmp/rings.txt" 2>&1
+grep -q '^        0    task window  *1024 ' "$tmp/rings.txt"
+ok $? "-R shows its task rings (ring 0: 1024 slots)"
 
 kill -TERM "$lg"
 if wait_for 150 gone "$lg"; then

@@ -9,3 +9,12 @@ vmtest: lib-all $(BINS) $(SAMPLE_SOS) driver-tests
 
 vmtest-debug: lib-all $(BINS) $(SAMPLE_SOS) driver-tests
 	$(Q)O=$(O) MAKE="$(MAKE)" sh selftests/vm/vmtest-debug.sh
+
+# make vmtest-kernels: the same on every Debian 12 kernel series (6.1,
+# 6.12); make vmtest-arm64: on Debian's arm64 kernel under
+# qemu-system-aarch64, with the module and userspace cross-built.
+.PHONY: vmtest-kernels vmtest-arm64
+vmtest-kernels: lib-all $(BINS) $(SAMPLE_SOS) driver-tests
+	$(Q)O=$(O) MAKE="$(MAKE)" sh selftests/vm/kernels.sh
+vmtest-arm64: lib-all $(BINS) $(SAMPLE_SOS) driver-tests
+	$(Q)O=$(O) MAKE="$(MAKE)" sh selftests/vm/arm64.sh

@@ -31,6 +31,15 @@ case "$O" in /*) ;; *) O="$SRC/$O" ;; esac
 # PTO_VM_VMLINUZ with PTO_VM_KHDR (a kernel build tree) boots any other,
 # such as a debug kernel.  PTO_VM_NAME names the run (work directory
 # $O/vm-NAME, result line "vm-NAME: ..."), so several can coexist.
+#
+# PTO_VM_ARCH=aarch64 boots an arm64 kernel in qemu-system-aarch64 (TCG);
+# selftests/vm/arm64.sh sets it up with PTO_VM_KMAKE_ARGS (ARCH= and
+# CROSS_COMPILE= for the module), PTO_VM_GUEST_O (the cross-built tree the
+# guest gets; the host's $O still computes the reference checksums),
+# PTO_VM_BUSYBOX and PTO_VM_SYSROOT (the libraries the guest's programs
+# load, copied into its root instead of ldd's).
+ARCH=${PTO_VM_ARCH:-x86_64}
+GO=${PTO_VM_GUEST_O:-$O}
 LABEL=vm${PTO_VM_NAME:+-$PTO_VM_NAME}
 VM="$O/$LABEL"
 TIMEOUT=${PTO_VM_TIMEOUT:-480}
@@ -76,21 +85,30 @@ log "kernel $KVER"
 # ---- pto.ko, built in a copy so the source tree stays clean ----
 rm -rf "$VM"
 mkdir -p "$VM/kmod/include" "$VM/root"
-cp -r Kbuild driver ops "$VM/kmod/"
+# PTO_VM_KO boots a module built elsewhere (DKMS) instead, for that kernel.
+if [ -n "${PTO_VM_KO:-}" ]; then
+	mkdir -p "$VM/kmod/driver"
+	case "$PTO_VM_KO" in
+	*.xz) xz -dc "$PTO_VM_KO" >"$VM/kmod/driver/pto.ko" ;;
+	*) cp "$PTO_VM_KO" "$VM/kmod/driver/pto.ko" ;;
+	esac
+	log "module $PTO_VM_KO"
+fi
+[ -z "${PTO_VM_KO:-}" ] && cp -r Kbuild VERSION driver ops "$VM/kmod/"
 cp -r include/uapi "$VM/kmod/include/"
 # sparse too when it is installed (make C=2); its warnings fail the stage
 sparse=""
 command -v sparse >/dev/null 2>&1 && sparse="C=2"
 # The kernel's make must not inherit our command line (O= means something
 # else to Kbuild), so it runs with a clean MAKEFLAGS.
-if ! env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS \
-	$MAKE -s -C "$KHDR" M="$VM/kmod" $sparse modules -j2 \
+if [ -z "${PTO_VM_KO:-}" ] && ! env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS \
+	$MAKE -s -C "$KHDR" M="$VM/kmod" $sparse ${PTO_VM_KMAKE_ARGS:-} modules -j2 \
 	>"$VM/kmod.log" 2>&1; then
 	cat "$VM/kmod.log"
 	log "module build failed"
 	finish 0 1 0
 fi
-grep -E 'warning:' "$VM/kmod.log" && { log "module build warnings"; finish 0 1 0; }
+grep -sE 'warning:' "$VM/kmod.log" && { log "module build warnings"; finish 0 1 0; }
 
 # ---- reference checksums of the built-in samples on the host's sim ----
 R="$VM/root"
@@ -115,7 +133,7 @@ copy_libs() {	# ELF files: copy the shared libraries they need
 	done
 }
 mkdir -p "$R/bin" "$R/sbin" "$R/proc" "$R/sys" "$R/dev" "$R/tmp" "$R/etc"
-cp /bin/busybox "$R/bin/busybox"
+cp "${PTO_VM_BUSYBOX:-/bin/busybox}" "$R/bin/busybox"
 cp "$VM/kmod/driver/pto.ko" "$R/pto/pto.ko"
 # the KUnit suites, built where the kernel has KUnit
 [ -f "$VM/kmod/driver/tests/pto_kunit.ko" ] &&
@@ -132,12 +150,12 @@ root:x:0:
 pto:x:1000:ptouser
 nogroup:x:65534:
 EOF2
-cp -P "$O"/libpto.so* "$R/pto/" 2>/dev/null || true
+cp -P "$GO"/libpto.so* "$R/pto/" 2>/dev/null || true
 for t in ptorun ptotop ptobench; do
-	[ -x "$O/tools/$t" ] && cp "$O/tools/$t" "$R/pto/tools/"
+	[ -x "$GO/tools/$t" ] && cp "$GO/tools/$t" "$R/pto/tools/"
 done
-cp "$O"/samples/*.so "$R/pto/samples/" 2>/dev/null || true
-for d in "$O"/selftests/*/; do
+cp "$GO"/samples/*.so "$R/pto/samples/" 2>/dev/null || true
+for d in "$GO"/selftests/*/; do
 	n=$(basename "$d")
 	[ "$n" = asan ] || [ "$n" = tsan ] && continue
 	for f in "$d"*; do
@@ -151,6 +169,8 @@ for f in selftests/*/vm-*.sh; do
 	mkdir -p "$R/pto/src/$(dirname "$f")"
 	cp "$f" "$R/pto/src/$f"
 done
+mkdir -p "$R/pto/src/packaging"
+cp packaging/60-pto.rules "$R/pto/src/packaging/"	# for vm-access.sh
 cp selftests/vm/guest.sh "$R/pto/guest.sh"
 # knobs of the guest's tests, passed through
 : >"$R/pto/env"
@@ -160,7 +180,11 @@ for v in PTO_FUZZ_SECONDS PTO_FUZZ_SEED PTO_STRESS_SECONDS; do
 done
 # debugging: PTO_VM_ONLY="commands" runs just those after loading pto.ko
 [ -n "${PTO_VM_ONLY:-}" ] && echo "$PTO_VM_ONLY" >"$R/pto/only.sh"
-copy_libs $(find "$R/pto" -type f \( -perm -u+x -o -name '*.so*' \))
+if [ -n "${PTO_VM_SYSROOT:-}" ]; then
+	cp -a "$PTO_VM_SYSROOT"/. "$R/"
+else
+	copy_libs $(find "$R/pto" -type f \( -perm -u+x -o -name '*.so*' \))
+fi
 cat >"$R/init" <<'EOF'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -175,6 +199,9 @@ echo "guest.sh exited $?" >/dev/ttyS1
 sync
 poweroff -f
 EOF
+# arm64's virt board has one UART: the guest's TAP and the kernel's
+# console (emergencies only; guest.sh checks dmesg) share it.
+[ "$ARCH" = aarch64 ] && sed -i 's|/dev/ttyS1|/dev/ttyAMA0|g' "$R/init"
 chmod +x "$R/init"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$VM/initramfs.gz"
 
@@ -194,9 +221,27 @@ boot() {	# accelerator options
 	log "qemu exited $qrc after $(($(date +%s) - start)) s"
 	grep -q '^=== vm guest done' "$VM/guest.log"
 }
+boot_aarch64() {
+	log "booting qemu-system-aarch64 (TCG)"
+	start=$(date +%s)
+	set +e
+	timeout "$TIMEOUT" qemu-system-aarch64 -M virt -cpu cortex-a57 \
+		-accel tcg -m 1024 -smp 2 \
+		-display none -monitor none -no-reboot -nodefaults \
+		-serial "file:$VM/guest.log" \
+		-kernel "$VMLINUZ" -initrd "$VM/initramfs.gz" \
+		-append "console=ttyAMA0 loglevel=1 panic=-1 rdinit=/init" \
+		</dev/null >"$VM/qemu.log" 2>&1
+	qrc=$?
+	set -e
+	log "qemu exited $qrc after $(($(date +%s) - start)) s"
+	ln -sf guest.log "$VM/console.log"
+}
 # TCG by default: KVM passes a start-up probe on these machines but the
 # nested guest then hangs.  PTO_VM_KVM=1 tries KVM first, then TCG.
-if [ -w /dev/kvm ] && [ "${PTO_VM_KVM:-0}" = 1 ] &&
+if [ "$ARCH" = aarch64 ]; then
+	boot_aarch64
+elif [ -w /dev/kvm ] && [ "${PTO_VM_KVM:-0}" = 1 ] &&
    echo quit | timeout 20 qemu-system-x86_64 -accel kvm -M q35 \
 	-display none -monitor stdio -S -nodefaults >/dev/null 2>&1; then
 	boot -accel kvm -cpu host || boot -accel tcg

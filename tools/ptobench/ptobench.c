@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * ptobench: per-task overhead of libpto against OpenMP depend tasks and
- * StarPU.
+ * StarPU; with --metg, Task Bench's METG on a compute-bound kernel
+ * (metg.c).
  *
  * The driver runs one worker process per measurement (ptobench-pto,
  * ptobench-gomp, ptobench-omp, ptobench-starpu), interleaving
@@ -26,19 +27,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptobench.h"
 #include "shapes.h"
 
-enum impl { IMPL_PTO, IMPL_GOMP, IMPL_OMP, IMPL_STARPU, NUM_IMPLS };
-
-static const char *const impl_names[NUM_IMPLS] = {
+const char *const impl_names[NUM_IMPLS] = {
 	"pto", "gomp", "omp", "starpu"
 };
 static const char *const impl_desc[NUM_IMPLS] = {
 	"libpto, sim backend", "OpenMP, gcc libgomp", "OpenMP, clang libomp",
 	"StarPU"
 };
-
-#define MAX_REPS 1000
 
 struct sample {
 	double ns_per_task;
@@ -51,10 +49,6 @@ struct cell {
 	int failed;		/* failed runs */
 	uint64_t tasks;
 	char info[256];		/* worker facts of the last run */
-};
-
-struct summary {
-	double med, min, max;
 };
 
 struct opts {
@@ -78,9 +72,9 @@ static int nloaders;
 
 /* ---- workers ------------------------------------------------------------ */
 
-static bool worker_path(enum impl im, char *buf, size_t len)
+bool worker_path(const char *name, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/ptobench-%s", worker_dir, impl_names[im]);
+	snprintf(buf, len, "%s/ptobench-%s", worker_dir, name);
 	return access(buf, X_OK) == 0;
 }
 
@@ -88,7 +82,7 @@ static bool worker_path(enum impl im, char *buf, size_t len)
  * Workers sit next to ptobench (build tree, or installed in one bindir);
  * PTOBENCH_WORKER_DIR overrides.
  */
-static int find_worker_dir(void)
+int find_worker_dir(void)
 {
 	const char *env = getenv("PTOBENCH_WORKER_DIR");
 	ssize_t n;
@@ -180,6 +174,29 @@ static pid_t spawn(const char *path, char *const argv[], int *out_fd)
 	return pid;
 }
 
+int run_worker(const char *path, char *const argv[], char *out, size_t len,
+	       struct rusage *ru)
+{
+	int fd, status;
+	pid_t pid = spawn(path, argv, &fd);
+
+	if (pid < 0) {
+		fprintf(stderr, "ptobench: cannot start %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	slurp(fd, out, len);
+	close(fd);
+	while (wait4(pid, &status, 0, ru) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	fprintf(stderr, "ptobench: %s failed (%s %d)\n", path,
+		WIFSIGNALED(status) ? "signal" : "exit",
+		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	return -1;
+}
+
 /* One measurement: run the worker, record ns/task and peak RSS. */
 static int run_one(const struct opts *o, enum impl im, enum bench_shape sh,
 		   uint64_t tasks, struct cell *c)
@@ -190,31 +207,15 @@ static int run_one(const struct opts *o, enum impl im, enum bench_shape sh,
 			 "--timeout", tmo, NULL };
 	struct rusage ru;
 	double nspt;
-	int fd, status;
-	pid_t pid;
 
-	worker_path(im, path, sizeof(path));
+	worker_path(impl_names[im], path, sizeof(path));
 	snprintf(ntasks, sizeof(ntasks), "%" PRIu64, tasks);
 	snprintf(ncores, sizeof(ncores), "%u", o->cores);
 	snprintf(tmo, sizeof(tmo), "%u", o->timeout);
-	pid = spawn(path, argv, &fd);
-	if (pid < 0) {
-		fprintf(stderr, "ptobench: cannot start %s: %s\n", path,
-			strerror(errno));
-		c->failed++;
-		return -1;
-	}
-	slurp(fd, out, sizeof(out));
-	close(fd);
-	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) ||
+	if (run_worker(path, argv, out, sizeof(out), &ru) ||
 	    parse_result(out, c, &nspt)) {
-		fprintf(stderr, "ptobench: %s %s failed (%s %d)\n",
-			impl_names[im], shape_name(sh),
-			WIFSIGNALED(status) ? "signal" : "exit",
-			WIFSIGNALED(status) ? WTERMSIG(status) :
-			WEXITSTATUS(status));
+		fprintf(stderr, "ptobench: %s %s failed\n", impl_names[im],
+			shape_name(sh));
 		c->failed++;
 		return -1;
 	}
@@ -229,7 +230,7 @@ static int run_one(const struct opts *o, enum impl im, enum bench_shape sh,
 
 /* ---- competing load ----------------------------------------------------- */
 
-static void start_load(int n)
+void start_load(int n)
 {
 	for (int i = 0; i < n && nloaders < 256; i++) {
 		pid_t pid = fork();
@@ -252,7 +253,7 @@ static void start_load(int n)
 	}
 }
 
-static void stop_load(void)
+void stop_load(void)
 {
 	for (int i = 0; i < nloaders; i++) {
 		kill(loaders[i], SIGKILL);
@@ -271,7 +272,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static struct summary summarize(const double *v, int n)
+struct summary summarize(const double *v, int n)
 {
 	double s[MAX_REPS];
 	struct summary r = { 0, 0, 0 };
@@ -306,7 +307,7 @@ static struct summary cell_rss(const struct cell *c)
 
 /* ---- host description --------------------------------------------------- */
 
-static double loadavg1(void)
+double loadavg1(void)
 {
 	double l = -1;
 	FILE *f = fopen("/proc/loadavg", "r");
@@ -319,7 +320,7 @@ static double loadavg1(void)
 	return l;
 }
 
-static void cpu_model(char *buf, size_t len)
+void cpu_model(char *buf, size_t len)
 {
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	char line[256];
@@ -340,7 +341,7 @@ static void cpu_model(char *buf, size_t len)
 	fclose(f);
 }
 
-static void json_str(FILE *f, const char *s)
+void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -616,7 +617,7 @@ static int write_json(const struct opts *o)
 
 /* ---- options ------------------------------------------------------------ */
 
-static void usage(FILE *f)
+void ptobench_usage(FILE *f)
 {
 	fprintf(f,
 "usage: ptobench [options]\n"
@@ -636,7 +637,24 @@ static void usage(FILE *f)
 "                  (default N = 100000) instead of the timing table\n"
 "  --timeout S     kill a worker run after S seconds (default 600)\n"
 "  -v, --verbose   print every run on stderr\n"
-"  -h, --help      this text\n");
+"  -V, --version   print the version and exit\n"
+"  -h, --help      this text\n\n"
+"usage: ptobench --metg [options]\n"
+"Task Bench's METG: efficiency (achieved / peak FLOP/s) of a compute-bound\n"
+"kernel over task granularity, and the smallest granularity still at 50%%\n"
+"of peak, per dependence pattern and width.  --impls, --reps (default 3),\n"
+"--cores, --load, --json, --timeout and -v as above, and:\n"
+"  --patterns LIST trivial,stencil_1d,nearest,spread,fft,tree,all_to_all,\n"
+"                  random_nearest (default: all)\n"
+"  --widths LIST   points per timestep; 'cores' is --cores\n"
+"                  (default: 2,16,cores)\n"
+"  --steps N       timesteps per graph (default 1000)\n"
+"  --radix N       dependencies of nearest, spread, random_nearest\n"
+"                  (default 3, at most 9)\n"
+"  --max-grain US  largest task granularity, us of kernel (default 4000)\n"
+"  --min-grain US  smallest task granularity, us of kernel (default 1)\n"
+"  --plot DIR      write an SVG plot per pattern and width into DIR\n"
+"  --peak-ms MS    duration of each peak measurement (default 200)\n");
 }
 
 static int parse_list(const char *arg, bool *set, int n,
@@ -668,19 +686,24 @@ static int parse_list(const char *arg, bool *set, int n,
 	return err;
 }
 
+int parse_impls(const char *arg, bool *impl)
+{
+	return parse_list(arg, impl, NUM_IMPLS, impl_names);
+}
+
 /*
  * Drop implementations whose worker was not built (clang or libomp-dev
  * missing), unless the user asked for them by name.
  */
-static int check_impls(struct opts *o, bool impls_given)
+int check_impls(bool *impl, bool impls_given)
 {
 	char path[PATH_MAX + 32];
 	int left = 0;
 
 	for (int im = 0; im < NUM_IMPLS; im++) {
-		if (!o->impl[im])
+		if (!impl[im])
 			continue;
-		if (worker_path(im, path, sizeof(path))) {
+		if (worker_path(impl_names[im], path, sizeof(path))) {
 			left++;
 			continue;
 		}
@@ -689,7 +712,7 @@ static int check_impls(struct opts *o, bool impls_given)
 			impls_given ? "" : ", skipped");
 		if (impls_given)
 			return -1;
-		o->impl[im] = false;
+		impl[im] = false;
 	}
 	return left ? 0 : -1;
 }
@@ -707,6 +730,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "flat", optional_argument, NULL, 'f' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -721,14 +745,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->reps = 5;
 	o->cores = sysconf(_SC_NPROCESSORS_ONLN);
 	o->timeout = 600;
-	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vVh", lo, NULL)) != -1) {
 		switch (c) {
+		case 'V':
+			printf("ptobench (PTO) %s\n", PTO_VERSION_STRING);
+			exit(0);
 		case 's':
 			if (parse_list(optarg, o->shape, NUM_SHAPES, NULL))
 				return -1;
 			break;
 		case 'i':
-			if (parse_list(optarg, o->impl, NUM_IMPLS, impl_names))
+			if (parse_impls(optarg, o->impl))
 				return -1;
 			impls_given = true;
 			break;
@@ -757,19 +784,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->verbose = true;
 			break;
 		case 'h':
-			usage(stdout);
+			ptobench_usage(stdout);
 			exit(0);
 		default:
-			usage(stderr);
+			ptobench_usage(stderr);
 			return -1;
 		}
 	}
 	if (optind < argc || !o->tasks || o->reps < 1 || o->reps > MAX_REPS ||
 	    o->load < 0 || o->load > 256) {
-		usage(stderr);
+		ptobench_usage(stderr);
 		return -1;
 	}
-	return check_impls(o, impls_given);
+	return check_impls(o->impl, impls_given);
 }
 
 int main(int argc, char **argv)
@@ -781,6 +808,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptobench: cannot locate the workers\n");
 		return 1;
 	}
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--metg"))
+			return metg_main(argc, argv);
 	if (parse_opts(argc, argv, &o))
 		return 2;
 	load_before = loadavg1();

@@ -5,6 +5,13 @@
 # implementation once, with few tasks.  The JSON must parse, every cell must
 # have a positive time and RSS, and all implementations must have run the
 # same number of tasks per shape (the workers share one geometry).
+#
+# Then the METG mode on tiny graphs: every pattern at widths 2 and 5 (5: not
+# a power of two, so fft and tree lose points and spread wraps) with every
+# built implementation.  Each worker checks itself against the sequential
+# reference (task count, FLOPs, the hash of every task's inputs); here the
+# driver's report must show exact task and FLOP counts, the same results in
+# every implementation, and a dropped dependency must fail the pto worker.
 set -u
 dir=$(dirname "$0")
 bench="$dir/ptobench"
@@ -27,7 +34,7 @@ impls=""
 for i in pto gomp omp starpu; do
 	[ -x "$dir/ptobench-$i" ] && impls="$impls${impls:+,}$i"
 done
-echo "1..8"
+echo "1..14"
 echo "# implementations: $impls"
 
 case ",$impls," in *,pto,*) r=0 ;; *) r=1 ;; esac
@@ -76,6 +83,45 @@ if mode == "cells":
         for s in shapes:
             if not doc["ratio_pto_over_gomp"].get(s, 0) > 0:
                 bad.append("ratio " + s)
+elif mode == "metg":
+    pats = ["trivial", "stencil_1d", "nearest", "spread", "fft", "tree",
+            "all_to_all", "random_nearest"]
+    steps = doc["config"]["steps"]
+    fpi = doc["config"]["flops_per_iter"]
+    seen = set()
+    for r in doc["results"]:
+        p, w = r["pattern"], r["width"]
+        seen.add((p, w))
+        # The tree fans out: step t has min(2^t, width) points.
+        want = (sum(min(2 ** t, w) for t in range(steps)) if p == "tree"
+                else w * steps)
+        if r["tasks"] != want:
+            bad.append("%s/%d: %d tasks, expected %d" % (p, w, r["tasks"],
+                                                         want))
+        for i in impls:
+            pts = r["impls"].get(i, {}).get("points", [])
+            if not pts:
+                bad.append("%s/%d/%s: no points" % (p, w, i))
+            for pt in pts:
+                if (pt["runs"] < 1 or pt["failed"] or pt["mismatch"] or
+                        pt["tasks"] != want or
+                        pt["flops"] != want * pt["iters"] * fpi or
+                        not (pt["efficiency"] or 0) > 0 or
+                        not (pt["cpu_us_per_task"] or 0) > 0):
+                    bad.append("%s/%d/%s: %s" % (p, w, i, pt))
+        for g in range(len(doc["peak"])):
+            checks = set(r["impls"][i]["points"][g]["check"] for i in impls
+                         if r["impls"].get(i))
+            if len(checks) != 1:
+                bad.append("%s/%d: results differ %s" % (p, w, checks))
+    for p in pats:
+        for w in (2, 5):
+            if (p, w) not in seen:
+                bad.append("missing %s/%d" % (p, w))
+elif mode == "svg":
+    import xml.dom.minidom
+    for f in sys.argv[4:]:
+        xml.dom.minidom.parse(f)
 elif mode == "flat":
     for c in doc["flat"]:
         if not (c["ratio"] or 0) > 0 or c["large_tasks"] < 9 * c["small_tasks"]:
@@ -101,5 +147,32 @@ ok $? "the table lists every shape"
 	--timeout 120 --json "$tmp/flat.json" >/dev/null 2>"$tmp/flat.err" &&
 	check_json "$tmp/flat.json" flat "$impls"
 ok $? "memory flatness mode reports an RSS ratio"
+
+"$bench" --metg --impls "$impls" --widths 2,5 --steps 6 --reps 1 \
+	--max-grain 3 --min-grain 3 --peak-ms 5 --timeout 120 \
+	--json "$tmp/metg.json" --plot "$tmp" >"$tmp/metg.txt" 2>"$tmp/metg.err"
+rc=$?
+[ $rc -ne 0 ] && sed 's/^/# /' "$tmp/metg.err"
+ok $rc "--metg runs every pattern x {$impls}"
+
+check_json "$tmp/metg.json" parse "$impls"
+ok $? "METG JSON is well-formed"
+
+check_json "$tmp/metg.json" metg "$impls"
+ok $? "METG: exact task and FLOP counts, equal results in every implementation"
+
+grep -q '^random_nearest  *5 ' "$tmp/metg.txt" &&
+	grep -q '^all_to_all, width 2,' "$tmp/metg.txt"
+ok $? "METG table lists every pattern and width"
+
+check_json "$tmp/metg.json" svg "$impls" "$tmp/metg-all.svg" \
+	"$tmp/metg-fft-w5.svg"
+ok $? "METG plots are well-formed SVG"
+
+PTOBENCH_METG_FAULT=1 "$dir/ptobench-pto" --metg --pattern stencil_1d \
+	--width 2 --steps 4 --iters 8 --cores 2 >/dev/null 2>"$tmp/fault.err"
+rc=$?
+[ $rc -ne 0 ] && grep -q 'dependency was missed' "$tmp/fault.err"
+ok $? "a dropped dependency fails the pto worker's check"
 
 [ $fails -eq 0 ]

@@ -54,6 +54,19 @@ uint64_t worker_tasks_counted(void)
 	return sum;
 }
 
+void worker_counters_sum(struct worker_counter *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	pthread_mutex_lock(&counters_lock);
+	for (unsigned int i = 0; i < ncounters; i++) {
+		sum->n += counters[i].n;
+		sum->flops += counters[i].flops;
+		sum->sum_h += counters[i].sum_h;
+		sum->sum_v += counters[i].sum_v;
+	}
+	pthread_mutex_unlock(&counters_lock);
+}
+
 uint64_t worker_now_ns(void)
 {
 	struct timespec ts;
@@ -112,6 +125,9 @@ int main(int argc, char **argv)
 	size_t used;
 	int shape = -1, c;
 
+	for (c = 1; c < argc; c++)
+		if (!strcmp(argv[c], "--metg"))
+			return metg_worker_main(argc, argv);
 	while ((c = getopt_long(argc, argv, "s:n:c:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':

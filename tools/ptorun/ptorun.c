@@ -271,8 +271,8 @@ static int parse_args(struct ptorun *pr, int argc, char **argv)
 			return 1;
 		}
 		if (c == 'V') {
-			printf("ptorun (PTO) %d.%d\n", PTO_VERSION_MAJOR,
-			       PTO_VERSION_MINOR);
+			printf("ptorun (PTO) %s, device ABI %d\n",
+			       pto_version(), PTO_ABI_VERSION);
 			return 1;
 		}
 		if (c == '?' || parse_option(pr, c, optarg))

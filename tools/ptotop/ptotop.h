@@ -2,142 +2,106 @@
 /*
  * ptotop: a live monitor for PTO devices (/dev/ptoN, through fdinfo and
  * sysfs) and sim runtimes (through their shared-memory stats pages).
+ *
+ * The program is built in layers; each file uses only the layers below it:
+ *
+ *   main.c         options and the batch loop
+ *   view_tui.c     the interactive screen (ncurses)        view.h
+ *   view_text.c    batch text and JSON
+ *   model.c        samples: process and device rows, rates,  model.h
+ *                  history, filters and sort order
+ *   sources.c      raw records from stats pages, fdinfo      sources.h
+ *                  and sysfs
+ *   ptotop.h       what every layer shares (this file)
+ *
+ * Only public headers are used (include/ and include/uapi/), and libpto is
+ * not linked: ptotop must keep working when a runtime misbehaves.
  */
 #ifndef PTOTOP_H
 #define PTOTOP_H
 
-#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <sys/types.h>
+#include <stdlib.h>
+#include <time.h>
 
-#define PT_NTYPES	4	/* cube, vector, aicpu, accel */
-#define PT_NRINGS	4	/* task, heap, dep, tensormap */
-#define PT_HIST		128	/* utilisation samples kept per device */
-#define PT_MAX_PIDS	32
+#include <pto/pto.h>		/* enum pto_ring: the stats page's ring order */
+#include <pto/pto_uapi.h>	/* the worker types and their names */
 
-extern const char *const pt_type_names[PT_NTYPES];	/* JSON keys */
-extern const char *const pt_type_short[PT_NTYPES];	/* column titles */
-extern const char *const pt_ring_names[PT_NRINGS];
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* Where a process row came from (a bit mask). */
-enum {
-	PT_SRC_PAGE = 1,	/* a libpto stats page */
-	PT_SRC_FDINFO = 2,	/* /proc/PID/fdinfo of an open /dev/ptoN */
-};
+/*
+ * The name of a worker type as the driver prints it in fdinfo
+ * ("pto-engine-cube"); ptotop also uses it for its JSON keys and screen
+ * labels.  Taken from the uapi so that the two sides cannot drift apart.
+ */
+static inline const char *pt_type_name(int type)
+{
+	static const char *const names[PTO_UAPI_NUM_WORKER_TYPES] =
+		PTO_UAPI_WORKER_TYPE_NAMES;
 
-struct pt_ring {
-	bool valid;
-	uint64_t size, in_use, high_water, stalls, stall_ns;
-};
+	return names[type];
+}
 
-/* One runtime or one device client (the rows of the process table). */
-struct pt_proc {
-	char key[320];		/* identity from one sample to the next */
-	int pid;
-	unsigned int src;	/* PT_SRC_* */
-	char user[32];
-	char command[256];
-	char device[64];	/* "sim", "pto0" */
-	char state[16];		/* idle, active, failed */
-	bool have_client_id;
-	uint64_t client_id;
-	bool have_submitted;	/* stats page only */
-	uint64_t submitted, completed, failed, in_flight, runs;
-	uint32_t cores[PT_NTYPES];
-	uint64_t busy_ns[PT_NTYPES];
-	struct pt_ring ring[PT_NRINGS];
-	bool have_mem;		/* fdinfo only */
-	uint64_t mem_heap, mem_window;	/* bytes */
-	uint64_t task_window;	/* fdinfo: window slots */
-	int last_error;
-	uint64_t start_ns;	/* page: CLOCK_REALTIME of creation */
-	/* derived from the previous sample; NAN while unknown */
-	double tasks_per_s;
-	double util[PT_NTYPES];
-	uint64_t stalls;	/* sum over the rings */
-};
+/*
+ * A task ring's resource (enum pto_ring) as libpto names it in its
+ * statistics and sizing advice ("heap ring"), and the variable that sizes
+ * it per task ring (PTO_HEAP_SIZE=a,b,...).  libpto is not linked, so
+ * these are copies of lib/stats.c's and lib/config.c's; test_ptotop
+ * compares ptotop's advice with pto_print_stats() so that they stay equal.
+ */
+static inline const char *pt_resource_name(int res)
+{
+	static const char *const names[PTO_NUM_RINGS] = {
+		[PTO_RING_TASK] = "task window",
+		[PTO_RING_HEAP] = "heap ring",
+		[PTO_RING_DEP] = "dependency pool",
+		[PTO_RING_TENSORMAP] = "TensorMap pool",
+	};
 
-struct pt_device {
-	char name[64];		/* "sim" or "pto0" */
-	bool sim;
-	bool have_sysfs;
-	uint32_t cores[PT_NTYPES];
-	uint64_t busy_ns[PT_NTYPES];
-	uint64_t contexts, tasks_done, tasks_failed;
-	uint64_t mem_used, mem_total;	/* bytes, 0 when unknown */
-	int nprocs;
-	double util[PT_NTYPES];		/* NAN while unknown */
-	/* history of util, oldest first, copied from the state */
-	int hist_len;
-	float hist[PT_NTYPES][PT_HIST];
-};
+	return names[res];
+}
 
-struct pt_sample {
-	uint64_t mono_ns, real_ns;
-	double interval_s;	/* since the previous sample; 0 if none */
-	struct pt_proc *procs;
-	int nprocs, procs_cap;
-	struct pt_device *devs;
-	int ndevs, devs_cap;
-};
+static inline const char *pt_resource_env(int res)
+{
+	static const char *const names[PTO_NUM_RINGS] = {
+		[PTO_RING_TASK] = "PTO_TASK_WINDOW",
+		[PTO_RING_HEAP] = "PTO_HEAP_SIZE",
+		[PTO_RING_DEP] = "PTO_DEP_POOL",
+		[PTO_RING_TENSORMAP] = "PTO_TENSORMAP_POOL",
+	};
 
-enum pt_sort {
-	PT_SORT_PID, PT_SORT_TASKS, PT_SORT_INFLIGHT, PT_SORT_STALLS,
-	PT_SORT_FAILED, PT_SORT_DEVICE, PT_SORT_COMMAND, PT_SORT_USER,
-	PT_NSORTS
-};
+	return names[res];
+}
 
-struct pt_sort_key {
-	const char *name;	/* --sort argument and JSON-free label */
-	int key;		/* interactive key */
-	const char *title;	/* column it sorts */
-};
-extern const struct pt_sort_key pt_sort_keys[PT_NSORTS];
+/* Nanoseconds on clock (CLOCK_MONOTONIC or CLOCK_REALTIME). */
+static inline uint64_t pt_now_ns(clockid_t clock)
+{
+	struct timespec ts;
 
-struct pt_hist_entry {
-	char name[64];
-	int len;
-	float v[PT_NTYPES][PT_HIST];
-};
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
-struct pt_state {
-	/* options */
-	double delay_s;
-	long iterations;	/* 0: until quit */
-	bool batch, json;
-	enum pt_sort sort;
-	bool reverse;
-	char device_filter[64];	/* "" for all */
-	int pids[PT_MAX_PIDS];
-	int npids;
-	/* where to look (overridable for tests) */
-	const char *stats_dir;
-	const char *proc_root;
-	const char *sysfs_root;
-	/* samples */
-	struct pt_sample prev, cur;
-	bool have_prev;
-	long iteration;
-	struct pt_hist_entry *hist;
-	int nhist;
-};
+/*
+ * Make room for one more element at the end of array (used elements of
+ * size bytes, room for *cap), doubling it from first_cap as it fills.
+ * Returns the array, moved if it had to grow, or NULL when out of memory;
+ * the old array is then still valid and *cap unchanged.
+ */
+static inline void *pt_grow(void *array, int used, int *cap, size_t size,
+			    int first_cap)
+{
+	int new_cap;
+	void *grown;
 
-/* collect.c */
-int pt_collect(struct pt_state *st);
-void pt_sample_free(struct pt_sample *s);
-void pt_sort_procs(struct pt_state *st);
-bool pt_proc_visible(const struct pt_state *st, const struct pt_proc *p);
-bool pt_device_visible(const struct pt_state *st, const struct pt_device *d);
-double pt_ring_occupancy(const struct pt_proc *p, int ring);
-uint64_t pt_now_ns(int clock);
-
-/* output.c */
-void pt_print_text(struct pt_state *st, FILE *out);
-void pt_print_json(struct pt_state *st, FILE *out);
-void pt_fmt_bytes(char *buf, size_t len, uint64_t bytes);
-
-/* ui.c */
-int pt_ui_run(struct pt_state *st);
+	if (used < *cap)
+		return array;
+	new_cap = *cap ? 2 * *cap : first_cap;
+	grown = realloc(array, (size_t)new_cap * size);
+	if (grown)
+		*cap = new_cap;
+	return grown;
+}
 
 #endif /* PTOTOP_H */

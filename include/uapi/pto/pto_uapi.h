@@ -214,6 +214,22 @@ struct pto_window_notify {
 };
 
 /**
+ * struct pto_ring_head - the scheduler's view of a ring's oldest task
+ * @state: libpto's state of the task (0 waiting for producers, 1 ready or
+ *	running, 2 completed, 3 consumed), or 0xffff when the ring is empty
+ * @scope: 1 while the task's scope still holds it
+ * @consumers: consumers still holding it (not completed yet)
+ *
+ * Refreshed whenever the scheduler goes idle, for the orchestrator's
+ * deadlock diagnosis.
+ */
+struct pto_ring_head {
+	__u16 state;
+	__u16 scope;
+	__u32 consumers;
+};
+
+/**
  * struct pto_window_sched - what the scheduler writes
  * @last_task_alive: per ring, the oldest sequence number not yet retired
  * @heap_tail: per ring, heap ring position everything before is free
@@ -225,6 +241,7 @@ struct pto_window_notify {
  * @__pad0: zero
  * @tasks_scanned: tasks the scheduler has taken in
  * @tasks_completed: tasks completed
+ * @head: per ring, its oldest task as of the scheduler's last idle moment
  * @__pad1: zero
  */
 struct pto_window_sched {
@@ -238,7 +255,8 @@ struct pto_window_sched {
 	__u32 __pad0;
 	__u64 tasks_scanned;
 	__u64 tasks_completed;
-	__u64 __pad1[7];
+	struct pto_ring_head head[PTO_MAX_RINGS];
+	__u64 __pad1[3];
 };
 
 /**
@@ -339,9 +357,10 @@ struct pto_release_entry {
 };
 
 /*
- * The submission order ring: entry g (mod its size) holds the handle of
- * the g-th task submitted, across all rings, stored with release once the
- * descriptor is complete.  The scheduler takes tasks in this order.
+ * The submission order ring: entry g (mod its size) holds the handle + 1
+ * of the g-th task submitted, across all rings (0: not written yet),
+ * stored with release once the descriptor is complete.  The scheduler
+ * takes tasks in this order.
  */
 
 /* ---- registers ---------------------------------------------------------- */

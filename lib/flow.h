@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Flow control and stall diagnosis (flow.c): the orchestrator waiting for
+ * room in a ring, and anyone waiting on a run that stopped moving.
+ */
+#ifndef PTO_LIB_FLOW_H
+#define PTO_LIB_FLOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime.h"
+
+/* What a submission waits for: an amount of one resource of one ring. */
+struct pto_need {
+	enum pto_ring kind;	/* task slots, heap bytes, ... */
+	uint32_t ring;		/* which task ring's */
+	uint64_t amount;	/* slots, bytes or entries wanted */
+};
+
+/*
+ * Wait until n fits, publishing what the scheduler has not seen and
+ * sleeping while nothing moves.  Returns 0; -EDEADLK when nothing ran or
+ * retired for the stall timeout (after explaining why on stderr); or
+ * -ECANCELED when a task failed meanwhile.
+ */
+int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n);
+
+/* Is a core in the middle of a task right now (its status is ACK)? */
+bool pto_flow_cores_busy(struct pto_runtime *rt);
+
+/*
+ * Nothing has happened for waited_ms while tasks were pending: say what
+ * each ring and core is doing, on stderr.
+ */
+void pto_flow_report_stall(struct pto_runtime *rt, uint64_t waited_ms);
+
+#endif /* PTO_LIB_FLOW_H */

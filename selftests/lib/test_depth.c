@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Scopes that never stall each other: the shapes of real orchestrations
+ * in which an outer scope holds a buffer (weights, a KV cache, an
+ * accumulator's input) while a long loop opens scopes of its own.  Every
+ * task of a scope depth goes to that depth's ring, retired on its own, so
+ * all of them run to the end with the default configuration.
+ *
+ * Only built-in ops, so the same program runs on the simulator and, in
+ * the VM, on /dev/pto0 (PTO_DEVICE).  PTO_TEST_SCALE (percent, default
+ * 100) shrinks the loops for slow machines; even the smallest scale runs
+ * several times further than the loops that used to deadlock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+enum { K_ADD = 1, K_COPY, K_FILL, K_SPIN };
+
+#define V PTO_WORKER_VECTOR
+#define KIB 1024ull
+#define MIB (1024 * KIB)
+
+static uint64_t scale_pct;
+
+static uint64_t scaled(uint64_t n)
+{
+	uint64_t v = n * scale_pct / 100;
+
+	return v ? v : 1;
+}
+
+static struct pto_runtime *depth_runtime(const struct pto_config *cfg)
+{
+	struct pto_runtime *rt = tl_runtime(cfg);
+
+	if (pto_kernel_register_builtin(rt, K_ADD, V, PTO_OP_ADD_U32) ||
+	    pto_kernel_register_builtin(rt, K_COPY, V, PTO_OP_COPY) ||
+	    pto_kernel_register_builtin(rt, K_FILL, V, PTO_OP_FILL_U32) ||
+	    pto_kernel_register_builtin(rt, K_SPIN, V, PTO_OP_SPIN_NS))
+		bail_out("cannot register the built-in ops");
+	return rt;
+}
+
+/* The default configuration, apart from a stall timeout fit for a test. */
+static struct pto_runtime *default_runtime(void)
+{
+	struct pto_config cfg;
+
+	tl_config(&cfg, 0, 0);
+	return depth_runtime(&cfg);
+}
+
+static int fill(struct pto_runtime *rt, void **out, uint64_t bytes,
+		uint32_t value)
+{
+	struct pto_param p[] = {
+		PTO_OUT(out, bytes), PTO_SCALAR(value), PTO_SCALAR(bytes),
+	};
+	int64_t id = pto_submit_task(rt, K_FILL, V, p, 3);
+
+	return id < 0 ? (int)id : 0;
+}
+
+/* dst = a + b, u32 words; dst an OUTPUT the runtime allocates. */
+static int add_out(struct pto_runtime *rt, void **dst, void *a, void *b,
+		   uint64_t bytes)
+{
+	struct pto_param p[] = {
+		PTO_OUT(dst, bytes), PTO_IN(a, 0, bytes), PTO_IN(b, 0, bytes),
+		PTO_SCALAR(bytes),
+	};
+	int64_t id = pto_submit_task(rt, K_ADD, V, p, 4);
+
+	return id < 0 ? (int)id : 0;
+}
+
+/* acc += x, u32 words; acc updated in place (INOUT, and its address). */
+static int accumulate(struct pto_runtime *rt, void *acc, void *x,
+		      uint64_t xoff, uint64_t bytes)
+{
+	struct pto_param p[] = {
+		PTO_INOUT(acc, 0, bytes), PTO_NODEP(acc, 0, bytes),
+		PTO_IN(x, xoff, bytes), PTO_SCALAR(bytes),
+	};
+	int64_t id = pto_submit_task(rt, K_ADD, V, p, 4);
+
+	return id < 0 ? (int)id : 0;
+}
+
+/* Every u32 word of buf equals want. */
+static bool all_words(const void *buf, uint64_t bytes, uint32_t want)
+{
+	const uint32_t *w = buf;
+	uint64_t i;
+
+	for (i = 0; i < bytes / 4; i++)
+		if (w[i] != want)
+			return false;
+	return true;
+}
+
+/* ---- an outer buffer read by every iteration of a scoped loop ----------- */
+
+struct loop_ctx {
+	uint64_t iters;
+	uint32_t *acc;
+};
+
+/*
+ * The outer scope produces W (4 KiB of 3s), then every iteration opens a
+ * scope and submits two tasks reading W: one into a fresh OUTPUT, one
+ * accumulating into acc.
+ */
+static int orch_outer_loop(struct pto_runtime *rt, void *arg)
+{
+	struct loop_ctx *c = arg;
+	void *w, *tmp;
+	uint64_t i;
+	int ret;
+
+	ret = fill(rt, &w, 4 * KIB, 3);
+	for (i = 0; i < c->iters && !ret; i++) {
+		pto_scope_begin(rt);
+		ret = add_out(rt, &tmp, w, w, 4 * KIB);
+		if (!ret)
+			ret = accumulate(rt, c->acc, w, 0, 4 * KIB);
+		if (pto_scope_end(rt) && !ret)
+			ret = -EPROTO;
+	}
+	return ret;
+}
+
+static void test_outer_loop(void)
+{
+	struct pto_runtime *rt = default_runtime();
+	struct loop_ctx c = { .iters = scaled(100000) };
+	int ret;
+
+	c.acc = pto_malloc(rt, 4 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	memset(c.acc, 0, 4 * KIB);
+	ret = pto_run(rt, orch_outer_loop, &c);
+	ok_eq(ret, 0, "outer buffer, %llu scoped iterations reading it: "
+	      "pto_run", (unsigned long long)c.iters);
+	ok(all_words(c.acc, 4 * KIB, (uint32_t)(3 * c.iters)),
+	   "outer buffer loop: every iteration added the outer buffer");
+	pto_runtime_destroy(rt);
+}
+
+/* ---- a large outer buffer and a scratch buffer per inner scope --------- */
+
+/*
+ * A 16 MiB outer buffer, then per iteration a scope with a 1 MiB scratch
+ * copy of one MiB of it and an accumulation of that copy's first 4 KiB.
+ */
+static int orch_big_outer(struct pto_runtime *rt, void *arg)
+{
+	struct loop_ctx *c = arg;
+	uint64_t i, off;
+	void *big, *scratch;
+	int ret;
+
+	ret = fill(rt, &big, 16 * MIB, 5);
+	for (i = 0; i < c->iters && !ret; i++) {
+		off = (i % 16) * MIB;
+		pto_scope_begin(rt);
+		{
+			struct pto_param p[] = {
+				PTO_OUT(&scratch, MIB), PTO_IN(big, off, MIB),
+				PTO_SCALAR(MIB),
+			};
+			int64_t id = pto_submit_task(rt, K_COPY, V, p, 3);
+
+			ret = id < 0 ? (int)id : 0;
+		}
+		if (!ret)
+			ret = accumulate(rt, c->acc, scratch, 0, 4 * KIB);
+		if (pto_scope_end(rt) && !ret)
+			ret = -EPROTO;
+	}
+	return ret;
+}
+
+static void test_big_outer(void)
+{
+	struct pto_runtime *rt = default_runtime();
+	struct loop_ctx c = { .iters = scaled(480) };
+	int ret;
+
+	c.acc = pto_malloc(rt, 4 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	memset(c.acc, 0, 4 * KIB);
+	ret = pto_run(rt, orch_big_outer, &c);
+	ok_eq(ret, 0, "16 MiB outer buffer, %llu scopes of 1 MiB scratch: "
+	      "pto_run", (unsigned long long)c.iters);
+	ok(all_words(c.acc, 4 * KIB, (uint32_t)(5 * c.iters)),
+	   "16 MiB outer buffer: every scratch copy was accumulated");
+	pto_runtime_destroy(rt);
+}
+
+/* ---- three levels -------------------------------------------------------- */
+
+struct levels_ctx {
+	uint64_t middle, inner;
+	uint32_t *acc;
+};
+
+/*
+ * An outer buffer (1s); middle scopes, each producing a buffer (2s); in
+ * each, inner scopes adding the two into a fresh OUTPUT and accumulating
+ * that: acc gains 3 per inner scope.
+ */
+static int orch_levels(struct pto_runtime *rt, void *arg)
+{
+	struct levels_ctx *c = arg;
+	void *outer, *mid, *sum;
+	uint64_t m, i;
+	int ret;
+
+	ret = fill(rt, &outer, 4 * KIB, 1);
+	for (m = 0; m < c->middle && !ret; m++) {
+		pto_scope_begin(rt);
+		ret = fill(rt, &mid, 4 * KIB, 2);
+		for (i = 0; i < c->inner && !ret; i++) {
+			pto_scope_begin(rt);
+			ret = add_out(rt, &sum, outer, mid, 4 * KIB);
+			if (!ret)
+				ret = accumulate(rt, c->acc, sum, 0, 4 * KIB);
+			if (pto_scope_end(rt) && !ret)
+				ret = -EPROTO;
+		}
+		if (pto_scope_end(rt) && !ret)
+			ret = -EPROTO;
+	}
+	return ret;
+}
+
+static void test_levels(void)
+{
+	struct pto_runtime *rt = default_runtime();
+	struct levels_ctx c = { .middle = scaled(50), .inner = scaled(2000) };
+	int ret;
+
+	c.acc = pto_malloc(rt, 4 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	memset(c.acc, 0, 4 * KIB);
+	ret = pto_run(rt, orch_levels, &c);
+	ok_eq(ret, 0, "three levels, %llu middle scopes of %llu inner: pto_run",
+	      (unsigned long long)c.middle, (unsigned long long)c.inner);
+	ok(all_words(c.acc, 4 * KIB, (uint32_t)(3 * c.middle * c.inner)),
+	   "three levels: every inner scope added both held buffers");
+	pto_runtime_destroy(rt);
+}
+
+/* ---- a held buffer at every depth, deeper than the rings ------------------ */
+
+struct deep_ctx {
+	uint32_t depth;		/* levels of recursion */
+	uint64_t leaf_iters;	/* loop at the deepest level */
+	uint32_t *acc;
+};
+
+/*
+ * Level d opens a scope and produces a buffer of (d + 1)s; the deepest
+ * level loops, each iteration in a scope of its own adding every level's
+ * buffer into acc; on the way back out each level adds its own buffer
+ * once more, after its inner levels' scopes have ended.
+ */
+static int recurse(struct pto_runtime *rt, struct deep_ctx *c, uint32_t d,
+		   void **bufs)
+{
+	uint64_t i;
+	uint32_t k;
+	int ret;
+
+	pto_scope_begin(rt);
+	ret = fill(rt, &bufs[d], 4 * KIB, d + 1);
+	if (!ret && d + 1 < c->depth) {
+		ret = recurse(rt, c, d + 1, bufs);
+	} else {
+		for (i = 0; i < c->leaf_iters && !ret; i++) {
+			pto_scope_begin(rt);
+			for (k = 0; k <= d && !ret; k++)
+				ret = accumulate(rt, c->acc, bufs[k], 0,
+						 4 * KIB);
+			if (pto_scope_end(rt) && !ret)
+				ret = -EPROTO;
+		}
+	}
+	if (!ret)
+		ret = accumulate(rt, c->acc, bufs[d], 0, 4 * KIB);
+	if (pto_scope_end(rt) && !ret)
+		ret = -EPROTO;
+	return ret;
+}
+
+static int orch_deep(struct pto_runtime *rt, void *arg)
+{
+	void *bufs[16];
+
+	return recurse(rt, arg, 0, bufs);
+}
+
+/*
+ * Depths past the last ring share it, and it retires in order: the
+ * bottom loop's tasks wait behind the buffers held there until those
+ * levels end, so its tasks must fit in that ring's window (3000 of 4096).
+ */
+static void test_deep(uint32_t depth)
+{
+	struct pto_runtime *rt = default_runtime();
+	struct deep_ctx c = { .depth = depth,
+			      .leaf_iters = scaled(3000) / depth };
+	uint64_t levels = 0, d;
+	int ret;
+
+	c.acc = pto_malloc(rt, 4 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	memset(c.acc, 0, 4 * KIB);
+	ret = pto_run(rt, orch_deep, &c);
+	ok_eq(ret, 0, "recursion %u deep (%d rings), a held buffer at every "
+	      "depth, %llu iterations at the bottom: pto_run", depth,
+	      PTO_MAX_RINGS, (unsigned long long)c.leaf_iters);
+	for (d = 0; d < depth; d++)
+		levels += d + 1;
+	ok(all_words(c.acc, 4 * KIB,
+		     (uint32_t)(levels * (c.leaf_iters + 1))),
+	   "recursion %u deep: every level's buffer was added in order", depth);
+	pto_runtime_destroy(rt);
+}
+
+/*
+ * A buffer held at every depth that has a ring of its own (0, 1 and 2),
+ * and below them a long loop of scopes in the last ring.
+ */
+static int orch_every_depth(struct pto_runtime *rt, void *arg)
+{
+	struct loop_ctx *c = arg;
+	void *b0, *b1, *b2, *tmp;
+	uint64_t i;
+	int ret;
+
+	ret = fill(rt, &b0, 4 * KIB, 1);
+	pto_scope_begin(rt);
+	ret = ret ? ret : fill(rt, &b1, 4 * KIB, 2);
+	pto_scope_begin(rt);
+	ret = ret ? ret : fill(rt, &b2, 4 * KIB, 4);
+	for (i = 0; i < c->iters && !ret; i++) {
+		pto_scope_begin(rt);
+		ret = add_out(rt, &tmp, b0, b1, 4 * KIB);
+		if (!ret)
+			ret = accumulate(rt, c->acc, tmp, 0, 4 * KIB);
+		if (!ret)
+			ret = accumulate(rt, c->acc, b2, 0, 4 * KIB);
+		if (pto_scope_end(rt) && !ret)
+			ret = -EPROTO;
+	}
+	if (pto_scope_end(rt) && !ret)
+		ret = -EPROTO;
+	if (pto_scope_end(rt) && !ret)
+		ret = -EPROTO;
+	return ret;
+}
+
+static void test_every_depth(void)
+{
+	struct pto_runtime *rt = default_runtime();
+	struct loop_ctx c = { .iters = scaled(30000) };
+	int ret;
+
+	c.acc = pto_malloc(rt, 4 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	memset(c.acc, 0, 4 * KIB);
+	ret = pto_run(rt, orch_every_depth, &c);
+	ok_eq(ret, 0, "a buffer held at depths 0, 1 and 2, %llu scopes below "
+	      "them: pto_run", (unsigned long long)c.iters);
+	ok(all_words(c.acc, 4 * KIB, (uint32_t)(7 * c.iters)),
+	   "held at every depth: every iteration read all three");
+	pto_runtime_destroy(rt);
+}
+
+/* ---- a scope ending while its deeper tasks still run --------------------- */
+
+/*
+ * A depth-1 scope produces a buffer and ends its depth-2 scope (and then
+ * itself) while the depth-2 consumers of that buffer are still behind a
+ * slow task: the buffer must live until they are done.
+ */
+static int orch_early_end(struct pto_runtime *rt, void *arg)
+{
+	struct loop_ctx *c = arg;
+	void *buf;
+	uint64_t i;
+	int ret = 0;
+
+	for (i = 0; i < c->iters && !ret; i++) {
+		pto_scope_begin(rt);
+		ret = fill(rt, &buf, 4 * KIB, 7);
+		pto_scope_begin(rt);
+		if (!ret) {
+			/* 200 us, in front of acc's next update */
+			struct pto_param spin[] = {
+				PTO_SCALAR(200000),
+				PTO_INOUT(c->acc, 0, 4 * KIB),
+			};
+			int64_t id = pto_submit_task(rt, K_SPIN, V, spin, 2);
+
+			ret = id < 0 ? (int)id : 0;
+		}
+		if (!ret)
+			ret = accumulate(rt, c->acc, buf, 0, 4 * KIB);
+		if (pto_scope_end(rt) && !ret)
+			ret = -EPROTO;
+		if (pto_scope_end(rt) && !ret)
+			ret = -EPROTO;
+	}
+	return ret;
+}
+
+static void test_early_end(void)
+{
+	struct pto_runtime *rt = default_runtime();
+	struct loop_ctx c = { .iters = scaled(200) };
+	int ret;
+
+	c.acc = pto_malloc(rt, 4 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	memset(c.acc, 0, 4 * KIB);
+	ret = pto_run(rt, orch_early_end, &c);
+	ok_eq(ret, 0, "scopes ending while their deeper consumers wait: "
+	      "pto_run");
+	ok(all_words(c.acc, 4 * KIB, (uint32_t)(7 * c.iters)),
+	   "scopes ending early: the consumers read their buffers intact");
+	pto_runtime_destroy(rt);
+}
+
+/* ---- cross-depth hazards ------------------------------------------------- */
+
+/*
+ * Writes and reads of one buffer from different depths, in an order where
+ * every kind of hazard crosses rings: an inner scope overwrites what the
+ * outer scope wrote (WAW), the outer scope then reads it (RAW) and
+ * overwrites what an inner scope still reads (WAR).
+ */
+static int orch_hazards(struct pto_runtime *rt, void *arg)
+{
+	struct loop_ctx *c = arg;
+	uint32_t *x = c->acc, *y = c->acc + 1024;
+	uint64_t i;
+	int ret = 0;
+
+	for (i = 0; i < c->iters && !ret; i++) {
+		struct pto_param set_x[] = {
+			PTO_OUT_EXISTING(x, 0, 4 * KIB), PTO_SCALAR(i),
+			PTO_SCALAR(4 * KIB),
+		};
+		struct pto_param copy_xy[] = {
+			PTO_OUT_EXISTING(y, 0, 4 * KIB), PTO_IN(x, 0, 4 * KIB),
+			PTO_SCALAR(4 * KIB),
+		};
+
+		pto_scope_begin(rt);
+		pto_scope_begin(rt);
+		ret = pto_submit_task(rt, K_FILL, V, set_x, 3) < 0;
+		pto_scope_end(rt);
+		/* depth 1 reads what depth 2 wrote, then overwrites it */
+		ret |= pto_submit_task(rt, K_COPY, V, copy_xy, 3) < 0;
+		set_x[1] = PTO_SCALAR(i + 1000);
+		ret |= pto_submit_task(rt, K_FILL, V, set_x, 3) < 0;
+		pto_scope_end(rt);
+		/* depth 0 accumulates y (which must hold i) into z */
+		ret |= accumulate(rt, c->acc + 2048, y, 0, 4 * KIB) != 0;
+	}
+	return ret ? -EPROTO : 0;
+}
+
+static void test_hazards(void)
+{
+	struct pto_runtime *rt = default_runtime();
+	struct loop_ctx c = { .iters = scaled(1000) };
+	uint64_t i, want = 0;
+	int ret;
+
+	/* depth 0 holds its tasks to the end: stay within its window */
+	if (c.iters > 1000)
+		c.iters = 1000;
+	c.acc = pto_malloc(rt, 12 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	memset(c.acc, 0, 12 * KIB);
+	ret = pto_run(rt, orch_hazards, &c);
+	ok_eq(ret, 0, "hazards across depths: pto_run");
+	for (i = 0; i < c.iters; i++)
+		want += i;
+	ok(all_words(c.acc + 2048, 4 * KIB, (uint32_t)want) &&
+	   all_words(c.acc, 4 * KIB, (uint32_t)(c.iters - 1 + 1000)),
+	   "hazards across depths: read-after-write, write-after-write and "
+	   "write-after-read across rings in submission order");
+	pto_runtime_destroy(rt);
+}
+
+/* ---- what still deadlocks, and the advice ------------------------------- */
+
+struct flat_ctx {
+	uint64_t tasks;
+	uint32_t *buf;
+};
+
+/* Every task in the run's own scope: they are all held to the end. */
+static int orch_flat(struct pto_runtime *rt, void *arg)
+{
+	struct flat_ctx *c = arg;
+	uint64_t i;
+	int ret = 0;
+
+	for (i = 0; i < c->tasks && !ret; i++)
+		ret = accumulate(rt, c->buf, c->buf, 4096, 64);
+	return ret;
+}
+
+static void test_advice_grow(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct flat_ctx c = { .tasks = 200 };
+	struct tl_capture cap;
+	char *err;
+	int ret;
+
+	tl_config(&cfg, 64, 0);
+	cfg.stall_timeout_ms = 300;
+	rt = depth_runtime(&cfg);
+	c.buf = pto_malloc(rt, 8 * KIB);
+	if (!c.buf)
+		bail_out("pto_malloc");
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_flat, &c);
+	err = tl_capture_end(&cap);
+	ok_eq(ret, -EDEADLK, "a scope submitting more tasks than its ring "
+	      "holds: -EDEADLK");
+	ok(err && strstr(err, "ring 0's task window") &&
+	   strstr(err, "held by its scope (depth 0)") &&
+	   strstr(err, "has submitted 64 tasks") &&
+	   strstr(err, "PTO_TASK_WINDOW=128,"),
+	   "its diagnosis names the ring, the holder and the window the "
+	   "scope needs so far");
+	if (err && !strstr(err, "PTO_TASK_WINDOW=128,"))
+		diag("%s", err);
+	free(err);
+	pto_runtime_destroy(rt);
+}
+
+/*
+ * With two rings, depths 1 and 2 share ring 1: a buffer held at depth 1
+ * pins every task of the depth-2 loop behind it.  No window size helps;
+ * the advice is a ring per depth.
+ */
+static void test_advice_rings(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct loop_ctx c = { .iters = 100 };
+	struct tl_capture cap;
+	char *err;
+	int ret;
+
+	tl_config(&cfg, 32, 0);
+	cfg.nrings = 2;
+	cfg.stall_timeout_ms = 300;
+	rt = depth_runtime(&cfg);
+	c.acc = pto_malloc(rt, 4 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_levels, &(struct levels_ctx){
+		.middle = 1, .inner = 100, .acc = c.acc });
+	err = tl_capture_end(&cap);
+	ok_eq(ret, -EDEADLK, "two rings, a loop sharing ring 1 with a held "
+	      "buffer: -EDEADLK");
+	ok(err && strstr(err, "held by its scope (depth 1)") &&
+	   strstr(err, "no ring size lets a loop of any length through") &&
+	   strstr(err, "PTO_RINGS=3"),
+	   "its diagnosis says no size helps and a ring per depth does");
+	if (err && !strstr(err, "PTO_RINGS=3"))
+		diag("%s", err);
+	free(err);
+	/* and with the rings it asks for, the same program runs */
+	pto_runtime_destroy(rt);
+	cfg.nrings = 3;
+	cfg.stall_timeout_ms = 20000;
+	rt = depth_runtime(&cfg);
+	c.acc = pto_malloc(rt, 4 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	memset(c.acc, 0, 4 * KIB);
+	ret = pto_run(rt, orch_levels, &(struct levels_ctx){
+		.middle = 1, .inner = 100, .acc = c.acc });
+	ok(ret == 0 && all_words(c.acc, 4 * KIB, 300),
+	   "with PTO_RINGS=3 the same program runs to the end (%d)", ret);
+	pto_runtime_destroy(rt);
+}
+
+/* ---- per-ring statistics ------------------------------------------------- */
+
+static void test_ring_stats(void)
+{
+	struct pto_runtime *rt = default_runtime();
+	struct levels_ctx c = { .middle = 4, .inner = 50 };
+	struct pto_stats st;
+
+	c.acc = pto_malloc(rt, 4 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	if (pto_run(rt, orch_levels, &c))
+		bail_out("pto_run");
+	pto_get_stats(rt, &st);
+	ok(st.nrings == PTO_MAX_RINGS,
+	   "stats: %u rings by default", st.nrings);
+	ok(st.depth[0][PTO_RING_TASK].high_water == 1 &&
+	   st.depth[1][PTO_RING_TASK].high_water >= 1 &&
+	   st.depth[2][PTO_RING_TASK].high_water >= 2 &&
+	   st.depth[3][PTO_RING_TASK].high_water == 0,
+	   "stats: each depth's tasks counted in its own ring (%llu %llu "
+	   "%llu %llu)",
+	   (unsigned long long)st.depth[0][PTO_RING_TASK].high_water,
+	   (unsigned long long)st.depth[1][PTO_RING_TASK].high_water,
+	   (unsigned long long)st.depth[2][PTO_RING_TASK].high_water,
+	   (unsigned long long)st.depth[3][PTO_RING_TASK].high_water);
+	ok(st.ring[PTO_RING_HEAP].size ==
+	   st.depth[0][PTO_RING_HEAP].size * st.nrings,
+	   "stats: the 0.1 totals sum the rings");
+	pto_runtime_destroy(rt);
+}
+
+int main(void)
+{
+	scale_pct = tl_env_u64("PTO_TEST_SCALE", 100);
+	diag("scale %llu%% (PTO_TEST_SCALE)", (unsigned long long)scale_pct);
+	test_outer_loop();
+	test_big_outer();
+	test_levels();
+	test_every_depth();
+	test_deep(PTO_MAX_RINGS - 1);
+	test_deep(10);
+	test_early_end();
+	test_hazards();
+	test_advice_grow();
+	test_advice_rings();
+	test_ring_stats();
+	return tap_done();
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libpto's own threads leave the CPUs to the kernels: while kernels block
+ * (they stand for work on another CPU, or for a device), while the
+ * orchestrator waits for a full task ring, while a run drains and between
+ * runs, the process may use only a small part of one CPU.  A scheduler or
+ * core thread that spins instead uses a whole CPU for the whole time.
+ *
+ * Each case runs under both scheduling policies (a scheduler thread, and
+ * scheduling on the simulator's core threads) and compares the process's
+ * CPU time with the wall time of the idle phase.  The kernels really do
+ * block for the time they are given: the idle phase is the workload, and
+ * nothing waits on a clock for anything to happen.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "testlib.h"
+
+#define K_NAP 1
+/* CPU time a case may use, in per cent of its wall time. */
+#define BUSY_MAX_PCT 20
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void nap_ms(uint64_t ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* buf (INOUT, unused), ms: block for ms milliseconds. */
+static void k_nap(const uint64_t *a, uint32_t n)
+{
+	nap_ms(a[1]);
+}
+
+struct plan {
+	uint32_t tasks;		/* in one INOUT chain */
+	uint32_t ms;		/* each */
+	uint32_t window;
+	bool one_scope;		/* all in the run's scope, not one each */
+};
+
+static uint64_t *chain_buf;
+
+static int orch_chain(struct pto_runtime *rt, void *arg)
+{
+	const struct plan *p = arg;
+	uint32_t i;
+
+	int ret = 0;
+
+	/* a scope per task, so that each can retire when it is done */
+	for (i = 0; i < p->tasks && !ret; i++) {
+		struct pto_param prm[] = {
+			PTO_INOUT(chain_buf, 0, 64), PTO_SCALAR(p->ms),
+		};
+		int64_t id;
+
+		if (!p->one_scope)
+			pto_scope_begin(rt);
+		id = pto_submit_task(rt, K_NAP, PTO_WORKER_VECTOR, prm, 2);
+		if (!p->one_scope)
+			ret = pto_scope_end(rt);
+		if (id < 0)
+			ret = (int)id;
+	}
+	return ret;
+}
+
+struct usage {
+	uint64_t wall, cpu;
+};
+
+static void measure_begin(struct usage *u)
+{
+	u->wall = tl_now_ns();
+	u->cpu = cpu_ns();
+}
+
+static void measure_end(struct usage *u)
+{
+	u->wall = tl_now_ns() - u->wall;
+	u->cpu = cpu_ns() - u->cpu;
+}
+
+static void check_usage(const struct usage *u, const char *policy,
+			const char *what)
+{
+	uint64_t pct = u->wall ? 100 * u->cpu / u->wall : 100;
+
+	ok(pct <= BUSY_MAX_PCT,
+	   "%s: %s: %.1f ms of CPU in %.1f ms (%llu%%, at most %d%%)",
+	   policy, what, u->cpu / 1e6, u->wall / 1e6,
+	   (unsigned long long)pct, BUSY_MAX_PCT);
+}
+
+static struct pto_runtime *runtime(enum pto_sched_policy sched,
+				   uint32_t window, uint32_t stall_ms)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+
+	tl_config(&cfg, window, 0);
+	cfg.sched = sched;
+	if (stall_ms)
+		cfg.stall_timeout_ms = stall_ms;
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_NAP, PTO_WORKER_VECTOR, k_nap, "nap"))
+		bail_out("cannot register the kernel");
+	chain_buf = pto_malloc(rt, 64);
+	if (!chain_buf)
+		bail_out("pto_malloc");
+	return rt;
+}
+
+static void run_case(struct pto_runtime *rt, const char *policy,
+		     const char *what, const struct plan *p)
+{
+	struct usage u;
+	int ret;
+
+	measure_begin(&u);
+	ret = pto_run(rt, orch_chain, (void *)p);
+	measure_end(&u);
+	ok_eq(ret, 0, "%s: %s: pto_run", policy, what);
+	ok(u.wall >= (uint64_t)p->tasks * p->ms * 1000000ull,
+	   "%s: %s: the kernels blocked for their time", policy, what);
+	check_usage(&u, policy, what);
+}
+
+/*
+ * The run's scope holds every task, so the fifth cannot get a slot of a
+ * four-slot ring: the orchestrator waits for the stall timeout, then
+ * reports the deadlock.  Nothing can happen meanwhile, and nothing may
+ * spin.
+ */
+static void deadlock_case(enum pto_sched_policy sched, const char *policy)
+{
+	static const struct plan held = { .tasks = 5, .ms = 1, .window = 4,
+					  .one_scope = true };
+	const char *what = "the orchestrator waits in a deadlock";
+	struct pto_runtime *rt = runtime(sched, held.window, 300);
+	struct tl_capture cap;
+	struct usage u;
+	char *text;
+	int ret;
+
+	tl_capture_begin(&cap);
+	measure_begin(&u);
+	ret = pto_run(rt, orch_chain, (void *)&held);
+	measure_end(&u);
+	text = tl_capture_end(&cap);
+	ok_eq(ret, -EDEADLK, "%s: %s: pto_run", policy, what);
+	ok(text && strstr(text, "deadlock"), "%s: %s: reported", policy,
+	   what);
+	check_usage(&u, policy, what);
+	free(text);
+	pto_runtime_destroy(rt);
+}
+
+static void test_policy(enum pto_sched_policy sched, const char *policy)
+{
+	/* one task blocks while the run drains: nothing else to do */
+	static const struct plan drain = { .tasks = 1, .ms = 300 };
+	/* the orchestrator waits on a full ring of four slots, twice over */
+	static const struct plan full = { .tasks = 10, .ms = 30, .window = 4 };
+	struct pto_runtime *rt;
+	struct usage u;
+
+	rt = runtime(sched, 0, 0);
+	run_case(rt, policy, "a run drains while its last kernel blocks",
+		 &drain);
+	/* between runs, with every thread of the runtime still alive */
+	measure_begin(&u);
+	nap_ms(200);
+	measure_end(&u);
+	check_usage(&u, policy, "an idle runtime between runs");
+	pto_runtime_destroy(rt);
+
+	rt = runtime(sched, full.window, 0);
+	run_case(rt, policy, "the orchestrator waits on a full task ring",
+		 &full);
+	pto_runtime_destroy(rt);
+
+	deadlock_case(sched, policy);
+}
+
+int main(void)
+{
+	test_policy(PTO_SCHED_THREAD, "scheduler thread");
+	test_policy(PTO_SCHED_WORKERS, "scheduling on the core threads");
+	return tap_done();
+}

@@ -1,0 +1,1039 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptobench --metg: Task Bench's minimum effective task granularity (METG,
+ * Slaughter et al., SC'20) for libpto, libgomp, libomp and StarPU.
+ *
+ * For every dependence pattern and width (taskbench.h) and every task
+ * granularity of a sweep (kernel iterations, halving from --max-grain down
+ * to --min-grain), each implementation runs the graph in a worker process
+ * and reports its wall time; ptobench-peak runs the same kernel at the same
+ * granularity on one thread per core with no runtime.  Efficiency is the
+ * achieved FLOP rate over that peak rate, and METG(50%) the granularity
+ * (the kernel's CPU time per task in the peak runs) where the efficiency
+ * falls below 0.5, interpolated between the two sweep points around the
+ * crossing.  CPU time rather than wall time, so that the granularity of a
+ * task is its work, whatever share of the machine other users leave.
+ *
+ * The peak is a property of the machine and the granularity only, so the
+ * peak runs of every cell at one granularity are pooled: on a machine
+ * shared with other work a single 200 ms peak run varies by a factor of
+ * two or more, their median over the whole sweep much less.
+ *
+ * Runs are interleaved as in the NOP benchmark: repetition r runs every
+ * cell (pattern, width, granularity), and within a cell every
+ * implementation and the peak one after another, the first one rotating
+ * with r.  Medians over the repetitions.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "metg.h"
+#include "ptobench.h"
+#include "taskbench.h"
+
+/* Columns of a cell: the implementations, then the peak. */
+#define COL_PEAK	NUM_IMPLS
+#define NUM_COLS	(NUM_IMPLS + 1)
+
+/* Calibration: iterations per task and duration of the probe. */
+#define CALIB_ITERS	65536
+#define CALIB_MS	100
+/* How long each peak measurement runs, by default. */
+#define PEAK_MS		200
+
+struct metg_opts {
+	bool pattern[TB_NUM_PATTERNS];
+	bool impl[NUM_IMPLS];
+	uint32_t width[METG_MAX_WIDTHS];
+	int nwidths;
+	uint32_t steps;
+	uint32_t radix;
+	int reps;
+	unsigned int cores;
+	int load;
+	unsigned int timeout;
+	double min_grain_us;
+	double max_grain_us;
+	unsigned int peak_ms;
+	const char *json;
+	const char *plot_dir;
+	bool verbose;
+};
+
+/* One (pattern, width, granularity, column): its repetitions. */
+struct mcell {
+	double *rate;		/* FLOP per ns (GFLOP/s) */
+	double *cpu;		/* CPU ns per task: the kernel's (peak) or
+				 * the whole worker's (implementations) */
+	double *wall;		/* implementations: ns * cores / tasks */
+	int n;			/* successful runs */
+	int failed;
+	uint64_t tasks;
+	uint64_t flops;
+	char check[20];		/* sum of the results' bits, hex */
+	bool mismatch;		/* a run's check differed from another's */
+	char info[200];
+};
+
+static struct metg_opts mo;
+static enum tb_pattern pats[TB_NUM_PATTERNS];
+static int npats;
+static uint64_t iters[METG_MAX_GRAINS];
+static int ngrains;
+static double ns_per_iter;
+static struct mcell *cells;
+/* Pooled peak per granularity: FLOP/ns and kernel us per task. */
+static double peak_rate[METG_MAX_GRAINS];
+static double peak_grain_us[METG_MAX_GRAINS];
+static int peak_runs[METG_MAX_GRAINS];
+static double load_before = -1, load_after = -1;
+
+static struct mcell *cell(int p, int w, int g, int col)
+{
+	return &cells[((p * mo.nwidths + w) * ngrains + g) * NUM_COLS + col];
+}
+
+static void graph(int p, int w, struct tb_graph *g)
+{
+	tb_graph_init(g, pats[p], mo.width[w], mo.steps, mo.radix);
+}
+
+/* ---- running workers ---------------------------------------------------- */
+
+/* The value of " key=" in a result line. */
+static const char *field(const char *line, const char *key)
+{
+	char pat[32];
+	const char *f;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	f = strstr(line, pat);
+	return f ? f + strlen(pat) : NULL;
+}
+
+static uint64_t field_u64(const char *line, const char *key)
+{
+	const char *f = field(line, key);
+
+	return f ? strtoull(f, NULL, 10) : 0;
+}
+
+/* The worker's facts after check=, for the JSON. */
+static void keep_info(struct mcell *c, const char *line)
+{
+	const char *f = field(line, "check");
+
+	if (!f)
+		return;
+	f += strcspn(f, " \n");	/* the check itself */
+	while (*f == ' ')
+		f++;
+	snprintf(c->info, sizeof(c->info), "%.*s", (int)strcspn(f, "\n"), f);
+}
+
+/*
+ * The results of a run must equal those of every earlier run of the cell,
+ * its own implementation's included: the graph and the kernel are the
+ * same, and the sum of the results' bits does not depend on the order.
+ */
+static void compare_check(int p, int w, int g, int im, const char *check)
+{
+	struct mcell *c = cell(p, w, g, im);
+	char now[20];
+
+	snprintf(now, sizeof(now), "%.16s", check);
+	for (int k = 0; k < NUM_IMPLS; k++) {
+		struct mcell *o = cell(p, w, g, k);
+
+		if (o->check[0] && strcmp(o->check, now)) {
+			fprintf(stderr, "ptobench: %s width %u: %s and %s "
+				"computed different results (%s, %s)\n",
+				tb_pattern_name(pats[p]), mo.width[w],
+				impl_names[im], impl_names[k], now, o->check);
+			c->mismatch = true;
+		}
+	}
+	if (!c->check[0])
+		snprintf(c->check, sizeof(c->check), "%s", now);
+}
+
+static int parse_run(const char *out, const struct tb_graph *tg,
+		     uint64_t it, uint64_t *ns, uint64_t *cpu,
+		     const char **check)
+{
+	const char *line = strstr(out, "result ");
+	uint64_t tasks, flops;
+
+	if (!line)
+		return -1;
+	tasks = field_u64(line, "tasks");
+	flops = field_u64(line, "flops");
+	*ns = field_u64(line, "ns");
+	*cpu = field_u64(line, "cpu_ns");
+	*check = field(line, "check");
+	if (tasks != tg->tasks || flops != tasks * it * TB_FLOPS_PER_ITER ||
+	    !*ns || !*check) {
+		fprintf(stderr, "ptobench: bad result (%" PRIu64 " tasks, %"
+			PRIu64 " FLOPs; expected %" PRIu64 " and %" PRIu64
+			")\n", tasks, flops, tg->tasks,
+			tg->tasks * it * TB_FLOPS_PER_ITER);
+		return -1;
+	}
+	return 0;
+}
+
+static int run_impl(int p, int w, int g, int im)
+{
+	char path[PATH_MAX + 32], out[4096], a_w[16], a_s[16], a_r[16];
+	char a_i[24], a_c[16], a_t[16];
+	char *argv[] = { path, "--metg", "--pattern",
+			 (char *)tb_pattern_name(pats[p]), "--width", a_w,
+			 "--steps", a_s, "--radix", a_r, "--iters", a_i,
+			 "--cores", a_c, "--timeout", a_t, NULL };
+	struct mcell *c = cell(p, w, g, im);
+	struct tb_graph tg;
+	struct rusage ru;
+	const char *check;
+	uint64_t ns, cpu;
+
+	graph(p, w, &tg);
+	worker_path(impl_names[im], path, sizeof(path));
+	snprintf(a_w, sizeof(a_w), "%u", mo.width[w]);
+	snprintf(a_s, sizeof(a_s), "%u", mo.steps);
+	snprintf(a_r, sizeof(a_r), "%u", mo.radix);
+	snprintf(a_i, sizeof(a_i), "%" PRIu64, iters[g]);
+	snprintf(a_c, sizeof(a_c), "%u", mo.cores);
+	snprintf(a_t, sizeof(a_t), "%u", mo.timeout);
+	if (run_worker(path, argv, out, sizeof(out), &ru) ||
+	    parse_run(out, &tg, iters[g], &ns, &cpu, &check)) {
+		fprintf(stderr, "ptobench: %s %s width %u iters %" PRIu64
+			" failed\n", impl_names[im], tb_pattern_name(pats[p]),
+			mo.width[w], iters[g]);
+		c->failed++;
+		return -1;
+	}
+	c->tasks = tg.tasks;
+	c->flops = tg.tasks * iters[g] * TB_FLOPS_PER_ITER;
+	c->rate[c->n] = (double)c->flops / ns;
+	c->cpu[c->n] = (double)cpu / tg.tasks;
+	c->wall[c->n++] = (double)ns * mo.cores / tg.tasks;
+	keep_info(c, strstr(out, "result "));
+	compare_check(p, w, g, im, check);
+	return 0;
+}
+
+struct peak_res {
+	uint64_t tasks;
+	uint64_t flops;
+	uint64_t ns;		/* wall time */
+	uint64_t cpu;		/* CPU time of all threads */
+};
+
+/* ptobench-peak at it iterations on `threads` threads for about ms. */
+static int run_peak_probe(uint64_t it, unsigned int threads, unsigned int ms,
+			  struct peak_res *r)
+{
+	char path[PATH_MAX + 32], out[1024], a_i[24], a_c[16], a_m[16];
+	char a_t[16];
+	char *argv[] = { path, "--iters", a_i, "--cores", a_c, "--ms", a_m,
+			 "--timeout", a_t, NULL };
+	struct rusage ru;
+	const char *line;
+
+	worker_path("peak", path, sizeof(path));
+	snprintf(a_i, sizeof(a_i), "%" PRIu64, it);
+	snprintf(a_c, sizeof(a_c), "%u", threads);
+	snprintf(a_m, sizeof(a_m), "%u", ms);
+	snprintf(a_t, sizeof(a_t), "%u", mo.timeout);
+	if (run_worker(path, argv, out, sizeof(out), &ru))
+		return -1;
+	line = strstr(out, "result ");
+	if (!line)
+		return -1;
+	r->tasks = field_u64(line, "tasks");
+	r->flops = field_u64(line, "flops");
+	r->ns = field_u64(line, "ns");
+	r->cpu = field_u64(line, "cpu_ns");
+	return r->tasks && r->ns && r->cpu &&
+	       r->flops == r->tasks * it * TB_FLOPS_PER_ITER ? 0 : -1;
+}
+
+static int run_peak(int p, int w, int g)
+{
+	struct mcell *c = cell(p, w, g, COL_PEAK);
+	struct peak_res r;
+
+	if (run_peak_probe(iters[g], mo.cores, mo.peak_ms, &r)) {
+		fprintf(stderr, "ptobench: peak iters %" PRIu64 " failed\n",
+			iters[g]);
+		c->failed++;
+		return -1;
+	}
+	c->tasks = r.tasks;
+	c->flops = r.flops;
+	c->rate[c->n] = (double)r.flops / r.ns;
+	c->cpu[c->n++] = (double)r.cpu / r.tasks;
+	return 0;
+}
+
+static void run_col(int p, int w, int g, int col)
+{
+	struct mcell *c = cell(p, w, g, col);
+	int err;
+
+	if (col == COL_PEAK)
+		err = run_peak(p, w, g);
+	else
+		err = run_impl(p, w, g, col);
+	if (mo.verbose && !err)
+		fprintf(stderr, "  %-14s w%-4u iters %-8" PRIu64 " %-6s "
+			"%8.3f GFLOP/s\n", tb_pattern_name(pats[p]),
+			mo.width[w], iters[g],
+			col == COL_PEAK ? "peak" : impl_names[col],
+			c->rate[c->n - 1]);
+}
+
+/* Every column of a cell in turn, starting with column r. */
+static void run_cell(int p, int w, int g, int r)
+{
+	for (int k = 0; k < NUM_COLS; k++) {
+		int col = (k + r) % NUM_COLS;
+
+		if (col == COL_PEAK || mo.impl[col])
+			run_col(p, w, g, col);
+	}
+}
+
+/* Every repetition runs every cell. */
+static void sweep(void)
+{
+	for (int r = 0; r < mo.reps; r++) {
+		if (mo.verbose)
+			fprintf(stderr, "rep %d/%d\n", r + 1, mo.reps);
+		for (int p = 0; p < npats; p++)
+			for (int w = 0; w < mo.nwidths; w++)
+				for (int g = 0; g < ngrains; g++)
+					run_cell(p, w, g, r);
+	}
+}
+
+/*
+ * The granularities: powers of two of kernel iterations, from the largest
+ * whose kernel time is at most --max-grain down to the smallest at least
+ * --min-grain, by the CPU time of one thread running the kernel alone.
+ */
+static int calibrate(void)
+{
+	struct peak_res r;
+	uint64_t it = 1;
+
+	if (run_peak_probe(CALIB_ITERS, 1, CALIB_MS, &r)) {
+		fprintf(stderr, "ptobench: cannot time the METG kernel\n");
+		return -1;
+	}
+	ns_per_iter = (double)r.cpu / r.tasks / CALIB_ITERS;
+	while (it * 2 * ns_per_iter <= mo.max_grain_us * 1000 &&
+	       it < (1ull << 40))
+		it *= 2;
+	ngrains = 0;
+	do {
+		iters[ngrains++] = it;
+		it /= 2;
+	} while (it && it * ns_per_iter >= mo.min_grain_us * 1000 &&
+		 ngrains < METG_MAX_GRAINS);
+	return 0;
+}
+
+/* Kernel seconds the sweep needs at full efficiency, to warn the user. */
+static double estimate_s(void)
+{
+	double grain_ns = 0, tasks = 0, impls = 0;
+	struct tb_graph tg;
+
+	for (int g = 0; g < ngrains; g++)
+		grain_ns += iters[g] * ns_per_iter;
+	for (int p = 0; p < npats; p++)
+		for (int w = 0; w < mo.nwidths; w++) {
+			graph(p, w, &tg);
+			tasks += tg.tasks;
+		}
+	for (int im = 0; im < NUM_IMPLS; im++)
+		impls += mo.impl[im];
+	return mo.reps * (impls * tasks * grain_ns / mo.cores / 1e9 +
+			  npats * mo.nwidths * ngrains * mo.peak_ms / 1e3);
+}
+
+static int alloc_cells(void)
+{
+	size_t n = (size_t)npats * mo.nwidths * ngrains * NUM_COLS;
+
+	cells = calloc(n, sizeof(*cells));
+	if (!cells)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		cells[i].rate = calloc(mo.reps, sizeof(double));
+		cells[i].cpu = calloc(mo.reps, sizeof(double));
+		cells[i].wall = calloc(mo.reps, sizeof(double));
+		if (!cells[i].rate || !cells[i].cpu || !cells[i].wall)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- results ------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of n values, sorting them in place; NAN when there are none. */
+static double median(double *v, int n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Every cell's peak runs at granularity g; returns how many. */
+static int gather_peaks(int g, double *rate, double *grain)
+{
+	int n = 0;
+
+	for (int p = 0; p < npats; p++) {
+		for (int w = 0; w < mo.nwidths; w++) {
+			const struct mcell *c = cell(p, w, g, COL_PEAK);
+
+			memcpy(rate + n, c->rate, c->n * sizeof(*rate));
+			memcpy(grain + n, c->cpu, c->n * sizeof(*grain));
+			n += c->n;
+		}
+	}
+	return n;
+}
+
+/* Median of every cell's peak runs at each granularity. */
+static int pool_peaks(void)
+{
+	double *rate = calloc((size_t)npats * mo.nwidths * mo.reps,
+			      sizeof(double));
+	double *grain = calloc((size_t)npats * mo.nwidths * mo.reps,
+			       sizeof(double));
+
+	if (!rate || !grain) {
+		free(rate);
+		free(grain);
+		return -ENOMEM;
+	}
+	for (int g = 0; g < ngrains; g++) {
+		int n = gather_peaks(g, rate, grain);
+
+		peak_runs[g] = n;
+		peak_rate[g] = median(rate, n);
+		peak_grain_us[g] = median(grain, n) / 1000;
+	}
+	free(rate);
+	free(grain);
+	return 0;
+}
+
+/* Kernel CPU time per task in us; NAN when every peak run failed. */
+static double grain_us(int g)
+{
+	return peak_grain_us[g];
+}
+
+/* Median achieved rate over the peak rate; NAN when either failed. */
+static double efficiency(int p, int w, int g, int im)
+{
+	const struct mcell *c = cell(p, w, g, im);
+
+	if (!c->n)
+		return NAN;
+	return summarize(c->rate, c->n).med / peak_rate[g];
+}
+
+/*
+ * The worker's CPU time per task over the kernel's: 1 when the runtime
+ * costs no CPU at all, cores / efficiency when it spins on every core.
+ */
+static double cpu_ratio(int p, int w, int g, int im)
+{
+	const struct mcell *c = cell(p, w, g, im);
+
+	if (!c->n)
+		return NAN;
+	return summarize(c->cpu, c->n).med / (grain_us(g) * 1000);
+}
+
+/*
+ * Walk down from the largest granularity to the first efficiency below
+ * 0.5; METG lies between that point and the one before, interpolated
+ * linearly in efficiency against log(granularity).
+ */
+static struct metg_result metg_of(int p, int w, int im)
+{
+	struct metg_result m = { .kind = METG_NA };
+	double e0 = NAN, g0 = NAN;
+
+	for (int g = 0; g < ngrains; g++) {
+		double e = efficiency(p, w, g, im), gr = grain_us(g);
+
+		if (isnan(e) || isnan(gr))
+			return m;
+		if (e < 0.5) {
+			double f;
+
+			if (!g) {
+				m.kind = METG_NONE;
+				return m;
+			}
+			f = (e0 - 0.5) / (e0 - e);
+			m.kind = METG_FOUND;
+			m.us = exp(log(g0) + f * (log(gr) - log(g0)));
+			m.measured_us = g0;
+			return m;
+		}
+		e0 = e;
+		g0 = gr;
+	}
+	m.kind = METG_BELOW;
+	m.us = m.measured_us = g0;
+	return m;
+}
+
+static void fmt_metg(char *buf, size_t len, struct metg_result m)
+{
+	switch (m.kind) {
+	case METG_FOUND:
+		snprintf(buf, len, "%.1f", m.us);
+		break;
+	case METG_BELOW:
+		snprintf(buf, len, "<%.1f", m.us);
+		break;
+	case METG_NONE:
+		snprintf(buf, len, "none");
+		break;
+	default:
+		snprintf(buf, len, "n/a");
+		break;
+	}
+}
+
+static void print_header(void)
+{
+	char model[128];
+
+	cpu_model(model, sizeof(model));
+	printf("ptobench --metg: %u steps, radix %u, %d reps interleaved, "
+	       "%u cores, %d competing process%s\n", mo.steps, mo.radix,
+	       mo.reps, mo.cores, mo.load, mo.load == 1 ? "" : "es");
+	printf("host: %ld CPUs, %s; load average %.2f before, %.2f after\n",
+	       sysconf(_SC_NPROCESSORS_ONLN), model, load_before, load_after);
+	printf("kernel: %d FLOPs per iteration, %.3f ns CPU per iteration;"
+	       " %d granularities,\n%" PRIu64 " down to %" PRIu64
+	       " iterations per task\n\n", TB_FLOPS_PER_ITER, ns_per_iter,
+	       ngrains, iters[0], iters[ngrains - 1]);
+}
+
+static void print_summary(void)
+{
+	printf("%-15s %5s", "pattern", "width");
+	for (int im = 0; im < NUM_IMPLS; im++)
+		if (mo.impl[im])
+			printf(" | %6s eff   METG", impl_names[im]);
+	printf("\n");
+	for (int p = 0; p < npats; p++) {
+		for (int w = 0; w < mo.nwidths; w++) {
+			printf("%-15s %5u", tb_pattern_name(pats[p]),
+			       mo.width[w]);
+			for (int im = 0; im < NUM_IMPLS; im++) {
+				char buf[24];
+
+				if (!mo.impl[im])
+					continue;
+				fmt_metg(buf, sizeof(buf), metg_of(p, w, im));
+				printf(" | %10.2f %6s", efficiency(p, w, 0, im),
+				       buf);
+			}
+			printf("\n");
+		}
+	}
+	printf("\neff: achieved / peak FLOP/s at the largest granularity "
+	       "(%.0f us);\nMETG: smallest granularity, us of kernel CPU "
+	       "time per task, with eff >= 0.5\n(none: below 0.5 already at "
+	       "the largest; <X: still >= 0.5 at the smallest).\n",
+	       grain_us(0));
+}
+
+/* CPU per task relative to the kernel's, at the largest granularity. */
+static void print_cpu(void)
+{
+	printf("\nCPU time per task over the kernel's, at the largest "
+	       "granularity\n%-15s %5s", "pattern", "width");
+	for (int im = 0; im < NUM_IMPLS; im++)
+		if (mo.impl[im])
+			printf(" %7s", impl_names[im]);
+	printf("\n");
+	for (int p = 0; p < npats; p++) {
+		for (int w = 0; w < mo.nwidths; w++) {
+			printf("%-15s %5u", tb_pattern_name(pats[p]),
+			       mo.width[w]);
+			for (int im = 0; im < NUM_IMPLS; im++)
+				if (mo.impl[im])
+					printf(" %7.2f",
+					       cpu_ratio(p, w, 0, im));
+			printf("\n");
+		}
+	}
+}
+
+static void print_curve(int p, int w)
+{
+	struct tb_graph tg;
+
+	graph(p, w, &tg);
+	printf("\n%s, width %u, %" PRIu64 " tasks: efficiency by "
+	       "granularity\n%10s %10s %9s", tb_pattern_name(pats[p]),
+	       mo.width[w], tg.tasks, "iters", "grain us", "peak GF/s");
+	for (int im = 0; im < NUM_IMPLS; im++)
+		if (mo.impl[im])
+			printf(" %7s", impl_names[im]);
+	printf("\n");
+	for (int g = 0; g < ngrains; g++) {
+		printf("%10" PRIu64 " %10.2f %9.3f", iters[g], grain_us(g),
+		       peak_rate[g]);
+		for (int im = 0; im < NUM_IMPLS; im++)
+			if (mo.impl[im])
+				printf(" %7.3f", efficiency(p, w, g, im));
+		printf("\n");
+	}
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void json_num(FILE *f, double v)
+{
+	if (isnan(v) || isinf(v))
+		fprintf(f, "null");
+	else
+		fprintf(f, "%.6g", v);
+}
+
+static void json_config(FILE *f)
+{
+	char model[128];
+	struct utsname u;
+
+	cpu_model(model, sizeof(model));
+	uname(&u);
+	fprintf(f, "  \"host\": {\"cpus\": %ld, \"model\": ",
+		sysconf(_SC_NPROCESSORS_ONLN));
+	json_str(f, model);
+	fprintf(f, ", \"kernel\": ");
+	json_str(f, u.release);
+	fprintf(f, ", \"loadavg_before\": %.2f, \"loadavg_after\": %.2f},\n",
+		load_before, load_after);
+	fprintf(f, "  \"config\": {\"steps\": %u, \"radix\": %u, \"reps\": %d,"
+		" \"cores\": %u, \"load\": %d, \"min_grain_us\": %g, "
+		"\"max_grain_us\": %g, \"peak_ms\": %u, "
+		"\"flops_per_iter\": %d, \"ns_per_iter\": %.4f, "
+		"\"ring\": %d},\n", mo.steps, mo.radix,
+		mo.reps, mo.cores, mo.load, mo.min_grain_us, mo.max_grain_us,
+		mo.peak_ms, TB_FLOPS_PER_ITER, ns_per_iter, TB_RING);
+}
+
+static void json_point(FILE *f, int p, int w, int g, int im)
+{
+	const struct mcell *c = cell(p, w, g, im);
+
+	fprintf(f, "          {\"iters\": %" PRIu64 ", \"grain_us\": ",
+		iters[g]);
+	json_num(f, grain_us(g));
+	fprintf(f, ", \"efficiency\": ");
+	json_num(f, efficiency(p, w, g, im));
+	fprintf(f, ", \"gflops\": ");
+	json_num(f, c->n ? summarize(c->rate, c->n).med : NAN);
+	fprintf(f, ", \"wall_us_x_cores_per_task\": ");
+	json_num(f, c->n ? summarize(c->wall, c->n).med / 1000 : NAN);
+	fprintf(f, ", \"cpu_us_per_task\": ");
+	json_num(f, c->n ? summarize(c->cpu, c->n).med / 1000 : NAN);
+	fprintf(f, ", \"cpu_over_kernel\": ");
+	json_num(f, cpu_ratio(p, w, g, im));
+	fprintf(f, ", \"samples_gflops\": [");
+	for (int i = 0; i < c->n; i++)
+		fprintf(f, "%s%.4f", i ? ", " : "", c->rate[i]);
+	fprintf(f, "],\n           \"runs\": %d, \"failed\": %d, \"tasks\": %"
+		PRIu64 ", \"flops\": %" PRIu64 ", \"check\": ", c->n,
+		c->failed, c->tasks, c->flops);
+	json_str(f, c->check);
+	fprintf(f, ", \"mismatch\": %s, \"info\": ",
+		c->mismatch ? "true" : "false");
+	json_str(f, c->info);
+	fprintf(f, "}%s\n", g + 1 < ngrains ? "," : "");
+}
+
+static void json_impl(FILE *f, int p, int w, int im, bool last)
+{
+	struct metg_result m = metg_of(p, w, im);
+
+	fprintf(f, "        \"%s\": {\"efficiency_large\": ", impl_names[im]);
+	json_num(f, efficiency(p, w, 0, im));
+	fprintf(f, ", \"metg_us\": ");
+	json_num(f, m.kind == METG_FOUND || m.kind == METG_BELOW ? m.us :
+		 NAN);
+	fprintf(f, ", \"metg_measured_us\": ");
+	json_num(f, m.kind == METG_FOUND || m.kind == METG_BELOW ?
+		 m.measured_us : NAN);
+	fprintf(f, ", \"metg\": \"%s\",\n          \"points\": [\n",
+		m.kind == METG_FOUND ? "found" : m.kind == METG_BELOW ?
+		"below_min_grain" : m.kind == METG_NONE ? "never" : "failed");
+	for (int g = 0; g < ngrains; g++)
+		json_point(f, p, w, g, im);
+	fprintf(f, "        ]}%s\n", last ? "" : ",");
+}
+
+/* The pooled peak, and how many peak runs of each cell failed. */
+static void json_peak(FILE *f)
+{
+	fprintf(f, "  \"peak\": [");
+	for (int g = 0; g < ngrains; g++) {
+		int failed = 0;
+
+		for (int p = 0; p < npats; p++)
+			for (int w = 0; w < mo.nwidths; w++)
+				failed += cell(p, w, g, COL_PEAK)->failed;
+		fprintf(f, "%s\n    {\"iters\": %" PRIu64
+			", \"grain_us\": ", g ? "," : "", iters[g]);
+		json_num(f, grain_us(g));
+		fprintf(f, ", \"gflops\": ");
+		json_num(f, peak_rate[g]);
+		fprintf(f, ", \"runs\": %d, \"failed\": %d}", peak_runs[g],
+			failed);
+	}
+	fprintf(f, "],\n");
+}
+
+static void json_results(FILE *f)
+{
+	int last_im = -1;
+
+	for (int im = 0; im < NUM_IMPLS; im++)
+		if (mo.impl[im])
+			last_im = im;
+	fprintf(f, "  \"results\": [");
+	for (int p = 0; p < npats; p++) {
+		for (int w = 0; w < mo.nwidths; w++) {
+			struct tb_graph tg;
+
+			graph(p, w, &tg);
+			fprintf(f, "%s\n    {\"pattern\": \"%s\", "
+				"\"width\": %u, \"tasks\": %" PRIu64 ",\n",
+				p || w ? "," : "", tb_pattern_name(pats[p]),
+				mo.width[w], tg.tasks);
+			fprintf(f, "      \"impls\": {\n");
+			for (int im = 0; im < NUM_IMPLS; im++)
+				if (mo.impl[im])
+					json_impl(f, p, w, im, im == last_im);
+			fprintf(f, "      }}");
+		}
+	}
+	fprintf(f, "\n  ]\n");
+}
+
+static int write_json(void)
+{
+	FILE *f = strcmp(mo.json, "-") ? fopen(mo.json, "w") : stdout;
+
+	if (!f) {
+		fprintf(stderr, "ptobench: %s: %s\n", mo.json, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "{\n  \"ptobench\": 1,\n  \"mode\": \"metg\",\n");
+	json_config(f);
+	json_peak(f);
+	json_results(f);
+	fprintf(f, "}\n");
+	if (f != stdout ? fclose(f) : fflush(f)) {
+		fprintf(stderr, "ptobench: %s: write failed\n", mo.json);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- plots -------------------------------------------------------------- */
+
+static void fill_series(int p, int w, struct metg_series *s)
+{
+	int n = 0;
+
+	for (int im = 0; im < NUM_IMPLS; im++) {
+		if (!mo.impl[im])
+			continue;
+		s->curve[n].name = impl_names[im];
+		s->curve[n].n = ngrains;
+		for (int g = 0; g < ngrains; g++) {
+			s->curve[n].x[g] = grain_us(g);
+			s->curve[n].y[g] = efficiency(p, w, g, im);
+		}
+		n++;
+	}
+	s->ncurves = n;
+	snprintf(s->title, sizeof(s->title), "%s, width %u",
+		 tb_pattern_name(pats[p]), mo.width[w]);
+}
+
+static int write_plots(void)
+{
+	static struct metg_series s[TB_NUM_PATTERNS * METG_MAX_WIDTHS];
+	char path[PATH_MAX];
+	int n = 0, err = 0;
+
+	for (int p = 0; p < npats; p++) {
+		for (int w = 0; w < mo.nwidths; w++, n++) {
+			fill_series(p, w, &s[n]);
+			snprintf(path, sizeof(path), "%s/metg-%s-w%u.svg",
+				 mo.plot_dir, tb_pattern_name(pats[p]),
+				 mo.width[w]);
+			err |= metg_plot_svg(path, &s[n], 1, 1);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/metg-all.svg", mo.plot_dir);
+	err |= metg_plot_svg(path, s, n, mo.nwidths);
+	return err ? -1 : 0;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static int parse_patterns(const char *arg)
+{
+	char *dup = strdup(arg), *save = NULL, *tok;
+	int err = 0;
+
+	memset(mo.pattern, 0, sizeof(mo.pattern));
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int p = tb_pattern_lookup(tok);
+
+		if (p < 0) {
+			fprintf(stderr, "ptobench: unknown pattern '%s'\n",
+				tok);
+			err = -1;
+			continue;
+		}
+		mo.pattern[p] = true;
+	}
+	free(dup);
+	return err;
+}
+
+/* Widths in the order given, "cores" as --cores, no duplicates. */
+static int resolve_widths(const char *list)
+{
+	char *dup = strdup(list), *save = NULL, *tok;
+	int err = 0;
+
+	mo.nwidths = 0;
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint32_t w = strcmp(tok, "cores") ? strtoul(tok, NULL, 0) :
+			     mo.cores;
+		bool dup_w = false;
+
+		if (!w || w > TB_MAX_WIDTH) {
+			fprintf(stderr, "ptobench: bad width '%s' (1-%d)\n",
+				tok, TB_MAX_WIDTH);
+			err = -1;
+			continue;
+		}
+		for (int k = 0; k < mo.nwidths; k++)
+			dup_w |= mo.width[k] == w;
+		if (!dup_w && mo.nwidths < METG_MAX_WIDTHS)
+			mo.width[mo.nwidths++] = w;
+	}
+	free(dup);
+	return err || !mo.nwidths ? -1 : 0;
+}
+
+static void defaults(void)
+{
+	for (int p = 0; p < TB_NUM_PATTERNS; p++)
+		mo.pattern[p] = true;
+	for (int im = 0; im < NUM_IMPLS; im++)
+		mo.impl[im] = true;
+	mo.steps = 1000;
+	mo.radix = TB_DEF_RADIX;
+	mo.reps = 3;
+	mo.cores = sysconf(_SC_NPROCESSORS_ONLN);
+	mo.timeout = 600;
+	mo.min_grain_us = 1;
+	mo.max_grain_us = 4000;
+	mo.peak_ms = PEAK_MS;
+}
+
+static int check_opts(const char *widths)
+{
+	if (mo.reps < 1 || mo.reps > MAX_REPS || !mo.steps || !mo.cores ||
+	    !mo.radix || mo.radix > TB_MAX_RADIX || mo.load < 0 ||
+	    mo.load > 256 || !mo.peak_ms || !(mo.min_grain_us > 0) ||
+	    !(mo.max_grain_us >= mo.min_grain_us))
+		return -1;
+	if (resolve_widths(widths))
+		return -1;
+	npats = 0;
+	for (int p = 0; p < TB_NUM_PATTERNS; p++)
+		if (mo.pattern[p])
+			pats[npats++] = p;
+	return npats ? 0 : -1;
+}
+
+static int parse_metg_opts(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "metg", no_argument, NULL, 'M' },
+		{ "patterns", required_argument, NULL, 'p' },
+		{ "widths", required_argument, NULL, 'w' },
+		{ "steps", required_argument, NULL, 's' },
+		{ "radix", required_argument, NULL, 'x' },
+		{ "min-grain", required_argument, NULL, 'g' },
+		{ "max-grain", required_argument, NULL, 'G' },
+		{ "plot", required_argument, NULL, 'P' },
+		{ "peak-ms", required_argument, NULL, 'K' },
+		{ "impls", required_argument, NULL, 'i' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "cores", required_argument, NULL, 'c' },
+		{ "load", required_argument, NULL, 'l' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char widths[256] = "2,16,cores";
+	bool impls_given = false;
+	int c, err = 0;
+
+	defaults();
+	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'M':
+			break;
+		case 'p':
+			err |= parse_patterns(optarg);
+			break;
+		case 'w':
+			snprintf(widths, sizeof(widths), "%s", optarg);
+			break;
+		case 's':
+			mo.steps = strtoul(optarg, NULL, 0);
+			break;
+		case 'x':
+			mo.radix = strtoul(optarg, NULL, 0);
+			break;
+		case 'g':
+			mo.min_grain_us = strtod(optarg, NULL);
+			break;
+		case 'G':
+			mo.max_grain_us = strtod(optarg, NULL);
+			break;
+		case 'P':
+			mo.plot_dir = optarg;
+			break;
+		case 'K':
+			mo.peak_ms = strtoul(optarg, NULL, 0);
+			break;
+		case 'i':
+			err |= parse_impls(optarg, mo.impl);
+			impls_given = true;
+			break;
+		case 'r':
+			mo.reps = atoi(optarg);
+			break;
+		case 'c':
+			mo.cores = strtoul(optarg, NULL, 0);
+			break;
+		case 'l':
+			mo.load = atoi(optarg);
+			break;
+		case 'j':
+			mo.json = optarg;
+			break;
+		case 't':
+			mo.timeout = strtoul(optarg, NULL, 0);
+			break;
+		case 'v':
+			mo.verbose = true;
+			break;
+		case 'h':
+			ptobench_usage(stdout);
+			exit(0);
+		default:
+			return -1;
+		}
+	}
+	if (err || optind < argc || check_opts(widths)) {
+		fprintf(stderr, "ptobench: bad --metg options; see --help\n");
+		return -1;
+	}
+	return check_impls(mo.impl, impls_given);
+}
+
+/* Failed runs and results that differ between implementations. */
+static int count_failures(void)
+{
+	size_t n = (size_t)npats * mo.nwidths * ngrains * NUM_COLS;
+	int failed = 0;
+
+	for (size_t i = 0; i < n; i++)
+		failed += cells[i].failed + cells[i].mismatch;
+	return failed;
+}
+
+int metg_main(int argc, char **argv)
+{
+	char path[PATH_MAX + 32];
+
+	if (parse_metg_opts(argc, argv))
+		return 2;
+	if (!worker_path("peak", path, sizeof(path))) {
+		fprintf(stderr, "ptobench: no ptobench-peak next to the "
+			"workers\n");
+		return 1;
+	}
+	load_before = loadavg1();
+	start_load(mo.load);
+	if (calibrate() || alloc_cells()) {
+		stop_load();
+		return 1;
+	}
+	fprintf(stderr, "ptobench: %d granularities, about %.0f s of kernel "
+		"time at full efficiency\n", ngrains, estimate_s());
+	sweep();
+	load_after = loadavg1();
+	stop_load();
+	if (pool_peaks())
+		return 1;
+	print_header();
+	print_summary();
+	print_cpu();
+	for (int p = 0; p < npats; p++)
+		for (int w = 0; w < mo.nwidths; w++)
+			print_curve(p, w);
+	if (mo.json && write_json())
+		return 1;
+	if (mo.plot_dir && write_plots())
+		return 1;
+	return count_failures() ? 1 : 0;
+}
