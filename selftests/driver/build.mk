@@ -45,7 +45,7 @@ $(DRIVER_TESTS): $(O)/selftests/driver/%: $(O)/selftests/driver/%.o
 checkpatch: $(KSFT_STAMP)
 	$(Q)$(CHECKPATCH) --strict --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES \
-		-f driver/*.[ch] driver/probe/*.c driver/probe_i14/*.c \
+		-f driver/*.[ch] driver/probe/*.c \
 		driver/tests/*.c
 	$(Q)$(CHECKPATCH) --strict --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,BIT_MACRO \
