@@ -320,6 +320,7 @@ static int pto_ioctl_get_info(struct pto_ctx *ctx, void __user *u, size_t us)
 	k.task_timeout_ms = READ_ONCE(pto_task_timeout_ms);
 	k.max_wait_ms = READ_ONCE(pto_max_wait_ms);
 	k.max_uring_waits = READ_ONCE(pto_max_uring_waits);
+	k.mem_avail = pto_mem_avail(ctx->user, ctx->exempt);
 	return pto_copy_out(u, us, &k, sizeof(k));
 }
 

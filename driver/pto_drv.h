@@ -392,6 +392,7 @@ struct pto_user *pto_user_get(kuid_t uid, bool exempt, int *err);
 void pto_user_put(struct pto_user *u);
 int pto_mem_charge(struct pto_user *u, bool exempt, u64 bytes);
 void pto_mem_uncharge(struct pto_user *u, u64 bytes);
+u64 pto_mem_avail(struct pto_user *u, bool exempt);
 u64 pto_mem_limit(unsigned long param, unsigned int ram_shift);
 
 /* pto_ctx.c */

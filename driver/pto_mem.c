@@ -220,6 +220,31 @@ int pto_mem_charge(struct pto_user *u, bool exempt, u64 bytes)
 EXPORT_SYMBOL_IF_KUNIT(pto_mem_charge);
 
 /**
+ * pto_mem_avail() - bytes a context of this user could still charge
+ * @u: the context's user
+ * @exempt: the user's limit does not apply
+ *
+ * What GET_INFO reports, so that a library can size its regions to fit
+ * instead of failing SETUP: a snapshot, other contexts may take it.
+ *
+ * Return: the smaller of what the driver's and the user's limit leave.
+ */
+u64 pto_mem_avail(struct pto_user *u, bool exempt)
+{
+	u64 all = pto_mem_limit(READ_ONCE(pto_max_memory), 1);
+	u64 mine = pto_mem_limit(READ_ONCE(pto_max_user_memory), 2);
+	u64 avail;
+
+	spin_lock(&pto_users_lock);
+	avail = all > pto_bytes ? all - pto_bytes : 0;
+	if (!exempt)
+		avail = min(avail, mine > u->bytes ? mine - u->bytes : 0);
+	spin_unlock(&pto_users_lock);
+	return avail;
+}
+EXPORT_SYMBOL_IF_KUNIT(pto_mem_avail);
+
+/**
  * pto_mem_uncharge() - undo pto_mem_charge()
  * @u: the context's user
  * @bytes: what was charged

@@ -131,6 +131,10 @@ TEST(get_info)
 	EXPECT_EQ(PTO_MAX_ARGS, info.max_args);
 	EXPECT_LT(0, info.max_task_window);
 	EXPECT_LT(0, info.max_heap_size);
+	/* the memory a context may still set up: some, and not more than RAM */
+	EXPECT_LT(0, info.mem_avail);
+	EXPECT_GE((uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE),
+		  info.mem_avail);
 	EXPECT_EQ(sysfs_long("/sys/module/pto/parameters/task_timeout_ms"),
 		  (long)info.task_timeout_ms);
 	ASSERT_EQ(0, sysfs_read("/sys/class/pto/pto0/cores", buf, sizeof(buf)));

@@ -671,6 +671,27 @@ TEST_F_TIMEOUT(slow, setup_memory_charged_to_memcg, 600)
 	rmdir(CG_TEST);
 }
 
+/* What a fresh context's GET_INFO says the caller may still set up. */
+static uint64_t mem_avail_now(void)
+{
+	struct pto_info info = { 0 };
+	int fd = open(pto_t_dev(), O_RDWR);
+	uint64_t avail = 0;
+
+	if (fd >= 0 && !ioctl(fd, PTO_IOCTL_GET_INFO, &info))
+		avail = info.mem_avail;
+	if (fd >= 0)
+		close(fd);
+	return avail;
+}
+
+/* The bytes a SETUP charged: all four regions. */
+static uint64_t charged(const struct pto_t *p)
+{
+	return p->s.window.size + p->s.heap.size + p->s.regs.size +
+	       p->s.cring.size;
+}
+
 /*
  * Users without CAP_SYS_RESOURCE are held to max_user_contexts and
  * max_user_memory; users outside the node's group cannot open it.
@@ -710,6 +731,9 @@ TEST_F_TIMEOUT(slow, per_user_limits, 600)
 		pto_t_close(&p);
 		if (pto_t_open(&p, 64, 1 << 20, 64))
 			bad |= 8;
+		/* GET_INFO tells what is left: 4 MiB less the first one's */
+		if (mem_avail_now() != (4 << 20) - charged(&p))
+			bad |= 32;
 		{
 			struct pto_t q;
 

@@ -482,6 +482,9 @@ struct pto_cring_header {
  *	a driver older than this field)
  * @max_uring_waits: out: PTO_URING_CMD_WAITs one context may have parked;
  *	one more completes with -EBUSY (0: no bound, or an older driver)
+ * @mem_avail: out: bytes of regions the caller may still set up, under
+ *	the driver's max_memory and the user's max_user_memory at the time
+ *	of the call (0: an older driver; ~0 would mean no bound)
  * @__pad: must be 0
  *
  * The whole struct is an out field but @flags, which is in: GET_INFO
@@ -501,7 +504,8 @@ struct pto_info {
 	__u64 task_timeout_ms;
 	__u32 max_wait_ms;
 	__u32 max_uring_waits;
-	__u64 __pad[3];
+	__u64 mem_avail;
+	__u64 __pad[2];
 };
 
 /**
