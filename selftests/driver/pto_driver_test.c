@@ -153,7 +153,7 @@ TEST(get_info_invalid)
 	EXPECT_EQ(-1, ioctl(fd, PTO_IOCTL_GET_INFO, &info));
 	EXPECT_EQ(EINVAL, errno);
 	memset(&info, 0, sizeof(info));
-	info.__pad[2] = 1;
+	info.__pad[1] = 1;
 	EXPECT_EQ(-1, ioctl(fd, PTO_IOCTL_GET_INFO, &info));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, ioctl(fd, PTO_IOCTL_GET_INFO, NULL));

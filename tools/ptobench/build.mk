@@ -99,8 +99,7 @@ $(PTOBENCH_PEAK): tools/ptobench/metg_peak.c tools/ptobench/taskbench.h \
 		  $(PTOBENCH_KERNEL)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(PTOBENCH_GOMP_CC) $(PTOBENCH_OMP_CFLAGS) -o $@ \
-		$(filter %.c %.o,$^)
+	$(Q)$(CC) $(PTOBENCH_OMP_CFLAGS) -o $@ $(filter %.c %.o,$^)
 
 $(PTOBENCH_GOMP): $(PTOBENCH_OMP_DEPS)
 	@mkdir -p $(dir $@)
