@@ -89,8 +89,9 @@ $(O)/%.o: %.c
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-# (not the package build's tree under $(O)/deb, nor its *.d directories)
--include $(shell find $(O) -path $(O)/deb -prune -o -name '*.d' -type f -print 2>/dev/null)
+# not the debug kernel's cache ($(O)/kcache) nor the package build's tree
+# ($(O)/deb): their .d files are not ours
+-include $(shell find $(O) \( -path $(O)/kcache -o -path $(O)/deb \) -prune -o -name '*.d' -type f -print 2>/dev/null)
 
 # ---- set-up --------------------------------------------------------------
 .PHONY: deps deps-check deps-bench deps-vm

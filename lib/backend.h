@@ -103,6 +103,8 @@ struct pto_backend {
 	bool batch_kick;		/* one kick(PTO_KICK_ALL) beats many */
 	uint64_t features;		/* PTO_FEATURE_* the device offers */
 	uint64_t max_heap;		/* largest heap region it allows */
+	/* bytes of regions this process may still set up, 0: no bound */
+	uint64_t mem_avail;
 	uint32_t cores[PTO_NUM_WORKER_TYPES];
 	uint32_t num_cores;		/* cores are numbered in type order */
 	uint32_t first_core[PTO_NUM_WORKER_TYPES];

@@ -12,6 +12,7 @@
 #include "arena.h"
 #include "config.h"
 #include "log.h"
+#include "pto_layout.h"
 #include "runtime.h"
 #include "stats.h"
 #include "statspage.h"
@@ -89,6 +90,36 @@ static const struct pto_backend_ops *backend_for(const char *device)
 }
 
 /*
+ * A device charges every region to the user (pto.ko's max_user_memory):
+ * where the request would not fit in what the device says is left, the
+ * heap, which is most of it, gives way.  The other regions' sizes come
+ * from the same layout the device computes.
+ */
+static void fit_device_memory(struct pto_runtime *rt, struct pto_setup *s)
+{
+	struct pto_setup l = *s;
+	uint64_t other, room;
+	uint32_t r;
+
+	if (!rt->be.mem_avail)
+		return;
+	l.heap_size = 0;
+	for (r = 0; r < l.nrings; r++)
+		l.heap_size += pto_align_up(l.ring[r].heap_size, 4096);
+	if (pto_layout(&l, rt->be.num_cores))
+		return;		/* the device will say what is wrong */
+	other = l.window.size + l.regs.size + l.cring.size;
+	room = rt->be.mem_avail > other ? rt->be.mem_avail - other : 0;
+	if (room >= rt->be.max_heap)
+		return;
+	pto_log("%s: this user may set up %llu MiB more (pto.ko's "
+		"max_user_memory, see pto(4)): the heap gets at most %llu MiB\n",
+		rt->device, (unsigned long long)(rt->be.mem_avail >> 20),
+		(unsigned long long)(room >> 20));
+	rt->be.max_heap = room & ~(uint64_t)4095;
+}
+
+/*
  * A device's heap is real memory, and the rings must leave room for
  * pto_malloc(): where the configured heap rings would take more than
  * three quarters of what the device allows, they shrink in proportion,
@@ -138,12 +169,13 @@ static void setup_request(struct pto_runtime *rt, struct pto_setup *s)
 		windows += c.task_window;
 		rt->ring[r].tm_pool_size = c.tensormap_pool_size;
 	}
-	fit_heap_rings(rt, s);
-	for (r = 0; r < rt->nrings; r++)
-		heap += pto_align_up(s->ring[r].heap_size, 4096);
 	s->order_ring_size = (uint32_t)pto_next_pow2(windows);
 	s->release_ring_size = s->order_ring_size;
 	s->cring_size = cring_entries_for(rt->be.num_cores);
+	fit_device_memory(rt, s);
+	fit_heap_rings(rt, s);
+	for (r = 0; r < rt->nrings; r++)
+		heap += pto_align_up(s->ring[r].heap_size, 4096);
 	s->heap_size = heap + pto_align_up(rt->cfg.arena_size, 4096);
 }
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Install the Debian packages a PTO build stage needs.
-#   scripts/deps.sh GROUP...   groups: build check bench vm deb arm64
+#   scripts/deps.sh GROUP...   groups: build check bench vm kernel deb arm64
 # As root, missing packages are installed with apt-get; otherwise the exact
 # command is printed and the script fails.
 set -eu
@@ -20,16 +20,19 @@ pkgs_deb="dpkg-dev debhelper dh-dkms dkms lintian chrpath libncurses-dev"
 # Debian's arm64 kernel comes from the arm64 lists (added below)
 pkgs_arm64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm bison flex bc libssl-dev \
 linux-source-6.1 xz-utils cpio"
+# the debug kernel of make vmtest-debug, built from linux-source-6.1
+pkgs_kernel="flex bison bc libelf-dev libssl-dev"
 
 want=""
 arm64=0
 for group in "$@"; do
 	case "$group" in
 	build) want="$want $pkgs_build" ;;
-	check) want="$want $pkgs_check $pkgs_bench $pkgs_vm $pkgs_deb $pkgs_arm64"
+	check) want="$want $pkgs_check $pkgs_bench $pkgs_vm $pkgs_kernel $pkgs_deb $pkgs_arm64"
 	       arm64=1 ;;
 	bench) want="$want $pkgs_bench" ;;
 	vm) want="$want $pkgs_vm" ;;
+	kernel) want="$want $pkgs_vm $pkgs_kernel" ;;
 	deb) want="$want $pkgs_deb" ;;
 	arm64) want="$want $pkgs_arm64"; arm64=1 ;;
 	*) echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;

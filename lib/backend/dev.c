@@ -37,7 +37,6 @@ struct dev {
 	bool wait_inflight;	/* a URING_CMD_WAIT is pending */
 	bool poll_inflight;	/* a poll on efd is pending */
 	bool gone;		/* the device was removed */
-	uint64_t max_heap;	/* GET_INFO's max_heap_size */
 	struct io_uring ring;
 };
 
@@ -123,8 +122,8 @@ static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 	ret = dev_get_info(d, cfg->device, &info);
 	if (ret)
 		return ret;
-	d->max_heap = info.max_heap_size;
 	be->max_heap = info.max_heap_size;
+	be->mem_avail = info.mem_avail;
 	be->c_kernels = false;
 	be->batch_kick = true;	/* a KICK is a system call */
 	be->features = info.features;
@@ -158,8 +157,8 @@ static int dev_setup(struct pto_backend *be, const struct pto_setup *req)
 	 * The sim reserves a huge pto_malloc arena lazily; the driver's heap
 	 * is real memory, so the arena shrinks to what the device allows.
 	 */
-	if (s->heap_size > d->max_heap)
-		s->heap_size = d->max_heap & ~4095ull;
+	if (s->heap_size > be->max_heap)
+		s->heap_size = be->max_heap & ~4095ull;
 	if (ioctl(d->fd, PTO_IOCTL_SETUP, s))
 		return -errno;
 	region[PTO_BE_WINDOW] = dev_map(d, &s->window);

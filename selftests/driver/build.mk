@@ -10,7 +10,7 @@ KSFT_DIR := $(O)/ksft
 KSFT_FILES := tools/testing/selftests/kselftest_harness.h \
 	tools/testing/selftests/kselftest.h \
 	scripts/checkpatch.pl scripts/spelling.txt \
-	scripts/const_structs.checkpatch
+	scripts/const_structs.checkpatch scripts/kernel-doc
 KSFT_STAMP := $(KSFT_DIR)/.extracted
 CHECKPATCH := $(KSFT_DIR)/scripts/checkpatch.pl
 
@@ -23,11 +23,12 @@ $(KSFT_STAMP):
 		$(KSFT_FILES:%=$(KSRC_TOP)/%)
 	$(Q)touch $@
 
-DRIVER_TEST_NAMES := pto_driver_test pto_wait_bench
+DRIVER_TEST_NAMES := pto_driver_test pto_hardening_test pto_stress \
+	pto_wait_bench
 DRIVER_TESTS := $(DRIVER_TEST_NAMES:%=$(O)/selftests/driver/%)
 
-.PHONY: driver-tests checkpatch
-driver-tests: $(DRIVER_TESTS)
+.PHONY: driver-tests checkpatch kerneldoc driver-lint
+driver-tests: $(DRIVER_TESTS) fuzz-progs
 
 $(O)/selftests/driver/%.o: selftests/driver/%.c $(KSFT_STAMP)
 	@mkdir -p $(dir $@)
@@ -44,7 +45,29 @@ $(DRIVER_TESTS): $(O)/selftests/driver/%: $(O)/selftests/driver/%.o
 checkpatch: $(KSFT_STAMP)
 	$(Q)$(CHECKPATCH) --strict --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES \
-		-f driver/*.[ch] driver/probe/*.c
+		-f driver/*.[ch] driver/probe/*.c \
+		driver/tests/*.c
 	$(Q)$(CHECKPATCH) --strict --no-tree --terse --show-types \
 		--ignore SPDX_LICENSE_TAG,FILE_PATH_CHANGES,BIT_MACRO \
 		-f include/uapi/pto/pto_uapi.h
+
+# the fuzzer runs in the VM with the driver tests
+-include selftests/fuzz/build.mk
+
+# kernel-doc of the driver, its tests and the uapi: no warning allowed
+# (the extraction stamp predates kernel-doc in KSFT_FILES: extract it)
+KERNELDOC := $(KSFT_DIR)/scripts/kernel-doc
+$(KERNELDOC): $(KSFT_STAMP)
+	$(Q)test -f $@ || tar -xJf $(KSRC_TAR) -C $(KSFT_DIR) \
+		--strip-components=1 $(KSRC_TOP)/scripts/kernel-doc
+kerneldoc: $(KERNELDOC)
+	$(Q)out=$$(perl $(KERNELDOC) -none driver/*.[ch] driver/tests/*.c \
+		include/uapi/pto/pto_uapi.h 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out"; exit 1; fi
+
+# the stage make check runs: style and documentation of the driver
+driver-lint:
+	$(Q)f=0; $(MAKE) --no-print-directory -s checkpatch || f=1; \
+	$(MAKE) --no-print-directory -s kerneldoc || f=1; \
+	if [ $$f = 0 ]; then echo "ok 1 - checkpatch --strict and kernel-doc: clean"; \
+	else echo "not ok 1 - checkpatch --strict or kernel-doc"; fi; exit $$f

@@ -107,6 +107,12 @@ static uint32_t core_of_type(struct pto_t *p, uint32_t type)
 	return p->first_core[type];
 }
 
+/* Tests that change module parameters or devices run as root only. */
+#define NEED_ROOT() do {						\
+	if (geteuid())							\
+		SKIP(return, "needs root (module parameters, devices)");\
+} while (0)
+
 /* ---- GET_INFO ------------------------------------------------------------ */
 
 TEST(get_info)
@@ -125,6 +131,10 @@ TEST(get_info)
 	EXPECT_EQ(PTO_MAX_ARGS, info.max_args);
 	EXPECT_LT(0, info.max_task_window);
 	EXPECT_LT(0, info.max_heap_size);
+	/* the memory a context may still set up: some, and not more than RAM */
+	EXPECT_LT(0, info.mem_avail);
+	EXPECT_GE((uint64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE),
+		  info.mem_avail);
 	EXPECT_EQ(sysfs_long("/sys/module/pto/parameters/task_timeout_ms"),
 		  (long)info.task_timeout_ms);
 	ASSERT_EQ(0, sysfs_read("/sys/class/pto/pto0/cores", buf, sizeof(buf)));
@@ -143,7 +153,7 @@ TEST(get_info_invalid)
 	EXPECT_EQ(-1, ioctl(fd, PTO_IOCTL_GET_INFO, &info));
 	EXPECT_EQ(EINVAL, errno);
 	memset(&info, 0, sizeof(info));
-	info.__pad[3] = 1;
+	info.__pad[1] = 1;
 	EXPECT_EQ(-1, ioctl(fd, PTO_IOCTL_GET_INFO, &info));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, ioctl(fd, PTO_IOCTL_GET_INFO, NULL));
@@ -1208,6 +1218,8 @@ TEST(task_timeout)
 	struct pto_kick k = { .core = 0 };
 	struct pto_t p;
 
+	NEED_ROOT();
+
 	ASSERT_EQ(0, sysfs_read(TIMEOUT_PARAM, old, sizeof(old)));
 	ASSERT_EQ(0, sysfs_write(TIMEOUT_PARAM, "200"));
 	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 16));
@@ -1322,6 +1334,8 @@ TEST(device_add_remove_with_open_context)
 	uint64_t t0;
 	int ret;
 
+	NEED_ROOT();
+
 	sysfs_write("/sys/class/pto/del_device", "7");	/* leftovers */
 	ASSERT_EQ(0, sysfs_write("/sys/class/pto/new_device", "7 1 2 0 1"));
 	EXPECT_EQ(-EEXIST, sysfs_write("/sys/class/pto/new_device", "7"));
@@ -1372,6 +1386,8 @@ TEST(device_add_remove_with_open_context)
 TEST(module_unload_refused_while_open)
 {
 	int fd = open(pto_t_dev(), O_RDWR);
+
+	NEED_ROOT();
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-1, syscall(__NR_delete_module, "pto", O_NONBLOCK));

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <stdio.h>
+
 #include <pto/pto_uapi.h>
 
 struct pto_t {
@@ -266,6 +268,105 @@ static inline int pto_t_run(struct pto_t *p, uint32_t core, uint32_t kid,
 	if (c.task_id != h)
 		return -EILSEQ;
 	return c.status;
+}
+
+/* ---- sysfs, module parameters and fdinfo ---------------------------------- */
+
+static inline int pto_t_sysfs_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+static inline int pto_t_sysfs_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+static inline long pto_t_sysfs_long(const char *path)
+{
+	char buf[64];
+
+	if (pto_t_sysfs_read(path, buf, sizeof(buf)))
+		return -1;
+	return strtol(buf, NULL, 0);
+}
+
+#define PTO_T_PARAM(name)	"/sys/module/pto/parameters/" name
+
+/* Set a module parameter, keeping its old value in old (64 bytes). */
+static inline int pto_t_param_set(const char *name, const char *val,
+				  char *old)
+{
+	char path[128];
+	int ret;
+
+	snprintf(path, sizeof(path), PTO_T_PARAM("%s"), name);
+	ret = pto_t_sysfs_read(path, old, 64);
+	if (ret)
+		return ret;
+	return pto_t_sysfs_write(path, val);
+}
+
+static inline void pto_t_param_restore(const char *name, const char *old)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), PTO_T_PARAM("%s"), name);
+	pto_t_sysfs_write(path, old);
+}
+
+/* Wait for a sysfs number to reach want, up to timeout_ms; its value. */
+static inline long pto_t_sysfs_wait_for(const char *path, long want,
+					int timeout_ms)
+{
+	uint64_t end = pto_t_now_ns() + timeout_ms * 1000000ull;
+	struct timespec ts = { 0, 10000000 };
+	long v;
+
+	while ((v = pto_t_sysfs_long(path)) != want && pto_t_now_ns() < end)
+		nanosleep(&ts, NULL);
+	return v;
+}
+
+/* Value of key in /proc/self/fdinfo/fd, copied to out. */
+static inline int pto_t_fdinfo(int fd, const char *key, char *out,
+			       size_t len)
+{
+	char path[64], buf[8192], *p;
+	size_t kl = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (pto_t_sysfs_read(path, buf, sizeof(buf)))
+		return -1;
+	for (p = buf; p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (!strncmp(p, key, kl) && p[kl] == ':') {
+			p += kl + 1;
+			while (*p == '\t' || *p == ' ')
+				p++;
+			snprintf(out, len, "%.*s", (int)strcspn(p, "\n"), p);
+			return 0;
+		}
+	}
+	return -1;
 }
 
 #endif /* PTO_TEST_UTIL_H */

@@ -31,7 +31,13 @@ ok $? "the rule gives pto nodes GROUP=\"$group\" MODE=\"$mode\""
 [ -f /etc/group ] || echo 'root:x:0:' >/etc/group
 echo 'alice:x:1001:1001::/tmp:/bin/sh' >>/etc/passwd
 echo 'bob:x:1002:1002::/tmp:/bin/sh' >>/etc/passwd
-printf 'alice:x:1001:\nbob:x:1002:\n%s:x:990:alice\n' "$group" >>/etc/group
+printf 'alice:x:1001:\nbob:x:1002:\n' >>/etc/group
+# alice joins the group, a new one or the one the VM already has
+awk -F: -v g="$group" 'BEGIN { OFS = ":" }
+	$1 == g { $4 = $4 == "" ? "alice" : $4 ",alice"; found = 1 }
+	{ print }
+	END { if (!found) print g, "x", 990, "alice" }' /etc/group >/tmp/group &&
+	cat /tmp/group >/etc/group
 
 for d in /dev/pto[0-9]*; do
 	chgrp "$group" "$d" && chmod "$mode" "$d"

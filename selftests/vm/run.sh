@@ -11,9 +11,16 @@
 # selftests/*/ programs) and the source tree's selftests/*/vm-*.sh as
 # /pto/src/selftests/*/vm-*.sh; those run with O=/pto and cwd /pto.
 #
+# PTO_FUZZ_SECONDS (60), PTO_FUZZ_SEED (14) and PTO_STRESS_SECONDS (5)
+# are passed to the guest's tests.
+#
 # Ends with "vm: N passed, N failed" and appends "passed failed skipped"
-# to $PTO_RESULTS when set.  Any failed test, kernel WARNING/BUG/Oops/
-# lockdep/KASAN report, guest crash or timeout fails the stage.
+# to $PTO_RESULTS when set.  Any failed test, any report of the kernel's
+# bug detectors (selftests/vm/splat-patterns: WARN, BUG, KASAN, lockdep,
+# UBSAN, KMEMLEAK, RCU stalls, hung tasks ...), guest crash or timeout
+# fails the stage; warnings reach the console (loglevel=5) so a guest
+# that dies still shows them.  PTO_VM_APPEND adds to the kernel command
+# line, PTO_VM_MEM sets the guest's memory in MiB (1024).
 set -eu
 cd "$(dirname "$0")/../.."
 SRC=$(pwd)
@@ -36,6 +43,8 @@ GO=${PTO_VM_GUEST_O:-$O}
 LABEL=vm${PTO_VM_NAME:+-$PTO_VM_NAME}
 VM="$O/$LABEL"
 TIMEOUT=${PTO_VM_TIMEOUT:-480}
+MEM=${PTO_VM_MEM:-1024}
+PATTERNS="$SRC/selftests/vm/splat-patterns"
 MAKE=${MAKE:-make}
 
 log() { echo "$LABEL: $*"; }
@@ -126,6 +135,21 @@ copy_libs() {	# ELF files: copy the shared libraries they need
 mkdir -p "$R/bin" "$R/sbin" "$R/proc" "$R/sys" "$R/dev" "$R/tmp" "$R/etc"
 cp "${PTO_VM_BUSYBOX:-/bin/busybox}" "$R/bin/busybox"
 cp "$VM/kmod/driver/pto.ko" "$R/pto/pto.ko"
+# the KUnit suites, built where the kernel has KUnit
+[ -f "$VM/kmod/driver/tests/pto_kunit.ko" ] &&
+	cp "$VM/kmod/driver/tests/pto_kunit.ko" "$R/pto/pto_kunit.ko"
+grep -v '^#' "$PATTERNS" | grep . >"$R/pto/splat-patterns"
+# a group for the 0660 nodes and users in it and not in it
+cat >"$R/etc/passwd" <<'EOF2'
+root:x:0:0:root:/:/bin/sh
+ptouser:x:1000:1000:pto user:/tmp:/bin/sh
+nobody:x:65534:65534:nobody:/tmp:/bin/sh
+EOF2
+cat >"$R/etc/group" <<'EOF2'
+root:x:0:
+pto:x:1000:ptouser
+nogroup:x:65534:
+EOF2
 cp -P "$GO"/libpto.so* "$R/pto/" 2>/dev/null || true
 for t in ptorun ptotop ptobench; do
 	[ -x "$GO/tools/$t" ] && cp "$GO/tools/$t" "$R/pto/tools/"
@@ -148,6 +172,12 @@ done
 mkdir -p "$R/pto/src/packaging"
 cp packaging/60-pto.rules "$R/pto/src/packaging/"	# for vm-access.sh
 cp selftests/vm/guest.sh "$R/pto/guest.sh"
+# knobs of the guest's tests, passed through
+: >"$R/pto/env"
+for v in PTO_FUZZ_SECONDS PTO_FUZZ_SEED PTO_STRESS_SECONDS; do
+	eval "val=\${$v:-}"
+	[ -n "$val" ] && echo "export $v='$val'" >>"$R/pto/env"
+done
 # debugging: PTO_VM_ONLY="commands" runs just those after loading pto.ko
 [ -n "${PTO_VM_ONLY:-}" ] && echo "$PTO_VM_ONLY" >"$R/pto/only.sh"
 if [ -n "${PTO_VM_SYSROOT:-}" ]; then
@@ -180,11 +210,11 @@ boot() {	# accelerator options
 	log "booting with $*"
 	start=$(date +%s)
 	set +e
-	timeout "$TIMEOUT" qemu-system-x86_64 "$@" -m 1024 -smp 2 \
+	timeout "$TIMEOUT" qemu-system-x86_64 "$@" -m "$MEM" -smp 2 \
 		-display none -monitor none -no-reboot -nodefaults \
 		-serial "file:$VM/console.log" -serial "file:$VM/guest.log" \
 		-kernel "$VMLINUZ" -initrd "$VM/initramfs.gz" \
-		-append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init" \
+		-append "console=ttyS0 loglevel=5 panic=-1 rdinit=/init ${PTO_VM_APPEND:-}" \
 		</dev/null >"$VM/qemu.log" 2>&1
 	qrc=$?
 	set -e
@@ -231,11 +261,12 @@ if ! grep -q '^=== vm guest done' "$VM/guest.tap"; then
 	cat "$VM/qemu.log"
 	fail=$((fail + 1))
 fi
-if grep -qE 'WARNING:|BUG:|Oops|KASAN|lockdep|circular locking|general protection|Kernel panic' \
-	"$VM/console.log"; then
+pat=$(mktemp)
+grep -v '^#' "$PATTERNS" | grep . >"$pat"
+if grep -qE -f "$pat" "$VM/console.log"; then
 	echo "not ok 1 - kernel console reports a problem"
-	grep -E -A20 'WARNING:|BUG:|Oops|KASAN|lockdep|circular locking|general protection|Kernel panic' \
-		"$VM/console.log" | head -n 60
+	grep -E -A20 -f "$pat" "$VM/console.log" | head -n 80
 	fail=$((fail + 1))
 fi
+rm -f "$pat"
 finish "$pass" "$fail" "$skip"

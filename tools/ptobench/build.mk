@@ -28,7 +28,7 @@ PTOBENCH_OMP_CC ?= clang
 PTOBENCH_OMP_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-D_GNU_SOURCE -pthread
 
-# The METG kernel: one object, compiled by one compiler without sanitizer
+# The METG kernel: one object, compiled by $(CC) without sanitizer
 # flags, linked into every worker and ptobench-peak, so that libpto,
 # libgomp, libomp and StarPU run the same machine code and the efficiencies
 # compare runtimes, not compilers.  -ffp-contract=off: no FMA contraction,
@@ -80,8 +80,7 @@ $(PTOBENCH_OBJ)/%.o: tools/ptobench/%.c
 $(PTOBENCH_KERNEL): tools/ptobench/metg_kernel.c tools/ptobench/taskbench.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $< (METG kernel)")
-	$(Q)$(PTOBENCH_GOMP_CC) $(PTOBENCH_OMP_CFLAGS) -fPIC -ffp-contract=off \
-		-c $< -o $@
+	$(Q)$(CC) $(PTOBENCH_OMP_CFLAGS) -fPIC -ffp-contract=off -c $< -o $@
 
 $(PTOBENCH): $(PTOBENCH_OBJ)/ptobench.o $(PTOBENCH_OBJ)/shapes.o \
 	     $(PTOBENCH_OBJ)/metg.o $(PTOBENCH_OBJ)/metg_plot.o \
@@ -100,8 +99,7 @@ $(PTOBENCH_PEAK): tools/ptobench/metg_peak.c tools/ptobench/taskbench.h \
 		  $(PTOBENCH_KERNEL)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(PTOBENCH_GOMP_CC) $(PTOBENCH_OMP_CFLAGS) -o $@ \
-		$(filter %.c %.o,$^)
+	$(Q)$(CC) $(PTOBENCH_OMP_CFLAGS) -o $@ $(filter %.c %.o,$^)
 
 $(PTOBENCH_GOMP): $(PTOBENCH_OMP_DEPS)
 	@mkdir -p $(dir $@)

@@ -485,7 +485,18 @@ struct pto_cring_header {
  * @max_heap_size: out: largest heap region of a context (bytes)
  * @ops: out: bit n set when built-in op n is supported
  * @task_timeout_ms: out: a task running longer fails, 0 for never
+ * @max_wait_ms: out: longest a parked PTO_URING_CMD_WAIT stays parked; a
+ *	longer timeout_ms completes with 0 after this long (0: no bound, or
+ *	a driver older than this field)
+ * @max_uring_waits: out: PTO_URING_CMD_WAITs one context may have parked;
+ *	one more completes with -EBUSY (0: no bound, or an older driver)
+ * @mem_avail: out: bytes of regions the caller may still set up, under
+ *	the driver's max_memory and the user's max_user_memory at the time
+ *	of the call (0: an older driver; ~0 would mean no bound)
  * @__pad: must be 0
+ *
+ * The whole struct is an out field but @flags, which is in: GET_INFO
+ * must be passed a zeroed struct.
  */
 struct pto_info {
 	__u32 abi_version;
@@ -499,7 +510,10 @@ struct pto_info {
 	__u64 max_heap_size;
 	__u64 ops;
 	__u64 task_timeout_ms;
-	__u64 __pad[4];
+	__u32 max_wait_ms;
+	__u32 max_uring_waits;
+	__u64 mem_avail;
+	__u64 __pad[2];
 };
 
 /**
@@ -620,7 +634,9 @@ struct pto_kick {
  * struct pto_wait - PTO_IOCTL_WAIT: sleep until completions are posted
  * @flags: in: must be 0
  * @__pad0: must be 0
- * @timeout_ns: in: 0 = do not sleep
+ * @timeout_ns: in: 0 = do not sleep; out, when interrupted by a signal:
+ *	the time left, so a restarted (SA_RESTART) or retried WAIT sleeps
+ *	only for the rest
  * @cring_head: in: the host's consumed position
  * @cring_tail: out: completions reserved by the cores
  */
@@ -653,9 +669,12 @@ struct pto_wait {
  * @flags: must be 0
  *
  * Completes once the completion ring holds entries beyond cring_head, or
- * after timeout_ms.  res = completions available (tail - head), 0 on
- * timeout, or -errno (-ENODEV once the device is gone, -ECANCELED when the
- * context is torn down).
+ * after timeout_ms (at most struct pto_info's max_wait_ms).  res =
+ * completions available (tail - head, at most INT_MAX), 0 on timeout, or
+ * -errno: -EIO for a failed context, -ENODEV once the device is gone,
+ * -ECANCELED when the context is torn down or the WAIT cancelled (its
+ * ring closed, its submitter exiting or exec'ing), -EBUSY when the
+ * context has max_uring_waits WAITs parked already.
  */
 struct pto_uring_wait {
 	__u64 cring_head;
