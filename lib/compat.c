@@ -16,16 +16,16 @@
  * arm64) the int is a register a 0.1 caller ignores: the same code serves
  * both versions, and programs built against 0.1 keep working.
  */
-int pto_scope_begin_0_2(struct pto_runtime *rt);
 int pto_scope_begin_0_2(struct pto_runtime *rt)
 {
 	return pto_orch_scope_begin(rt);
 }
+
 __asm__(".symver pto_scope_begin_0_2, pto_scope_begin@@LIBPTO_0.2");
 
-int pto_scope_begin_0_1(struct pto_runtime *rt);
 int pto_scope_begin_0_1(struct pto_runtime *rt)
 {
 	return pto_orch_scope_begin(rt);
 }
+
 __asm__(".symver pto_scope_begin_0_1, pto_scope_begin@LIBPTO_0");

@@ -262,7 +262,8 @@ int pto_parse_cpus(const char *s, uint32_t *cpus, uint32_t max)
 	for (;;) {
 		if (!isdigit((unsigned char)*s))
 			return -EINVAL;
-		lo = hi = strtoul(s, &end, 10);
+		lo = strtoul(s, &end, 10);
+		hi = lo;
 		if (*end == '-') {
 			if (!isdigit((unsigned char)end[1]))
 				return -EINVAL;
@@ -333,7 +334,6 @@ static void config_defaults(struct pto_config *cfg)
 		cfg->cpus = s;
 	env_u32(PTO_ENV_CHECK, &cfg->check);
 }
-
 
 void pto_config_init_sized(struct pto_config *cfg, size_t size)
 {

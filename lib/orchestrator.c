@@ -731,7 +731,8 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 
 	if (rt->trace)
 		t0 = pto_now_ns();
-	plan.ring = r = orch_ring(rt);
+	r = orch_ring(rt);
+	plan.ring = r;
 	ret = check_params(rt, p, n, &plan);
 	if (ret)
 		return ret;
@@ -748,7 +749,8 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 			return submit_error(rt, ret);
 	}
 
-	t.id = pr->self = rt->orch.next_id;
+	t.id = rt->orch.next_id;
+	pr->self = t.id;
 	t.handle = PTO_TASK_HANDLE(r, rt->orch.ring[r].next_seq);
 	find_producers(rt, p, n, pr);
 	if (pr->error)

@@ -195,8 +195,8 @@ struct pto_sched {
 	bool failed;			/* a task failed: cancel the rest */
 	bool finished;			/* every task of the run retired */
 	/* shared by every thread that may schedule: lines of their own */
-	uint32_t lock PTO_OWN_LINES;	/* workers: the right to schedule */
-	uint32_t done PTO_OWN_LINES;	/* futex: the run has finished */
+	PTO_OWN_LINES uint32_t lock;	/* workers: the right to schedule */
+	PTO_OWN_LINES uint32_t done;	/* futex: the run has finished */
 };
 
 /* Counters only the scheduler writes; pto_get_stats() merges them in. */

@@ -57,10 +57,10 @@ static void fill_live_stats(struct pto_runtime *rt, struct pto_stats *st)
 
 		d[PTO_RING_TASK].in_use = READ_ONCE(w->orch.task_top[r]) -
 			load_acquire(&w->sched.last_task_alive[r]);
-		d[PTO_RING_HEAP].in_use = pto_heap_ring_used(
-			READ_ONCE(w->orch.heap_top[r]),
-			load_acquire(&w->sched.heap_tail[r]),
-			READ_ONCE(rt->orch.ring[r].heap_floor));
+		d[PTO_RING_HEAP].in_use =
+			pto_heap_ring_used(READ_ONCE(w->orch.heap_top[r]),
+					   load_acquire(&w->sched.heap_tail[r]),
+					   READ_ONCE(rt->orch.ring[r].heap_floor));
 		d[PTO_RING_DEP].in_use = READ_ONCE(w->orch.dep_top[r]) -
 			load_acquire(&w->sched.dep_tail[r]);
 		d[PTO_RING_TENSORMAP].in_use =

@@ -22,6 +22,7 @@
 #define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #define load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define store_release(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+/* a full barrier: every caller says which loads and stores it orders */
 #define smp_mb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
 /*
  * A counter with one writer and readers on other threads (statistics read

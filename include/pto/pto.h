@@ -226,7 +226,15 @@ enum pto_sched_policy {
  */
 void pto_config_init_sized(struct pto_config *cfg, size_t size);
 
-/* The entry point of programs built against libpto 0.1 (no size). */
+/*
+ * pto_config_init() - pto_config_init_sized() with libpto 0.1's size
+ * @cfg: the configuration to fill, as a libpto 0.1 program knows it
+ *
+ * The symbol programs built against libpto 0.1 call; the macro of the
+ * same name calls pto_config_init_sized() with the caller's size.  (Not
+ * kernel-doc: the parenthesised name, which keeps the macro away, is
+ * beyond its parser.)
+ */
 void (pto_config_init)(struct pto_config *cfg);
 #define pto_config_init(cfg) pto_config_init_sized((cfg), sizeof(*(cfg)))
 
@@ -507,7 +515,16 @@ const char *pto_ring_name(enum pto_ring ring);
 int pto_get_stats_sized(struct pto_runtime *rt, struct pto_stats *st,
 			size_t size);
 
-/* The entry point of programs built against libpto 0.1 (no size). */
+/*
+ * pto_get_stats() - pto_get_stats_sized() with libpto 0.1's size
+ * @rt: the runtime
+ * @st: the counters, as a libpto 0.1 program knows them
+ *
+ * The symbol programs built against libpto 0.1 call; the macro of the
+ * same name calls pto_get_stats_sized() with the caller's size.
+ *
+ * Return: 0, or -EINVAL.
+ */
 int (pto_get_stats)(struct pto_runtime *rt, struct pto_stats *st);
 #define pto_get_stats(rt, st) pto_get_stats_sized((rt), (st), sizeof(*(st)))
 

@@ -304,10 +304,11 @@ static void dev_arm(struct dev *d, uint64_t cring_head, uint32_t timeout_ms)
 static void dev_drain_eventfd(struct dev *d)
 {
 	uint64_t v;
+	ssize_t n;
 
-	if (read(d->efd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: nothing was written since the last drain */
-	}
+	/* -1 with EAGAIN: nothing was written since the last drain */
+	n = read(d->efd, &v, sizeof(v));
+	(void)n;
 }
 
 static int dev_reap(struct dev *d)
@@ -384,10 +385,11 @@ static void dev_notify(struct pto_backend *be)
 {
 	struct dev *d = be->priv;
 	uint64_t one = 1;
+	ssize_t n;
 
-	if (write(d->efd, &one, sizeof(one)) < 0) {
-		/* the counter is saturated: a wake-up is pending anyway */
-	}
+	/* -1: the counter is saturated, a wake-up is pending anyway */
+	n = write(d->efd, &one, sizeof(one));
+	(void)n;
 }
 
 const struct pto_backend_ops pto_dev_backend_ops = {

@@ -249,6 +249,7 @@ static int sim_wait(struct pto_backend *be, uint64_t cring_head,
 	uint32_t irq = load_acquire(&sim->irq);
 
 	WRITE_ONCE(sim->sched_waiting, 1);
+	/* waiting before the completion loads; pairs with cring_post's */
 	smp_mb();
 	if (!cring_ready(be, cring_head) &&
 	    load_acquire(&be->win->notify.sched_wake) == sched_wake_seen)
@@ -628,6 +629,7 @@ static void sim_kick(struct pto_backend *be, uint32_t core)
 static void core_idle(struct sim *sim, struct pto_core_regs *r, uint32_t db)
 {
 	WRITE_ONCE(r->core_waiting, 1);
+	/* waiting before the doorbell load; pairs with sim_kick() */
 	smp_mb();
 	if (load_acquire(&r->doorbell) == db && !load_acquire(&sim->stop) &&
 	    !load_acquire(&sim->hooks))

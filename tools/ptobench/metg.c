@@ -134,7 +134,7 @@ static void keep_info(struct mcell *c, const char *line)
 
 	if (!f)
 		return;
-	f += strcspn(f, " \n");	/* the check itself */
+	f += strcspn(f, "\n ");	/* the check itself */
 	while (*f == ' ')
 		f++;
 	snprintf(c->info, sizeof(c->info), "%.*s", (int)strcspn(f, "\n"), f);
