@@ -37,50 +37,6 @@ _Static_assert(sizeof(struct pto_window_ident) == 64 &&
 _Static_assert(sizeof(struct pto_task_desc) == 256,
 	       "descriptors are four cache lines");
 
-__thread char pto_thread_token __attribute__((tls_model("initial-exec")));
-
-int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
-{
-	uintptr_t owner;
-
-	if (!rt) {
-		pto_log("%s: the runtime is NULL\n", call);
-		return -EINVAL;
-	}
-	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
-	if (owner == pto_self())
-		return 0;
-	if (!owner || owner == PTO_OWNER_DESTROYING) {
-		pto_log("%s: no run in progress: call it from the "
-			"orchestration function, inside pto_run()\n", call);
-		return -EINVAL;
-	}
-	pto_log("%s: not the orchestrator thread: during a run only the "
-		"thread that called pto_run() may submit tasks and open or "
-		"close scopes\n", call);
-	return -EPERM;
-}
-
-/* Say why call cannot go on while owner holds the runtime: -EBUSY. */
-static int busy(const char *call, uintptr_t owner)
-{
-	pto_log("%s: %s\n", call, owner == PTO_OWNER_DESTROYING ?
-		"the runtime is being destroyed" :
-		owner == pto_self() ?
-		"not allowed inside the orchestration function: a run is in "
-		"progress on this thread" :
-		"a run is in progress on this runtime (in another thread); "
-		"wait for pto_run() to return");
-	return -EBUSY;
-}
-
-int pto_check_idle(struct pto_runtime *rt, const char *call)
-{
-	uintptr_t owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
-
-	return owner ? busy(call, owner) : 0;
-}
-
 /* "sim" is the in-process simulator; anything else names a /dev/ptoN. */
 static const struct pto_backend_ops *backend_for(const char *device)
 {
@@ -317,7 +273,7 @@ void pto_runtime_destroy(struct pto_runtime *rt)
 	if (!__atomic_compare_exchange_n(&rt->orch.owner, &idle,
 					 PTO_OWNER_DESTROYING, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-		busy("pto_runtime_destroy", idle);
+		pto_say_busy("pto_runtime_destroy", idle);
 		pto_log("pto_runtime_destroy: not destroyed\n");
 		return;
 	}
@@ -378,7 +334,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	if (!__atomic_compare_exchange_n(&rt->orch.owner, &idle, pto_self(),
 					 false, __ATOMIC_ACQUIRE,
 					 __ATOMIC_RELAXED))
-		return busy("pto_run", idle);
+		return pto_say_busy("pto_run", idle);
 	t0 = pto_now_ns();
 	/* before the scheduler starts: it must not see the last run's end */
 	WRITE_ONCE(rt->win->notify.orch_done, 0);

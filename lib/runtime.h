@@ -251,6 +251,7 @@ static inline uintptr_t pto_self(void)
 /* Owner value of a runtime being destroyed: no run may start. */
 #define PTO_OWNER_DESTROYING ((uintptr_t)1)
 
+/* threads.c: the threading contract */
 int pto_orch_check_slow(struct pto_runtime *rt, const char *call);
 
 /*
@@ -268,6 +269,8 @@ static inline int pto_orch_check(struct pto_runtime *rt, const char *call)
 
 /* -EBUSY (said on the log) when a run is in progress on rt. */
 int pto_check_idle(struct pto_runtime *rt, const char *call);
+/* Say why call cannot go on while owner holds the runtime: -EBUSY. */
+int pto_say_busy(const char *call, uintptr_t owner);
 
 /* orchestrator.c */
 int pto_orch_scope_begin(struct pto_runtime *rt);

@@ -20,3 +20,12 @@ $(SELFTESTS_LIB_PROGS): $(O)/selftests/lib/%: $(O)/selftests/lib/%.o \
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(SELFTESTS_LIB_COMMON) \
 		$(LINK_LIBPTO_STATIC)
+
+# lib/'s files depend on each other in one direction (layering.py)
+LAYERING_TEST := $(O)/selftests/lib/test-layering
+TEST_PROGS += $(LAYERING_TEST)
+
+$(LAYERING_TEST): selftests/lib/layering.py $(LIBPTO_A)
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec python3 %s %s\n' "$(CURDIR)/$<" \
+		"$(abspath $(O))/lib" >$@ && chmod +x $@

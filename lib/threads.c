@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The threading contract, enforced: during a run only the thread that
+ * called pto_run() may submit tasks and open or close scopes, and nothing
+ * that changes a runtime's set-up may run while a run is in progress.
+ * Each refusal says on the log which call and why.  Kept apart from the
+ * runtime and the orchestrator, which both ask it.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "log.h"
+#include "runtime.h"
+
+__thread char pto_thread_token __attribute__((tls_model("initial-exec")));
+
+int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
+{
+	uintptr_t owner;
+
+	if (!rt) {
+		pto_log("%s: the runtime is NULL\n", call);
+		return -EINVAL;
+	}
+	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
+	if (owner == pto_self())
+		return 0;
+	if (!owner || owner == PTO_OWNER_DESTROYING) {
+		pto_log("%s: no run in progress: call it from the "
+			"orchestration function, inside pto_run()\n", call);
+		return -EINVAL;
+	}
+	pto_log("%s: not the orchestrator thread: during a run only the "
+		"thread that called pto_run() may submit tasks and open or "
+		"close scopes\n", call);
+	return -EPERM;
+}
+
+int pto_say_busy(const char *call, uintptr_t owner)
+{
+	pto_log("%s: %s\n", call, owner == PTO_OWNER_DESTROYING ?
+		"the runtime is being destroyed" :
+		owner == pto_self() ?
+		"not allowed inside the orchestration function: a run is in "
+		"progress on this thread" :
+		"a run is in progress on this runtime (in another thread); "
+		"wait for pto_run() to return");
+	return -EBUSY;
+}
+
+int pto_check_idle(struct pto_runtime *rt, const char *call)
+{
+	uintptr_t owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
+
+	return owner ? pto_say_busy(call, owner) : 0;
+}
