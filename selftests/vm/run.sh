@@ -174,7 +174,7 @@ cp packaging/60-pto.rules "$R/pto/src/packaging/"	# for vm-access.sh
 cp selftests/vm/guest.sh "$R/pto/guest.sh"
 # knobs of the guest's tests, passed through
 : >"$R/pto/env"
-for v in PTO_FUZZ_SECONDS PTO_FUZZ_SEED PTO_STRESS_SECONDS; do
+for v in PTO_FUZZ_SECONDS PTO_FUZZ_SEED PTO_STRESS_SECONDS PTO_TEST_SCALE; do
 	eval "val=\${$v:-}"
 	[ -n "$val" ] && echo "export $v='$val'" >>"$R/pto/env"
 done

@@ -20,5 +20,7 @@ export PTO_VM_KHDR="$k"
 export PTO_VM_NAME=debug
 # the detectors slow everything down several times under TCG
 export PTO_VM_TIMEOUT=${PTO_VM_TIMEOUT:-2400}
+# the sanitizers make the guest several times slower: smaller test loops
+export PTO_TEST_SCALE=${PTO_TEST_SCALE:-5}
 export PTO_VM_APPEND="preempt=full kunit.enable=1 ${PTO_VM_APPEND:-}"
 exec sh selftests/vm/run.sh
