@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "check.h"
@@ -74,6 +75,7 @@ struct sim {
 	const struct pto_backend_sched *hooks;
 	void *hook_ctx;
 	uint32_t awake;		/* core threads not asleep */
+	uint32_t host_cpus;	/* CPUs the core threads may run on */
 	uint32_t in_workers;	/* core threads in worker_loop() */
 	struct sim_kernel kernels[PTO_MAX_KERNELS];
 	struct sim_core *cores;
@@ -103,6 +105,8 @@ static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 		n += cfg->cores[t];
 	}
 	be->num_cores = n;
+	sim->host_cpus = be->ncpus ? be->ncpus :
+			 (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
 	return 0;
 }
 
@@ -706,8 +710,7 @@ static void worker_sleep(struct sim *sim, const struct pto_backend_sched *h,
 	}
 	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);
 	h->awake(sim->hook_ctx);
-	if (!last)
-		return;
+	/* woken soon after: spin longer next time; else shorter */
 	if (pto_now_ns() - t0 < SHORT_SLEEP_NS) {
 		if (sc->spin_budget < WORKER_SPINS_MAX)
 			sc->spin_budget *= 2;
@@ -716,10 +719,20 @@ static void worker_sleep(struct sim *sim, const struct pto_backend_sched *h,
 	}
 }
 
-/* Pause instructions to spin before sleeping: long only for the last. */
+/*
+ * Pause instructions to spin before sleeping.  Spinning costs the kernels
+ * nothing while every awake core thread has a CPU of its own, and saves a
+ * futex wake-up on each hand-off between cores (a chain of dependent
+ * tasks over two cores hands off every task): then the adaptive budget.
+ * With more awake threads than CPUs a spinning thread would take a CPU
+ * from a kernel: then a short spin, except for the last awake thread.
+ */
 static unsigned int worker_spins(struct sim *sim, struct sim_core *sc)
 {
-	return READ_ONCE(sim->awake) == 1 ? sc->spin_budget : CORE_SPINS;
+	uint32_t awake = READ_ONCE(sim->awake);
+
+	return awake <= sim->host_cpus || awake == 1 ? sc->spin_budget :
+						       CORE_SPINS;
 }
 
 /*
