@@ -3,10 +3,12 @@
 # the public headers only (include/ and the uapi), linked with libpto.so
 # as a user's program would be.
 
+# PTO_CXX= (empty, as the arm64 cross build sets it) leaves it out.
+PTO_CXX ?= g++
 ifeq ($(SAN),)
+ifneq ($(PTO_CXX),)
 CXX_TEST := $(O)/selftests/cxx/test_cxx
 TEST_PROGS += $(CXX_TEST)
-PTO_CXX ?= g++
 
 $(CXX_TEST): selftests/cxx/test_cxx.cc $(wildcard include/pto/*.h) \
 		include/uapi/pto/pto_uapi.h $(LIBPTO_SO)
@@ -16,4 +18,5 @@ $(CXX_TEST): selftests/cxx/test_cxx.cc $(wildcard include/pto/*.h) \
 		-Wno-unused-parameter -O2 -g -ffp-contract=off \
 		-Iinclude -Iinclude/uapi -o $@ $< \
 		-L$(O) -lpto -Wl,-rpath,'$$ORIGIN/../..' -pthread
+endif
 endif

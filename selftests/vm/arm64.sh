@@ -104,7 +104,7 @@ for d in "$SR/usr/lib/aarch64-linux-gnu" "$SR/lib/aarch64-linux-gnu"; do
 done
 env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS $MAKE -s -j2 O="$W/user" \
 	CC="$XCC" AR=${CROSS}ar PTOBENCH_GOMP_CC=false \
-	PTOBENCH_OMP_CC=false PTOBENCH_STARPU_PC= \
+	PTOBENCH_OMP_CC=false PTOBENCH_STARPU_PC= PTO_CXX= \
 	all driver-tests >"$W/user.log" 2>&1 ||
 	{ tail -n 30 "$W/user.log"; fail "cross build of the userspace failed"; }
 
