@@ -75,6 +75,13 @@ MAN_PAGES += tools/ptobench/ptobench.1
 $(PTOBENCH_OBJ)/%.o: tools/ptobench/%.c
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -Iutil -MMD -MP -c $< -o $@
+
+# the project's one JSON string escaper, built for the driver (as ptotop
+# builds its own copy: libpto's objects are compiled for libpto)
+$(PTOBENCH_OBJ)/util/%.o: util/%.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(PTOBENCH_KERNEL): tools/ptobench/metg_kernel.c tools/ptobench/taskbench.h
@@ -84,7 +91,7 @@ $(PTOBENCH_KERNEL): tools/ptobench/metg_kernel.c tools/ptobench/taskbench.h
 
 $(PTOBENCH): $(PTOBENCH_OBJ)/ptobench.o $(PTOBENCH_OBJ)/shapes.o \
 	     $(PTOBENCH_OBJ)/metg.o $(PTOBENCH_OBJ)/metg_plot.o \
-	     $(PTOBENCH_OBJ)/taskbench.o
+	     $(PTOBENCH_OBJ)/taskbench.o $(PTOBENCH_OBJ)/util/json.o
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lm
 

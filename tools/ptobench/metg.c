@@ -33,9 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "metg.h"
 #include "ptobench.h"
 #include "taskbench.h"
@@ -635,18 +635,7 @@ static void json_num(FILE *f, double v)
 
 static void json_config(FILE *f)
 {
-	char model[128];
-	struct utsname u;
-
-	cpu_model(model, sizeof(model));
-	uname(&u);
-	fprintf(f, "  \"host\": {\"cpus\": %ld, \"model\": ",
-		sysconf(_SC_NPROCESSORS_ONLN));
-	json_str(f, model);
-	fprintf(f, ", \"kernel\": ");
-	json_str(f, u.release);
-	fprintf(f, ", \"loadavg_before\": %.2f, \"loadavg_after\": %.2f},\n",
-		load_before, load_after);
+	json_host(f, load_before, load_after);
 	fprintf(f, "  \"config\": {\"steps\": %u, \"radix\": %u, \"reps\": %d,"
 		" \"cores\": %u, \"load\": %d, \"min_grain_us\": %g, "
 		"\"max_grain_us\": %g, \"peak_ms\": %u, "
@@ -679,10 +668,10 @@ static void json_point(FILE *f, int p, int w, int g, int im)
 	fprintf(f, "],\n           \"runs\": %d, \"failed\": %d, \"tasks\": %"
 		PRIu64 ", \"flops\": %" PRIu64 ", \"check\": ", c->n,
 		c->failed, c->tasks, c->flops);
-	json_str(f, c->check);
+	pto_json_str(f, c->check);
 	fprintf(f, ", \"mismatch\": %s, \"info\": ",
 		c->mismatch ? "true" : "false");
-	json_str(f, c->info);
+	pto_json_str(f, c->info);
 	fprintf(f, "}%s\n", g + 1 < ngrains ? "," : "");
 }
 

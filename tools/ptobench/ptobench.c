@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "ptobench.h"
 #include "shapes.h"
 
@@ -346,21 +347,7 @@ void cpu_model(char *buf, size_t len)
 	fclose(f);
 }
 
-void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
-static void json_host(FILE *f, const struct opts *o)
+void json_host(FILE *f, double before, double after)
 {
 	char model[128];
 	struct utsname u;
@@ -369,12 +356,17 @@ static void json_host(FILE *f, const struct opts *o)
 	uname(&u);
 	fprintf(f, "  \"host\": {\"cpus\": %ld, \"model\": ",
 		sysconf(_SC_NPROCESSORS_ONLN));
-	json_str(f, model);
+	pto_json_str(f, model);
 	fprintf(f, ", \"kernel\": ");
-	json_str(f, u.release);
-	fprintf(f, ", \"loadavg_before\": %.2f, \"loadavg_after\": %.2f",
-		load_before, load_after);
-	fprintf(f, "},\n  \"config\": {\"tasks\": %" PRIu64 ", \"reps\": %d, "
+	pto_json_str(f, u.release);
+	fprintf(f, ", \"loadavg_before\": %.2f, \"loadavg_after\": %.2f},\n",
+		before, after);
+}
+
+static void json_config(FILE *f, const struct opts *o)
+{
+	json_host(f, load_before, load_after);
+	fprintf(f, "  \"config\": {\"tasks\": %" PRIu64 ", \"reps\": %d, "
 		"\"cores\": %u, \"load\": %d, \"flat\": %" PRIu64 "},\n",
 		o->tasks, o->reps, o->cores, o->load, o->flat);
 }
@@ -478,7 +470,7 @@ static void json_cell(FILE *f, int sh, int im, bool *first)
 	for (int i = 0; i < c->n; i++)
 		fprintf(f, "%s%.3f", i ? ", " : "", c->s[i].ns_per_task);
 	fprintf(f, "],\n      \"info\": ");
-	json_str(f, c->info);
+	pto_json_str(f, c->info);
 	fprintf(f, "}");
 	*first = false;
 }
@@ -607,7 +599,7 @@ static int write_json(const struct opts *o)
 		return -1;
 	}
 	fprintf(f, "{\n  \"ptobench\": 1,\n");
-	json_host(f, o);
+	json_config(f, o);
 	if (o->flat)
 		json_flat(f, o);
 	else

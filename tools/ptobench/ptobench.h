@@ -48,7 +48,8 @@ void stop_load(void);
 
 double loadavg1(void);
 void cpu_model(char *buf, size_t len);
-void json_str(FILE *f, const char *s);
+/* "host": its CPUs, model, kernel and the load averages around a run */
+void json_host(FILE *f, double before, double after);
 
 /* --help: both modes' options. */
 void ptobench_usage(FILE *f);
