@@ -263,7 +263,8 @@ static bool guard_span(struct pto_check *ck, uint32_t r, uint64_t *pg,
 }
 
 void pto_check_task(struct pto_runtime *rt, uint64_t handle, uint32_t ring,
-		    uint64_t off, const struct pto_param *p, uint32_t n)
+		    uint64_t off, const struct pto_param *p, uint32_t n,
+		    uint64_t views_size)
 {
 	struct pto_check *ck = rt->be.check;
 	uint64_t pg = off / (ck->page ? ck->page : 1);
@@ -277,7 +278,12 @@ void pto_check_task(struct pto_runtime *rt, uint64_t handle, uint32_t ring,
 		if (p[i].kind == PTO_PARAM_OUTPUT &&
 		    !guard_span(ck, ring, &pg, p[i].size))
 			return;
-	/* the argument array past them, which the orchestrator writes next */
+	/*
+	 * The view descriptors and the argument array past them, which the
+	 * orchestrator writes next.
+	 */
+	if (views_size && !guard_span(ck, ring, &pg, views_size))
+		return;
 	if (n > PTO_MAX_ARGS)
 		guard_span(ck, ring, &pg, n * sizeof(uint64_t));
 }

@@ -25,6 +25,7 @@
 #include "stats.h"
 #include "check.h"
 #include "trace.h"
+#include "viewparam.h"
 
 /* Tasks published to the scheduler at a time (see publish()). */
 #define PUBLISH_BATCH 32
@@ -198,7 +199,8 @@ static int64_t dev_addr(struct pto_runtime *rt, uint64_t host, uint64_t size)
 struct plan {
 	uint32_t ring;		/* the task ring it goes to */
 	uint64_t out_bytes;	/* heap ring bytes for its OUTPUT params */
-	uint64_t args_bytes;	/* and for its argument array, past them */
+	uint64_t views_bytes;	/* and its view descriptors, past them */
+	uint64_t args_bytes;	/* and its argument array, past those */
 	uint32_t tm_entries;	/* accesses it records in the TensorMap */
 };
 
@@ -244,7 +246,7 @@ static inline uint64_t out_lead(const struct pto_runtime *rt, uint64_t size)
 }
 
 static int check_params(struct pto_runtime *rt, const struct pto_param *p,
-			uint32_t n, struct plan *plan)
+			uint32_t n, uint32_t nviews, struct plan *plan)
 {
 	uint64_t heap_size = rt->ring[plan->ring].heap_size;
 	uint32_t i;
@@ -287,13 +289,19 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 			return bad_param(i, -EINVAL, "unknown kind");
 		}
 	}
-	/* arguments beyond the descriptor's go in the task's heap block */
+	/*
+	 * View descriptors, and arguments beyond the descriptor's, go in the
+	 * task's heap block too.
+	 */
+	plan->views_bytes = nviews ?
+		out_span(rt, nviews * sizeof(struct pto_view_desc)) : 0;
 	plan->args_bytes = n > PTO_MAX_ARGS ?
 			   out_span(rt, n * sizeof(uint64_t)) : 0;
-	plan->out_bytes += plan->args_bytes;
+	plan->out_bytes += plan->views_bytes + plan->args_bytes;
 	if (plan->out_bytes > heap_size) {
-		pto_log("pto_submit_task: its OUTPUTs%s take %llu bytes, more "
-			"than ring %u's heap ring (%llu bytes)\n",
+		pto_log("pto_submit_task: its OUTPUTs%s%s take %llu bytes, "
+			"more than ring %u's heap ring (%llu bytes)\n",
+			plan->views_bytes ? " and view descriptors" : "",
 			plan->args_bytes ? " and argument array" : "",
 			(unsigned long long)plan->out_bytes, plan->ring,
 			(unsigned long long)heap_size);
@@ -461,7 +469,8 @@ static bool task_alive(struct pto_runtime *rt, uint64_t task)
  * entries found.  Owners may sit in any ring.
  */
 static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
-			   uint32_t n, struct producers *pr)
+			   uint32_t n, const struct pto_view_params *vp,
+			   uint32_t ring, struct producers *pr)
 {
 	uint64_t cover;
 	uint32_t i, from;
@@ -476,8 +485,16 @@ static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 		pr->owner = PTO_TM_NO_OWNER;
 		pr->newest = 0;
 		from = pr->n;
-		pto_tm_key(&rt->orch.tm, &pr->keys[i], base, begin,
-			   begin + p[i].size);
+		if (vp && vp->is_view[i] && vp->arg[i].shaped) {
+			pr->error = pto_tm_key_shaped(&rt->orch.tm,
+						      &pr->keys[i], ring,
+						      base, &vp->arg[i].vs);
+			if (pr->error)
+				return;
+		} else {
+			pto_tm_key(&rt->orch.tm, &pr->keys[i], base, begin,
+				   begin + p[i].size);
+		}
 		cover = pto_tm_lookup_key(&rt->orch.tm, &pr->keys[i],
 					  p[i].kind != PTO_PARAM_INPUT,
 					  add_producer, pr);
@@ -526,6 +543,7 @@ struct new_task {
 	uint64_t handle;
 	uint64_t id;
 	uint64_t heap_off;	/* where its outputs go in its ring's heap */
+	uint64_t views_off;	/* and its view descriptors, if it has views */
 	uint64_t args_off;	/* and its argument array, if it has one */
 };
 
@@ -550,13 +568,35 @@ static __u64 *task_args(struct pto_runtime *rt, struct pto_task_desc *d,
 }
 
 /*
+ * Put the descriptor of view parameter i (whose device address args[i]
+ * holds) in the task's heap block, and pass its address instead.
+ */
+static void fill_view(struct pto_runtime *rt, struct pto_task_desc *d,
+		      struct new_task *t, struct pto_view_arg *a,
+		      uint32_t i, __u64 *args)
+{
+	const struct pto_task_ring *r = &rt->ring[PTO_TASK_RING(t->handle)];
+	uint64_t off = t->views_off;
+
+	a->desc.addr = args[i];
+	memcpy(r->heap + off, &a->desc, sizeof(a->desc));
+	args[i] = rt->be.host_addresses ? (uintptr_t)(r->heap + off) :
+		  r->heap_dev + off;
+	t->views_off += sizeof(a->desc);
+	d->flags |= PTO_TASK_F_VIEWS;
+	if (i < 32)
+		d->view_mask |= 1u << i;
+}
+
+/*
  * One pass over the parameters once everything is reserved: the argument
  * words, the outputs laid out in the task's heap block, and the TensorMap
  * records.  Entries were reserved, so inserts succeed.
  */
 static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 		      struct new_task *t, const struct pto_param *p,
-		      uint32_t n, const struct producers *pr)
+		      uint32_t n, const struct producers *pr,
+		      struct pto_view_params *vp)
 {
 	const struct pto_task_ring *r = &rt->ring[PTO_TASK_RING(t->handle)];
 	struct pto_tensormap *tm = &rt->orch.tm;
@@ -593,6 +633,8 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 					  t->id, pr->owners[i]);
 			break;
 		}
+		if (vp && vp->is_view[i])
+			fill_view(rt, d, t, &vp->arg[i], i, args);
 	}
 	pto_tm_task_done(tm, t->handle);
 }
@@ -607,6 +649,7 @@ static void fill_desc(struct pto_task_desc *d, uint32_t kernel_id,
 	d->fanin_head = 0;
 	d->flags = 0;
 	d->packed_end = 0;
+	d->view_mask = 0;
 }
 
 /*
@@ -717,10 +760,22 @@ static void publish(struct pto_runtime *rt, const struct new_task *t,
 	}
 }
 
-static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
-		      uint32_t type, const struct pto_param *p, uint32_t n,
+/* What is submitted: a kernel's task, or a runtime-owned buffer. */
+struct submission {
+	uint32_t kernel_id;
+	uint32_t type;
+	uint16_t flags;		/* PTO_TASK_F_NO_DISPATCH for a buffer */
+	const char *name;	/* for the trace */
+	const struct pto_param *p;	/* views flattened */
+	uint32_t n;
+	struct pto_view_params *vp;	/* NULL: no views */
+};
+
+static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 		      struct producers *pr)
 {
+	const struct pto_param *p = sub->p;
+	uint32_t n = sub->n;
 	struct pto_heap_alloc ha = { 0, 0, 0 };
 	struct pto_task_desc *d;
 	struct new_task t;
@@ -733,7 +788,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		t0 = pto_now_ns();
 	r = orch_ring(rt);
 	plan.ring = r;
-	ret = check_params(rt, p, n, &plan);
+	ret = check_params(rt, p, n, sub->vp ? sub->vp->nviews : 0, &plan);
 	if (ret)
 		return ret;
 	if (rt->orch.error)
@@ -752,7 +807,7 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	t.id = rt->orch.next_id;
 	pr->self = t.id;
 	t.handle = PTO_TASK_HANDLE(r, rt->orch.ring[r].next_seq);
-	find_producers(rt, p, n, pr);
+	find_producers(rt, p, n, sub->vp, r, pr);
 	if (pr->error)
 		return submit_error(rt, pr->error);
 	ret = wait_all(rt, &plan, pr->n, &ha);
@@ -760,7 +815,8 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 		return submit_error(rt, ret);
 
 	d = pto_desc(rt, t.handle);
-	fill_desc(d, kernel_id, type, n);
+	fill_desc(d, sub->kernel_id, sub->type, n);
+	d->flags = sub->flags;
 	if (plan.out_bytes) {
 		if (orch_heap_used(rt, r) == 0)
 			rt->orch.ring[r].heap_floor = ha.start;
@@ -770,10 +826,13 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	}
 	t.heap_off = ha.offset;
 	t.args_off = ha.offset + plan.out_bytes - plan.args_bytes;
+	t.views_off = t.args_off - plan.views_bytes;
 	/* guards set before the argument array is written and the task runs */
 	if (rt->be.check)
-		pto_check_task(rt, t.handle, r, ha.offset, p, n);
-	fill_args(rt, d, &t, p, n, pr);
+		pto_check_task(rt, t.handle, r, ha.offset, p, n,
+			       sub->vp ? sub->vp->nviews *
+			       sizeof(struct pto_view_desc) : 0);
+	fill_args(rt, d, &t, p, n, pr, sub->vp);
 	for (i = 0; i < pr->n; i++)
 		list_producer(rt, r, d, pr->list[i].task);
 	rt->orch.ring[r].slot_id[PTO_TASK_SEQ(t.handle) &
@@ -786,30 +845,100 @@ static int64_t submit(struct pto_runtime *rt, uint32_t kernel_id,
 	publish(rt, &t, &plan, pr->n);
 	if (rt->trace)
 		pto_trace_submitted(rt->trace, rt, t0, t.handle, t.id,
-				    rt->kernels[kernel_id % PTO_MAX_KERNELS].name);
+				    sub->name);
 	return (int64_t)t.id;
 }
 
-int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
-			enum pto_worker_type type,
-			const struct pto_param *params, uint32_t nparams)
+/*
+ * Flatten a submission's views into rt's scratch (made on first use);
+ * *vp is then the flattened parameters.
+ */
+static int prepare_views(struct pto_runtime *rt, const char *call,
+			 const struct pto_kernel *k,
+			 const struct pto_param *params, uint32_t nparams,
+			 struct pto_view_params **vp)
+{
+	struct pto_orchestrator *o = &rt->orch;
+
+	if (k && k->builtin && !(rt->be.geo.features & PTO_FEATURE_VIEWS)) {
+		pto_log("%s: kernel %s is a built-in op and %s does not take "
+			"views (no PTO_FEATURE_VIEWS); pass byte ranges\n",
+			call, k->name, rt->device);
+		return -EOPNOTSUPP;
+	}
+	if (!o->views) {
+		o->views = malloc(sizeof(*o->views));
+		if (!o->views)
+			return -ENOMEM;
+	}
+	*vp = o->views;
+	return pto_view_params_flatten(o->views, call, params, nparams);
+}
+
+/* Producers of the task go in rt's scratch list, which grows as needed. */
+static int64_t submit_scratch(struct pto_runtime *rt,
+			      const struct submission *sub)
 {
 	struct producers pr;
 	int64_t ret;
 
-	ret = check_submit(rt, kernel_id, type, params, nparams);
-	if (ret)
-		return ret;
 	/* field by field: owners[] is filled per parameter, never zeroed */
 	pr.rt = rt;
 	pr.list = (struct producer *)rt->orch.scratch_ids;
 	pr.cap = rt->orch.scratch_cap;
 	pr.n = 0;
 	pr.error = 0;
-	ret = submit(rt, kernel_id, (uint32_t)type, params, nparams, &pr);
+	ret = submit(rt, sub, &pr);
 	rt->orch.scratch_ids = (uint64_t *)pr.list;
 	rt->orch.scratch_cap = pr.cap;
+	if (ret >= 0 && sub->vp)
+		pto_view_params_commit(sub->vp, sub->n);
 	return ret;
+}
+
+int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
+			enum pto_worker_type type,
+			const struct pto_param *params, uint32_t nparams)
+{
+	struct submission sub = {
+		.kernel_id = kernel_id, .type = (uint32_t)type,
+		.p = params, .n = nparams,
+	};
+	const struct pto_kernel *k;
+	int64_t ret;
+
+	ret = check_submit(rt, kernel_id, type, params, nparams);
+	if (ret)
+		return ret;
+	k = &rt->kernels[kernel_id];
+	sub.name = k->name;
+	if (pto_params_have_views(params, nparams)) {
+		ret = prepare_views(rt, "pto_submit_task", k, params, nparams,
+				    &sub.vp);
+		if (ret)
+			return ret;
+		sub.p = sub.vp->flat;
+	}
+	return submit_scratch(rt, &sub);
+}
+
+int pto_alloc(struct pto_runtime *rt, struct pto_view *view)
+{
+	struct pto_param out = PTO_OUT_VIEW(view);
+	struct submission sub = {
+		.flags = PTO_TASK_F_NO_DISPATCH, .name = "pto_alloc",
+		.n = 1,
+	};
+	int64_t ret = pto_orch_check(rt, "pto_alloc");
+
+	if (ret)
+		return (int)ret;
+	ret = prepare_views(rt, "pto_alloc", NULL, &out, 1, &sub.vp);
+	if (ret)
+		return (int)ret;
+	sub.p = sub.vp->flat;
+	ret = submit_scratch(rt, &sub);
+	return ret < 0 ? (int)ret : 0;
 }
 
 /* ---- run boundaries ------------------------------------------------------ */
@@ -856,6 +985,7 @@ void pto_orch_fini(struct pto_runtime *rt)
 		free(o->ring[r].slot_id);
 	}
 	free(o->scratch_ids);
+	free(o->views);
 	free(o->scopes);
 	free(o->segs);
 	memset(o, 0, sizeof(*o));

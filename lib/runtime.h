@@ -28,6 +28,8 @@
 #include "rings.h"
 #include "tensormap.h"
 
+struct pto_view_params;
+
 #define PTO_KERNEL_NAME_MAX 32
 
 /*
@@ -110,6 +112,7 @@ struct pto_orchestrator {
 	uint64_t release_head;	/* scope-release entries written */
 	uint64_t *scratch_ids;	/* producers of the task being submitted */
 	uint32_t scratch_cap;
+	struct pto_view_params *views;	/* its views, flattened (or NULL) */
 	int error;		/* first error of this run */
 	bool in_run;
 	/*

@@ -294,6 +294,8 @@ static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task)
 	WRITE_ONCE(ws->active, ws->active + 1);
 	if (ss->waiting)
 		WRITE_ONCE(ws->waiting, ws->waiting + 1);
+	else if (pto_desc(rt, task)->flags & PTO_TASK_F_NO_DISPATCH)
+		complete_task(rt, task, UINT32_MAX, 0);
 	else
 		make_ready(rt, task);
 }

@@ -54,6 +54,11 @@ static bool e_writer(const struct pto_tm_entry *e)
 	return e->order & PTO_TM_WRITER;
 }
 
+static bool e_shaped(const struct pto_tm_entry *e)
+{
+	return e->order & PTO_TM_SHAPED;
+}
+
 static int ring_init(struct pto_tm_ring *r, uint32_t pool_size,
 		     uint32_t task_window)
 {
@@ -112,6 +117,7 @@ void pto_tm_destroy(struct pto_tensormap *tm)
 	for (r = 0; r < PTO_MAX_RINGS; r++) {
 		free(tm->ring[r].pool);
 		free(tm->ring[r].tasks);
+		free(tm->ring[r].shapes);
 	}
 	free(tm->blk_buckets);
 	free(tm->lvl_buckets);
@@ -123,6 +129,7 @@ struct walk {
 	uint64_t cover;		/* order of the newest covering writer */
 	bool covered;		/* cover is set */
 	unsigned int level;
+	const struct pto_vshape *shape;	/* the key's, or NULL: solid */
 	pto_tm_visit_fn visit;
 	void *ctx;
 };
@@ -147,10 +154,44 @@ static struct pto_tm_entry *entry_next(struct pto_tm_ring *r,
  * Everything older than the newest covering writer is reached through that
  * writer's own dependencies: returns false when the walk can stop.
  */
+/* An entry's shape: its own, or its solid range made into one. */
+static const struct pto_vshape *e_shape(const struct pto_tm_ring *r,
+					const struct pto_tm_entry *e,
+					struct pto_vshape *tmp)
+{
+	if (e_shaped(e))
+		return &r->shapes[e - r->pool];
+	pto_vshape_range(tmp, e->begin, e->end - e->begin);
+	return tmp;
+}
+
+/*
+ * Ranges meet and one side has a shape: do they share a byte (MAYBE counts
+ * as yes), and does the entry cover the key?  Out of line: rare.
+ */
+static __attribute__((noinline))
+bool shapes_meet(const struct walk *w, const struct pto_tm_ring *r,
+		 const struct pto_tm_entry *e, bool *covers)
+{
+	struct pto_vshape etmp, ktmp;
+	const struct pto_vshape *es = e_shape(r, e, &etmp), *ks = w->shape;
+
+	if (!ks) {
+		pto_vshape_range(&ktmp, w->begin, w->end - w->begin);
+		ks = &ktmp;
+	}
+	if (pto_vshape_overlap(es, ks) == PTO_OVERLAP_NO)
+		return false;
+	*covers = e_writer(e) && pto_vshape_covers(es, ks);
+	return true;
+}
+
 static inline __attribute__((always_inline))
-bool walk_entry(struct walk *w, const struct pto_tm_entry *e, int64_t blk)
+bool walk_entry(struct walk *w, const struct pto_tm_ring *r,
+		const struct pto_tm_entry *e, int64_t blk)
 {
 	uint64_t order = e_order(e);
+	bool covers;
 
 	if (w->covered && order < w->cover)
 		return false;
@@ -158,8 +199,15 @@ bool walk_entry(struct walk *w, const struct pto_tm_entry *e, int64_t blk)
 	    (blk >= 0 && (e->begin >> w->level) != (uint64_t)blk) ||
 	    e->end <= w->begin || e->begin >= w->end)
 		return true;
+	if (__builtin_expect(w->shape || e_shaped(e), 0)) {
+		if (!shapes_meet(w, r, e, &covers))
+			return true;
+	} else {
+		covers = e_writer(e) && e->begin <= w->begin &&
+			 e->end >= w->end;
+	}
 	w->visit(w->ctx, e->task, order, e->owner);
-	if (e_writer(e) && e->begin <= w->begin && e->end >= w->end) {
+	if (covers) {
 		if (!w->covered || order > w->cover)
 			w->cover = order;
 		w->covered = true;
@@ -177,7 +225,7 @@ void walk_chain(struct pto_tensormap *tm, struct walk *w, int which,
 	struct pto_tm_entry *e;
 
 	for (e = entry_at(r, head); e; e = entry_next(r, e, which))
-		if (!walk_entry(w, e, blk))
+		if (!walk_entry(w, r, e, blk))
 			return;
 }
 
@@ -201,7 +249,8 @@ static void walk_merged(struct pto_tensormap *tm, struct walk *w, int which,
 			if (cur[r] && (best == n ||
 				       e_order(cur[r]) > e_order(cur[best])))
 				best = r;
-		if (best == n || !walk_entry(w, cur[best], blk))
+		if (best == n ||
+		    !walk_entry(w, &tm->ring[best], cur[best], blk))
 			return;
 		cur[best] = entry_next(&tm->ring[best], cur[best], which);
 	}
@@ -305,6 +354,7 @@ void pto_tm_key(struct pto_tensormap *tm, struct pto_tm_key *k,
 	k->base = base;
 	k->begin = begin;
 	k->end = end;
+	k->shape = NULL;
 	if (begin >= end) {
 		k->level = 0;
 		k->bucket = NULL;
@@ -313,6 +363,23 @@ void pto_tm_key(struct pto_tensormap *tm, struct pto_tm_key *k,
 	k->level = range_level(begin, end);
 	k->bucket = &tm->blk_buckets[blk_hash(tm, base, k->level,
 					      begin >> k->level)];
+}
+
+int pto_tm_key_shaped(struct pto_tensormap *tm, struct pto_tm_key *k,
+		      uint32_t ring, uint64_t base,
+		      const struct pto_vshape *vs)
+{
+	struct pto_tm_ring *r = &tm->ring[ring];
+
+	if (!r->shapes) {
+		/* pages are touched as shaped entries come: lazy like the pool */
+		r->shapes = calloc(r->ring_mask + 1, sizeof(*r->shapes));
+		if (!r->shapes)
+			return -ENOMEM;
+	}
+	pto_tm_key(tm, k, base, vs->off, vs->off + pto_vshape_extent(vs));
+	k->shape = vs;
+	return 0;
 }
 
 /*
@@ -334,7 +401,7 @@ uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 {
 	struct walk w = {
 		.base = k->base, .begin = k->begin, .end = k->end,
-		.visit = visit, .ctx = ctx,
+		.shape = k->shape, .visit = visit, .ctx = ctx,
 	};
 
 	if (!k->bucket || !tm->active)

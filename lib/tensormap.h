@@ -30,6 +30,14 @@
  * per chain, and a full pool is back-pressure, never an allocation.  A
  * lookup merges the chains of a bucket newest-first by submission order,
  * so it visits tasks of all rings in the order they were submitted.
+ *
+ * Views: an access to an N-D view that is not one solid range is indexed
+ * by its bounding range like any other, and also keeps its shape (a
+ * struct pto_vshape in a table beside the pool, same position, made when
+ * a ring first sees one).  Where two ranges meet and either has a shape,
+ * pto_vshape_overlap() decides whether they share a byte; a shaped writer
+ * ends a lookup only when it provably covers the range looked up.  1-D
+ * accesses pay one well-predicted test on the entries they meet.
  */
 #ifndef PTO_LIB_TENSORMAP_H
 #define PTO_LIB_TENSORMAP_H
@@ -38,6 +46,8 @@
 #include <stdint.h>
 
 #include <pto/pto_uapi.h>
+
+#include "view.h"
 
 #define PTO_TM_MIN_LEVEL 6
 #define PTO_TM_LEVELS 64
@@ -64,6 +74,7 @@ struct pto_tm_entry {
 /* The bits of pto_tm_entry.order above the submission order itself. */
 #define PTO_TM_ORDER_MASK	((1ull << 56) - 1)
 #define PTO_TM_LEVEL_SHIFT	56
+#define PTO_TM_SHAPED		(1ull << 62)	/* its shape is in ->shapes */
 #define PTO_TM_WRITER		(1ull << 63)
 
 /* Bucket heads: one chain per task ring and kind ([0] readers, [1] writers). */
@@ -89,6 +100,7 @@ struct pto_tm_ring {
 	uint32_t window_mask;	/* the task ring's slots - 1 */
 	uint64_t level_last[2][PTO_TM_LEVELS];	/* newest position per level */
 	struct pto_tm_task *tasks;	/* per task slot */
+	struct pto_vshape *shapes;	/* per pool slot, or NULL: none yet */
 };
 
 struct pto_tensormap {
@@ -122,10 +134,20 @@ struct pto_tm_key {
 	uint64_t end;
 	unsigned int level;
 	struct pto_tm_bucket *bucket;	/* NULL: empty range, not indexed */
+	const struct pto_vshape *shape;	/* NULL: all of [begin, end) */
 };
 
 void pto_tm_key(struct pto_tensormap *tm, struct pto_tm_key *k,
 		uint64_t base, uint64_t begin, uint64_t end);
+
+/*
+ * The key of an access to a view that is not solid (vs stays the
+ * caller's until the insert has copied it).  -ENOMEM when the shape table
+ * of ring cannot be made.
+ */
+int pto_tm_key_shaped(struct pto_tensormap *tm, struct pto_tm_key *k,
+		      uint32_t ring, uint64_t base,
+		      const struct pto_vshape *vs);
 
 /*
  * Called for every live entry a lookup finds overlapping the range: the
@@ -183,6 +205,11 @@ static inline int pto_tm_insert_key(struct pto_tensormap *tm,
 	e->order = (order & PTO_TM_ORDER_MASK) |
 		   (uint64_t)k->level << PTO_TM_LEVEL_SHIFT |
 		   (writer ? PTO_TM_WRITER : 0);
+	if (k->shape) {
+		/* the table was made with the key (pto_tm_key_shaped()) */
+		r->shapes[r->head & r->ring_mask] = *k->shape;
+		e->order |= PTO_TM_SHAPED;
+	}
 	e->owner = owner;
 	e->blk_next = *head;
 	*head = ++r->head;

@@ -56,19 +56,167 @@ enum pto_worker_type {
 	PTO_NUM_WORKER_TYPES = PTO_UAPI_NUM_WORKER_TYPES
 };
 
+/* ---- tensor views ------------------------------------------------------ */
+
+/**
+ * struct pto_view - an N-D strided view of a tensor
+ * @base: the tensor's memory; it also names the tensor, so every view of
+ *	one tensor (and every byte range of it) must give the same @base
+ * @offset: elements from @base to the view's first element
+ * @dtype: enum pto_dtype
+ * @ndim: dimensions, 1..PTO_MAX_DIMS
+ * @shape: elements along each dimension, outermost first
+ * @stride: elements from one index to the next along each dimension
+ *	(0 repeats the same elements: a broadcast, fine for reading)
+ *
+ * A view is a plain value: make one with pto_view_nd() or pto_view_2d(),
+ * cut tiles and slices out of it with pto_view_slice() and
+ * pto_view_tile_2d(), swap dimensions with pto_view_transpose().  Two
+ * views depend on each other only when they share a byte (see
+ * Documentation/libpto.rst, "Tensor views").  A kernel receives a view
+ * parameter as the address of a struct pto_view_desc (pto_arg_view()).
+ */
+struct pto_view {
+	void *base;
+	uint64_t offset;
+	uint32_t dtype;
+	uint32_t ndim;
+	uint64_t shape[PTO_MAX_DIMS];
+	uint64_t stride[PTO_MAX_DIMS];
+};
+
+/**
+ * pto_dtype_name() - "f32", "bf16", ...
+ * @dtype: enum pto_dtype
+ *
+ * Return: the name, or "?" for an unknown type.
+ */
+const char *pto_dtype_name(uint32_t dtype);
+
+/* A row-major (C order) contiguous tensor of ndim dimensions. */
+static inline struct pto_view pto_view_nd(void *base, uint32_t dtype,
+					  uint32_t ndim,
+					  const uint64_t *shape)
+{
+	struct pto_view v;
+	uint64_t stride = 1;
+	uint32_t d;
+
+	__builtin_memset(&v, 0, sizeof(v));
+	v.base = base;
+	v.dtype = dtype;
+	v.ndim = ndim;
+	for (d = ndim < PTO_MAX_DIMS ? ndim : PTO_MAX_DIMS; d-- > 0;) {
+		v.shape[d] = shape[d];
+		v.stride[d] = stride;
+		stride *= shape[d];
+	}
+	return v;
+}
+
+/* A rows x cols matrix whose rows start ld elements apart. */
+static inline struct pto_view pto_view_2d(void *base, uint32_t dtype,
+					  uint64_t rows, uint64_t cols,
+					  uint64_t ld)
+{
+	struct pto_view v;
+
+	__builtin_memset(&v, 0, sizeof(v));
+	v.base = base;
+	v.dtype = dtype;
+	v.ndim = 2;
+	v.shape[0] = rows;
+	v.shape[1] = cols;
+	v.stride[0] = ld;
+	v.stride[1] = 1;
+	return v;
+}
+
+/* Indices [start, start + len) of dimension dim of v (not checked here). */
+static inline struct pto_view pto_view_slice(struct pto_view v, uint32_t dim,
+					     uint64_t start, uint64_t len)
+{
+	if (dim < PTO_MAX_DIMS) {
+		v.offset += start * v.stride[dim];
+		v.shape[dim] = len;
+	}
+	return v;
+}
+
+/* The rows x cols tile of a 2-D view whose first element is (row, col). */
+static inline struct pto_view pto_view_tile_2d(struct pto_view v,
+					       uint64_t row, uint64_t col,
+					       uint64_t rows, uint64_t cols)
+{
+	return pto_view_slice(pto_view_slice(v, 0, row, rows), 1, col, cols);
+}
+
+/* v with dimensions d0 and d1 swapped (a transpose of a matrix). */
+static inline struct pto_view pto_view_transpose(struct pto_view v,
+						 uint32_t d0, uint32_t d1)
+{
+	uint64_t t;
+
+	if (d0 < PTO_MAX_DIMS && d1 < PTO_MAX_DIMS) {
+		t = v.shape[d0];
+		v.shape[d0] = v.shape[d1];
+		v.shape[d1] = t;
+		t = v.stride[d0];
+		v.stride[d0] = v.stride[d1];
+		v.stride[d1] = t;
+	}
+	return v;
+}
+
+/* In a C kernel: the view that parameter i (a view parameter) passes. */
+static inline const struct pto_view_desc *pto_arg_view(const uint64_t *args,
+							uint32_t i)
+{
+	return (const struct pto_view_desc *)(uintptr_t)args[i];
+}
+
+/* In a C kernel: the address of element (i, j) of a 2-D view. */
+static inline void *pto_view_desc_at2(const struct pto_view_desc *d,
+				      uint64_t i, uint64_t j)
+{
+	return (void *)(uintptr_t)(d->addr + (i * d->stride[0] +
+					      j * d->stride[1]) * d->elem_size);
+}
+
 enum pto_param_kind {
 	PTO_PARAM_INPUT,		/* read base+offset..+size */
 	PTO_PARAM_OUTPUT,		/* runtime allocates size bytes, *ref = addr */
 	PTO_PARAM_INOUT,		/* read and write base+offset..+size */
 	PTO_PARAM_OUTPUT_EXISTING,	/* write base+offset..+size */
 	PTO_PARAM_NODEP,		/* address passed, access not tracked */
-	PTO_PARAM_SCALAR		/* value passed */
+	PTO_PARAM_SCALAR,		/* value passed */
+	/*
+	 * Or'ed into any kind but SCALAR: the tensor is the N-D view
+	 * ->view points to, not a byte range (see "Tensor views" below).
+	 */
+	PTO_PARAM_VIEW = 0x100
 };
 
+/**
+ * struct pto_param - one parameter of a task
+ * @kind: enum pto_param_kind, optionally with PTO_PARAM_VIEW
+ * @base: the tensor: its first byte, which also names it (every region
+ *	of one tensor must give the same @base)
+ * @ref: OUTPUT: receives the buffer's address
+ * @view: with PTO_PARAM_VIEW: the view (an OUTPUT view is filled in)
+ * @offset: bytes from @base to the region
+ * @size: bytes of the region
+ * @value: SCALAR: the value
+ *
+ * Use the PTO_IN()... makers below rather than filling it by hand.
+ */
 struct pto_param {
-	enum pto_param_kind kind;
+	uint32_t kind;
 	void *base;
-	void **ref;
+	union {
+		void **ref;
+		struct pto_view *view;
+	};
 	uint64_t offset;
 	uint64_t size;
 	uint64_t value;
@@ -80,7 +228,7 @@ struct pto_param {
  * function returning the same struct.
  */
 #ifdef __cplusplus
-static inline struct pto_param pto_param_make(enum pto_param_kind kind,
+static inline struct pto_param pto_param_make(uint32_t kind,
 					      void *base, void **ref,
 					      uint64_t offset, uint64_t size,
 					      uint64_t value)
@@ -99,7 +247,22 @@ static inline struct pto_param pto_param_make(enum pto_param_kind kind,
 #define PTO_PARAM_(k, b, r, o, s, v)					\
 	pto_param_make((k), (void *)(b), (void **)(r), (o), (s),	\
 		       (uint64_t)(v))
+
+static inline struct pto_param pto_param_view(uint32_t kind,
+					      const struct pto_view *v)
+{
+	struct pto_param p = pto_param_make(kind | PTO_PARAM_VIEW, 0, 0, 0,
+					    0, 0);
+
+	p.view = (struct pto_view *)v;
+	return p;
+}
+
+#define PTO_VIEW_PARAM_(k, v) pto_param_view((k), (v))
 #else
+#define PTO_VIEW_PARAM_(k, v)						\
+	((struct pto_param){ .kind = (k) | PTO_PARAM_VIEW,		\
+			     .view = (struct pto_view *)(v) })
 #define PTO_PARAM_(k, b, r, o, s, v)					\
 	((struct pto_param){ .kind = (k), .base = (void *)(b),		\
 			     .ref = (void **)(r), .offset = (o),	\
@@ -117,6 +280,14 @@ static inline struct pto_param pto_param_make(enum pto_param_kind kind,
 	PTO_PARAM_(PTO_PARAM_NODEP, base, NULL, off, size, 0)
 #define PTO_SCALAR(v) \
 	PTO_PARAM_(PTO_PARAM_SCALAR, NULL, NULL, 0, 0, (uint64_t)(v))
+
+/* The same kinds on an N-D view (const struct pto_view *; OUT fills it). */
+#define PTO_IN_VIEW(v)		PTO_VIEW_PARAM_(PTO_PARAM_INPUT, v)
+#define PTO_OUT_VIEW(v)		PTO_VIEW_PARAM_(PTO_PARAM_OUTPUT, v)
+#define PTO_INOUT_VIEW(v)	PTO_VIEW_PARAM_(PTO_PARAM_INOUT, v)
+#define PTO_OUT_EXISTING_VIEW(v) \
+	PTO_VIEW_PARAM_(PTO_PARAM_OUTPUT_EXISTING, v)
+#define PTO_NODEP_VIEW(v)	PTO_VIEW_PARAM_(PTO_PARAM_NODEP, v)
 
 /* A float scalar, passed as its bit pattern (what the built-in ops expect). */
 static inline uint64_t pto_f32_bits(float f)
@@ -374,6 +545,25 @@ int pto_scope_end(struct pto_runtime *rt);
 int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
 			enum pto_worker_type type,
 			const struct pto_param *params, uint32_t nparams);
+
+/**
+ * pto_alloc() - a runtime-owned tensor that no task produces
+ * @rt: the runtime, inside pto_run()
+ * @view: in: @dtype, @ndim and @shape; out: @base of a new buffer,
+ *	@offset 0 and row-major (C order) strides
+ *
+ * The buffer comes from the heap ring of the current scope's depth and
+ * is freed like a task's OUTPUT: once the scope it was made in has ended
+ * and every task that accessed it has finished.  Its contents are
+ * undefined until a task writes them.  It takes a slot of the task ring
+ * like a task, but is never dispatched to a core; like a task's OUTPUT
+ * buffer it counts as written when it is made, so tasks that access it
+ * are ordered after that.  Orchestrator thread only.
+ *
+ * Return: 0; -EINVAL (a bad view, outside a run), -EPERM (another
+ * thread), -E2BIG (larger than the heap ring), -EDEADLK, -ECANCELED.
+ */
+int pto_alloc(struct pto_runtime *rt, struct pto_view *view);
 
 /**
  * pto_kernel_set_error() - fail the running task (from a C kernel)

@@ -4,8 +4,8 @@
 # randprog.o the random programs (test_random, selftests/stress).
 
 SELFTESTS_LIB_NAMES := test_internals test_basic test_overlap test_errors test_depth \
-	test_idle test_trace test_check test_threads \
-	test_window test_random
+	test_idle test_trace test_check test_threads test_viewdeps \
+	test_window test_random test_view
 SELFTESTS_LIB_PROGS := $(SELFTESTS_LIB_NAMES:%=$(O)/selftests/lib/%)
 SELFTESTS_LIB_COMMON := $(O)/selftests/lib/testlib.o \
 	$(O)/selftests/lib/randprog.o

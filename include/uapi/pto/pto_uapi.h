@@ -154,8 +154,97 @@ enum pto_op {
 #define PTO_FEATURE_URING_CMD	_BITULL(0)
 /* The fd is poll()able for completions. */
 #define PTO_FEATURE_POLL	_BITULL(1)
+/*
+ * Built-in ops take tensor views (struct pto_view_desc) for the arguments
+ * a task's @view_mask names (PTO_TASK_F_VIEWS).
+ */
+#define PTO_FEATURE_VIEWS	_BITULL(2)
 /* Every feature this header defines. */
-#define PTO_FEATURES_KNOWN	(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL)
+#define PTO_FEATURES_KNOWN	(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL | \
+				 PTO_FEATURE_VIEWS)
+
+/* ---- tensor views ------------------------------------------------------- */
+
+/* Dimensions of a tensor view. */
+#define PTO_MAX_DIMS		4
+
+/**
+ * enum pto_dtype - element types of tensor views
+ * @PTO_DTYPE_NONE: not a type (0, so a zeroed view is refused)
+ * @PTO_DTYPE_U8: unsigned 8-bit integer
+ * @PTO_DTYPE_I8: signed 8-bit integer
+ * @PTO_DTYPE_U16: unsigned 16-bit integer
+ * @PTO_DTYPE_I16: signed 16-bit integer
+ * @PTO_DTYPE_F16: IEEE-754 binary16
+ * @PTO_DTYPE_BF16: bfloat16
+ * @PTO_DTYPE_U32: unsigned 32-bit integer
+ * @PTO_DTYPE_I32: signed 32-bit integer
+ * @PTO_DTYPE_F32: IEEE-754 binary32
+ * @PTO_DTYPE_U64: unsigned 64-bit integer
+ * @PTO_DTYPE_I64: signed 64-bit integer
+ * @PTO_DTYPE_F64: IEEE-754 binary64
+ * @PTO_DTYPE_COUNT: number of values, NONE included
+ *
+ * Ordered by size, which pto_dtype_size() relies on.
+ */
+enum pto_dtype {
+	PTO_DTYPE_NONE = 0,
+	PTO_DTYPE_U8 = 1,
+	PTO_DTYPE_I8 = 2,
+	PTO_DTYPE_U16 = 3,
+	PTO_DTYPE_I16 = 4,
+	PTO_DTYPE_F16 = 5,
+	PTO_DTYPE_BF16 = 6,
+	PTO_DTYPE_U32 = 7,
+	PTO_DTYPE_I32 = 8,
+	PTO_DTYPE_F32 = 9,
+	PTO_DTYPE_U64 = 10,
+	PTO_DTYPE_I64 = 11,
+	PTO_DTYPE_F64 = 12,
+	PTO_DTYPE_COUNT = 13,
+};
+
+/**
+ * pto_dtype_size() - bytes of one element of a dtype
+ * @dtype: enum pto_dtype
+ *
+ * Return: 1, 2, 4 or 8; 0 for PTO_DTYPE_NONE and unknown values.
+ */
+static inline __u32 pto_dtype_size(__u32 dtype)
+{
+	if (dtype == PTO_DTYPE_NONE || dtype >= PTO_DTYPE_COUNT)
+		return 0;
+	if (dtype <= PTO_DTYPE_I8)
+		return 1;
+	if (dtype <= PTO_DTYPE_BF16)
+		return 2;
+	return dtype <= PTO_DTYPE_F32 ? 4 : 8;
+}
+
+/**
+ * struct pto_view_desc - a tensor view, as a kernel receives it
+ * @addr: device address of the view's first element (index 0 in every
+ *	dimension; strides are never negative, so its lowest address)
+ * @ndim: dimensions in use, 1..PTO_MAX_DIMS
+ * @dtype: enum pto_dtype
+ * @elem_size: bytes per element, pto_dtype_size(@dtype)
+ * @shape: elements along each dimension, outermost first; 1 past @ndim
+ * @stride: elements from one index to the next along each dimension;
+ *	0 past @ndim
+ *
+ * Element (i0, i1, ...) is at @addr + (i0 * @stride[0] + i1 * @stride[1]
+ * + ...) * @elem_size.  A task's argument for a view parameter is the
+ * device address of one of these, in the task's own heap block (it lives
+ * as long as the task).
+ */
+struct pto_view_desc {
+	__u64 addr;
+	__u32 ndim;
+	__u16 dtype;
+	__u16 elem_size;
+	__u64 shape[PTO_MAX_DIMS];
+	__u64 stride[PTO_MAX_DIMS];
+};
 
 /* ---- shared window ------------------------------------------------------ */
 
@@ -309,6 +398,9 @@ struct pto_window_header {
  *	pool of the task's ring, 0 for none
  * @packed_end: heap ring position just past this task's outputs
  * @args: tensor device addresses and scalar values, in parameter order
+ * @view_mask: with PTO_TASK_F_VIEWS, bit i set when argument i (i < 32)
+ *	is the device address of a struct pto_view_desc
+ * @__pad1: zero
  * @__pad0: zero
  *
  * Indexed by PTO_TASK_SEQ(task_id) & (task_window - 1) in the descriptor
@@ -329,7 +421,9 @@ struct pto_task_desc {
 	__u32 fanin_head;
 	__u64 packed_end;
 	__u64 args[PTO_MAX_ARGS];
-	__u64 __pad0[4];
+	__u32 view_mask;
+	__u32 __pad1;
+	__u64 __pad0[3];
 };
 
 /* The task owns heap ring space (of its ring) up to packed_end. */
@@ -341,6 +435,17 @@ struct pto_task_desc {
  * do, and it refuses such a task (nargs > PTO_MAX_ARGS).
  */
 #define PTO_TASK_F_ARGS_IN_HEAP	_BITUL(1)
+/*
+ * Some arguments are tensor views: @view_mask says which.  Only a device
+ * with PTO_FEATURE_VIEWS enabled is given such a task.
+ */
+#define PTO_TASK_F_VIEWS	_BITUL(2)
+/*
+ * Never dispatched: the scheduler completes it once its producers have
+ * (libpto's runtime-owned buffers, pto_alloc(), are such tasks).  A device
+ * never sees one in a core queue.
+ */
+#define PTO_TASK_F_NO_DISPATCH	_BITUL(3)
 
 /**
  * struct pto_dep_entry - one producer of a task
