@@ -367,6 +367,7 @@ static int pto_alloc_regions(struct pto_ctx *ctx, const struct pto_setup *s)
 	hdr->ident.nrings = s->nrings;
 
 	ctx->heap_size = s->heap_size;
+	ctx->features = s->features;
 	ctx->nrings = s->nrings;
 	for (i = 0; i < s->nrings; i++) {
 		ctx->ring[i].desc = (struct pto_task_desc *)

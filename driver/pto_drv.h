@@ -27,6 +27,8 @@
 
 #include <pto/pto_uapi.h>
 
+#include "pto_ops.h"
+
 #define PTO_MAX_DEVICES		64
 #define PTO_MAX_CORES_PER_TYPE	64
 #define PTO_MAX_CRING		65536
@@ -39,7 +41,11 @@
 #define PTO_HEAP_HARD_MAX	BIT_ULL(36)
 
 /* What every device of this driver supports (GET_INFO.features). */
-#define PTO_DRV_FEATURES	(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL)
+#define PTO_DRV_FEATURES	(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL | \
+				 PTO_FEATURE_VIEWS)
+/* Task flags a core accepts (PTO_TASK_F_NO_DISPATCH is never queued). */
+#define PTO_DRV_TASK_FLAGS	(PTO_TASK_F_HEAP | PTO_TASK_F_ARGS_IN_HEAP | \
+				 PTO_TASK_F_VIEWS)
 
 /*
  * mmap offsets: region r lives at r << PTO_MMAP_SHIFT, far enough apart
@@ -137,7 +143,9 @@ struct pto_limits {
  * @unit_cost: cost of one unit, in multiply-adds or element operations
  * @units: units of the whole op
  * @pos: units done
- * @args: the task's arguments, copied and checked
+ * @call: the op, checked and resolved: its scalars, and its tensors as
+ *	kernel pointers into the heap with their strides (the kernel's copy
+ *	of every view descriptor, read once)
  *
  * pto_op_prepare() checks the whole op, as pto_op_exec() would, before
  * anything runs; pto_op_section() then runs the next units between
@@ -151,7 +159,7 @@ struct pto_op_run {
 	u64 unit_cost;
 	u64 units;
 	u64 pos;
-	u64 args[PTO_MAX_ARGS];
+	struct pto_op_call call;
 };
 
 /**
@@ -274,6 +282,7 @@ struct pto_uwaits {
  * @region_size: their sizes, page aligned
  * @charged: bytes of @region charged to the user and the driver
  * @heap_size: bytes of the heap ops may address (SETUP's heap_size)
+ * @features: PTO_FEATURE_* SETUP enabled
  * @nrings: task rings set up
  * @ring: the task rings, @nrings of them
  * @cring: the completion ring's header
@@ -310,6 +319,7 @@ struct pto_ctx {
 	size_t region_size[PTO_NUM_REGIONS];
 	u64 charged;
 	u64 heap_size;
+	u64 features;
 
 	u32 nrings;
 	struct pto_ring ring[PTO_MAX_RINGS];
@@ -375,11 +385,9 @@ int pto_wait_result(u64 tail, u64 head);
 
 /* pto_exec.c: the ops, cut into bounded sections */
 int pto_op_prepare(struct pto_op_run *run, u32 op, const u64 *args,
-		   u32 nargs, u64 heap_size, u64 max_task_macs,
-		   u64 max_section_cost);
-int pto_op_validate(u32 op, const u64 *args, u32 nargs, u64 heap_size);
-int pto_op_section(struct pto_op_run *run, u8 *heap, u64 heap_size,
-		   u64 budget, u64 *ns);
+		   u32 nargs, u32 view_mask, u8 *heap, u64 heap_size,
+		   u64 max_task_macs, u64 max_section_cost);
+int pto_op_section(struct pto_op_run *run, u64 budget, u64 *ns);
 static inline bool pto_op_done(const struct pto_op_run *run)
 {
 	return run->pos >= run->units;

@@ -38,20 +38,26 @@
 struct pto_task_copy {
 	u32 kernel_id;
 	u32 nargs;
+	u32 view_mask;
 	u64 args[PTO_MAX_ARGS];
 };
 
 /*
  * Copy the descriptor a queued handle names.  The handle and the
  * descriptor are userspace's: the ring must be one SETUP made, and the
- * descriptor in the handle's slot must carry that handle.
+ * descriptor in the handle's slot must carry that handle.  Every field a
+ * core uses is read once and checked: known flags (never
+ * PTO_TASK_F_NO_DISPATCH), zero pads, and views only where SETUP enabled
+ * PTO_FEATURE_VIEWS, each naming an argument the task has.  Without
+ * PTO_TASK_F_VIEWS the view mask means nothing and is not read.
  */
 static int pto_copy_task(struct pto_ctx *ctx, u64 handle,
 			 struct pto_task_copy *t)
 {
-	u32 r = PTO_TASK_RING(handle);
+	u32 r = PTO_TASK_RING(handle), i;
 	const struct pto_ring *ring;
 	struct pto_task_desc *d;
+	u16 flags;
 
 	if (r >= ctx->nrings)
 		return -EINVAL;
@@ -61,8 +67,23 @@ static int pto_copy_task(struct pto_ctx *ctx, u64 handle,
 		return -EINVAL;
 	t->kernel_id = READ_ONCE(d->kernel_id);
 	t->nargs = READ_ONCE(d->nargs);
+	flags = READ_ONCE(d->flags);
 	if (t->kernel_id >= PTO_MAX_KERNELS || t->nargs > PTO_MAX_ARGS)
 		return -EINVAL;
+	if (flags & ~PTO_DRV_TASK_FLAGS || READ_ONCE(d->__pad1))
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(d->__pad0); i++)
+		if (READ_ONCE(d->__pad0[i]))
+			return -EINVAL;
+	t->view_mask = 0;
+	if (flags & PTO_TASK_F_VIEWS) {
+		if (!(ctx->features & PTO_FEATURE_VIEWS))
+			return -EINVAL;
+		t->view_mask = READ_ONCE(d->view_mask);
+		/* a view past the task's arguments (nargs <= 24) */
+		if (t->view_mask & ~(u32)(BIT_ULL(t->nargs) - 1))
+			return -EINVAL;
+	}
 	t->kernel_id = array_index_nospec(t->kernel_id, PTO_MAX_KERNELS);
 	t->nargs = array_index_nospec(t->nargs, PTO_MAX_ARGS + 1);
 	memcpy(t->args, d->args, t->nargs * sizeof(u64));
@@ -98,6 +119,7 @@ static int pto_task_start(struct pto_core *core)
 		core->spin_ns = t.args[0];
 	} else {
 		ret = pto_op_prepare(&core->run, op, t.args, t.nargs,
+				     t.view_mask, ctx->region[PTO_REGION_HEAP],
 				     ctx->heap_size,
 				     READ_ONCE(pto_max_task_macs),
 				     READ_ONCE(pto_max_section_cost));
@@ -160,8 +182,7 @@ static int pto_task_advance(struct pto_core *core, u64 slice_end)
 			return -EINPROGRESS;
 		}
 		pos = core->run.pos;
-		ret = pto_op_section(&core->run, ctx->region[PTO_REGION_HEAP],
-				     ctx->heap_size, core->budget, &ns);
+		ret = pto_op_section(&core->run, core->budget, &ns);
 		if (ret)
 			return ret;
 		ran = true;

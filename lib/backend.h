@@ -112,7 +112,11 @@ struct pto_backend {
 	uint32_t ncpus;
 	uint32_t cpus[256];
 
-	/* from setup(): the request with SETUP's answer, and the mappings */
+	/*
+	 * from setup(): the request with SETUP's answer, and the mappings;
+	 * geo.features holds the features enabled (PTO_FEATURE_VIEWS: built-in
+	 * ops take tensor views)
+	 */
 	struct pto_setup geo;
 	uint8_t *region[PTO_BE_NUM_REGIONS];
 	/*

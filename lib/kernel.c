@@ -73,3 +73,14 @@ int pto_core_id(void)
 
 	return c ? (int)c->core : -1;
 }
+
+int pto_arg_is_view(uint32_t i)
+{
+	struct pto_kernel_ctx *c = pto_kernel_current;
+
+	if (!c)
+		return -EINVAL;
+	if (i >= 32)
+		return -ERANGE;
+	return (c->view_mask >> i) & 1;
+}

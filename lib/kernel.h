@@ -12,6 +12,7 @@
 struct pto_kernel_ctx {
 	int status;		/* 0, or the first pto_kernel_set_error() */
 	uint32_t core;		/* the core it runs on (pto_core_id()) */
+	uint32_t view_mask;	/* its view parameters (pto_arg_is_view()) */
 };
 
 /* initial-exec: no __tls_get_addr call per task from inside libpto.so */

@@ -23,10 +23,15 @@
  * Cheap (a few multiplications per parameter), so it runs on every
  * submit of a built-in op; usable by any stricter checking mode too.
  *
+ * A view parameter (PTO_PARAM_VIEW, @p[i].view) is checked as the device
+ * checks the view it receives (Documentation/ops.rst, "Tensor views"):
+ * its dtype, rank and shape against the length arguments, or for an
+ * elementwise op its element count and that all its views share a shape.
+ *
  * Return: 0, or -EINVAL after a message naming the op, the parameter and
  * the sizes: too few parameters, a length argument that is not a SCALAR,
- * a length that overflows or is not a whole number of words, or a region
- * smaller than the op would touch.
+ * a length that overflows or is not a whole number of words, a region
+ * smaller than the op would touch, or a view the op cannot take.
  */
 int pto_op_check(const char *call, uint32_t kernel_id, uint32_t op,
 		 const struct pto_param *p, uint32_t n);

@@ -75,6 +75,36 @@ static bool fold_one(struct vdim *dim, uint32_t *nd)
 	return false;
 }
 
+/*
+ * The commonest view, a tile of a row-major matrix: two dimensions, rows
+ * further apart than they are long, elements contiguous within a row.
+ * Already canonical but for the byte unit; false when it is not one.
+ */
+static bool make_tile(struct pto_vshape *vs, uint64_t offset,
+		      const uint64_t *shape, const uint64_t *stride,
+		      uint32_t elem_size)
+{
+	uint64_t off, row, ld, span, end;
+
+	if (stride[1] != 1 || shape[0] < 2 || shape[1] < 1 ||
+	    stride[0] <= shape[1] ||
+	    __builtin_mul_overflow(offset, elem_size, &off) ||
+	    __builtin_mul_overflow(shape[1], elem_size, &row) ||
+	    __builtin_mul_overflow(stride[0], elem_size, &ld) ||
+	    __builtin_mul_overflow(shape[0] - 1, ld, &span) ||
+	    __builtin_add_overflow(off, span, &end) ||
+	    __builtin_add_overflow(end, row, &end))
+		return false;	/* the general path says why */
+	memset(vs, 0, sizeof(*vs));
+	vs->off = off;
+	vs->ndim = 2;
+	vs->n[0] = shape[0];
+	vs->s[0] = ld;
+	vs->n[1] = row;
+	vs->s[1] = 1;
+	return true;
+}
+
 int pto_vshape_make(struct pto_vshape *vs, uint64_t offset, uint32_t ndim,
 		    const uint64_t *shape, const uint64_t *stride,
 		    uint32_t elem_size)
@@ -83,6 +113,9 @@ int pto_vshape_make(struct pto_vshape *vs, uint64_t offset, uint32_t ndim,
 	uint64_t off, end;
 	uint32_t d, nd = 0;
 
+	if (ndim == 2 && elem_size &&
+	    make_tile(vs, offset, shape, stride, elem_size))
+		return 0;
 	memset(vs, 0, sizeof(*vs));
 	if (!ndim || ndim > PTO_MAX_DIMS || !elem_size)
 		return -EINVAL;

@@ -585,6 +585,18 @@ void pto_kernel_set_error(int err);
  */
 int pto_core_id(void);
 
+/**
+ * pto_arg_is_view() - is parameter i of the running C kernel's task a view?
+ * @i: the parameter's index
+ *
+ * For a kernel that takes either a plain tensor (args[i] is its address)
+ * or a view (args[i] is the address of its struct pto_view_desc).
+ *
+ * Return: 1 or 0; -EINVAL outside a kernel; -ERANGE for @i of 32 or more
+ * (the descriptor's view mask has 32 bits).
+ */
+int pto_arg_is_view(uint32_t i);
+
 /* ---- helpers for tools ------------------------------------------------- */
 
 /**

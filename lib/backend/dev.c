@@ -28,7 +28,8 @@
 enum { UD_WAIT = 1, UD_POLL = 2 };
 
 /* Features libpto uses when the device offers them. */
-#define DEV_FEATURES_WANTED	(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL)
+#define DEV_FEATURES_WANTED	(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL | \
+				 PTO_FEATURE_VIEWS)
 
 struct dev {
 	int fd;

@@ -97,6 +97,8 @@ static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 	be->priv = sim;
 	be->c_kernels = true;
 	be->max_heap = UINT64_MAX;	/* address space, touched lazily */
+	/* its ops are pto_op_exec(), which takes tensor views */
+	be->features = PTO_FEATURE_VIEWS;
 	/* one kick per dispatch round: one fence, one clock chain */
 	be->batch_kick = true;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
@@ -186,6 +188,8 @@ static int sim_setup(struct pto_backend *be, const struct pto_setup *req)
 	int ret;
 
 	be->geo = *req;
+	/* enabled: what the library asked for and the sim offers, and views */
+	be->geo.features = (req->features | PTO_FEATURE_VIEWS) & be->features;
 	if (pto_layout(&be->geo, be->num_cores))
 		return -EINVAL;
 	for (r = 0; r < req->nrings; r++)
@@ -368,6 +372,7 @@ static int run_task(struct sim *sim, const struct pto_task_desc *d,
 		return -EINVAL;
 	if (k->fn) {
 		kc.core = core;
+		kc.view_mask = d->flags & PTO_TASK_F_VIEWS ? d->view_mask : 0;
 		if (sim->be->check)
 			return pto_check_run(sim->be->check, k->fn, d, &kc);
 		pto_kernel_enter(&kc);
@@ -381,7 +386,9 @@ static int run_task(struct sim *sim, const struct pto_task_desc *d,
 		spin_ns(d->args[0]);
 		return 0;
 	}
-	return pto_op_exec(k->op, d->args, d->nargs, &host_mem);
+	return pto_op_exec(k->op, d->args, d->nargs,
+			   d->flags & PTO_TASK_F_VIEWS ? d->view_mask : 0,
+			   &host_mem);
 }
 
 /*

@@ -124,8 +124,9 @@ TEST(get_info)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, PTO_IOCTL_GET_INFO, &info));
 	EXPECT_EQ(PTO_ABI_VERSION, info.abi_version);
-	/* what this driver supports: both features, every op, every ring */
-	EXPECT_EQ(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL, info.features);
+	/* what this driver supports: every feature, op and ring */
+	EXPECT_EQ(PTO_FEATURE_URING_CMD | PTO_FEATURE_POLL | PTO_FEATURE_VIEWS,
+		  info.features);
 	EXPECT_EQ((1ull << PTO_OP_COUNT) - 1, info.ops);
 	EXPECT_EQ(PTO_MAX_RINGS, info.max_rings);
 	EXPECT_EQ(PTO_MAX_ARGS, info.max_args);
@@ -351,8 +352,8 @@ TEST(setup_features)
 		munmap(w, s.window.size);
 		close(fd);
 	}
-	/* all of them at once, and each of the two the driver has */
-	EXPECT_EQ(3, accepted);
+	/* all of them at once, and each of the three the driver has */
+	EXPECT_EQ(4, accepted);
 }
 
 /* Fields of a SETUP answer as pto_layout() computes them. */
@@ -804,6 +805,224 @@ TEST(gemm_bit_exact)
 		bad += memcmp(&C[i], &R[i], 4) != 0;
 	EXPECT_EQ(0, bad);
 	free(R);
+	pto_t_close(&p);
+}
+
+/* ---- tensor views ------------------------------------------------------- */
+
+/* A task with views on ring 0; returns the completion status. */
+static int run_views(struct pto_t *p, uint32_t core, uint32_t kid,
+		     const uint64_t *args, uint32_t nargs, uint16_t flags,
+		     uint32_t view_mask)
+{
+	struct pto_completion c = { 0 };
+	uint64_t h = pto_t_queue_flags(p, 0, core, kid, args, nargs, flags,
+				       view_mask);
+	int ret = pto_t_kick(p, core);
+
+	if (ret)
+		return ret;
+	ret = pto_t_complete(p, &c, 10 * SEC);
+	if (ret)
+		return ret;
+	return c.task_id == h ? c.status : -EILSEQ;
+}
+
+/* A 2-D f32 view at heap offset addr, written at heap offset at. */
+static uint64_t put_view(struct pto_t *p, uint64_t at, uint64_t addr,
+			 uint64_t rows, uint64_t cols, uint64_t rs, uint64_t cs)
+{
+	struct pto_view_desc v = {
+		.addr = addr, .ndim = 2, .dtype = PTO_DTYPE_F32,
+		.elem_size = 4, .shape = { rows, cols, 1, 1 },
+		.stride = { rs, cs, 0, 0 },
+	};
+
+	memcpy(p->heap + at, &v, sizeof(v));
+	return at;
+}
+
+static float frand(void)
+{
+	return (float)rand() / RAND_MAX - 0.5f;
+}
+
+/*
+ * GEMM on tiles of row-major matrices (stride [ld, 1]), then with A and B
+ * given as transposed views (stride [1, ld]), against the same op on
+ * contiguous copies, bit for bit; C's elements around its tile are left
+ * alone.  Large enough that the driver cuts both into many sections.
+ */
+TEST(views_gemm_tile_and_transposed)
+{
+	/* the matrices: LD x LD each, row-major; the copies after them */
+	const uint64_t LD = 96, M = 40, N = 48, K = 56, R0 = 7, C0 = 13;
+	const uint64_t MAT = LD * LD * 4;
+	uint64_t xa = 0, xb = MAT, xc = 2 * MAT, ca = 3 * MAT;
+	uint64_t cb = ca + M * K * 4, cc = cb + K * N * 4;
+	uint64_t desc = cc + M * N * 4, args[6];
+	float *X, *Cc, *Ac, *Bc, *C;
+	uint32_t core, bad, outside, i, j, pass;
+	struct pto_t p;
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 64));
+	ASSERT_NE(0, p.s.features & PTO_FEATURE_VIEWS);
+	ASSERT_EQ(0, pto_t_bind(&p, 7, PTO_UAPI_WORKER_CUBE,
+				PTO_OP_GEMM_F32));
+	core = core_of_type(&p, PTO_UAPI_WORKER_CUBE);
+	X = (float *)p.heap;
+	C = (float *)(p.heap + xc);
+	Ac = (float *)(p.heap + ca);
+	Bc = (float *)(p.heap + cb);
+	Cc = (float *)(p.heap + cc);
+	srand(11);
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < 3 * LD * LD; i++)
+			X[i] = frand();
+		/* contiguous copies of the operands the views name */
+		for (i = 0; i < M; i++)
+			for (j = 0; j < K; j++)
+				Ac[i * K + j] = pass ?
+					X[(C0 + j) * LD + R0 + i] :
+					X[(R0 + i) * LD + C0 + j];
+		for (i = 0; i < K; i++)
+			for (j = 0; j < N; j++)
+				Bc[i * N + j] = pass ?
+					X[MAT / 4 + (C0 + j) * LD + R0 + i] :
+					X[MAT / 4 + (R0 + i) * LD + C0 + j];
+		for (i = 0; i < M; i++)
+			for (j = 0; j < N; j++)
+				Cc[i * N + j] = C[(R0 + i) * LD + C0 + j];
+		/* the op on the copies */
+		args[0] = cc;
+		args[1] = ca;
+		args[2] = cb;
+		args[3] = M;
+		args[4] = N;
+		args[5] = K;
+		ASSERT_EQ(0, pto_t_run(&p, core, 7, args, 6));
+		/* the op on the views: tiles, or tiles of transposes */
+		args[0] = put_view(&p, desc, xc + (R0 * LD + C0) * 4, M, N,
+				   LD, 1);
+		if (pass) {
+			args[1] = put_view(&p, desc + 128,
+					   xa + (C0 * LD + R0) * 4, M, K, 1,
+					   LD);
+			args[2] = put_view(&p, desc + 256,
+					   xb + (C0 * LD + R0) * 4, K, N, 1,
+					   LD);
+		} else {
+			args[1] = put_view(&p, desc + 128,
+					   xa + (R0 * LD + C0) * 4, M, K, LD,
+					   1);
+			args[2] = put_view(&p, desc + 256,
+					   xb + (R0 * LD + C0) * 4, K, N, LD,
+					   1);
+		}
+		EXPECT_EQ(0, run_views(&p, core, 7, args, 6, PTO_TASK_F_VIEWS,
+				       7));
+		bad = 0;
+		outside = 0;
+		for (i = 0; i < LD; i++)
+			for (j = 0; j < LD; j++) {
+				bool in = i >= R0 && i < R0 + M && j >= C0 &&
+					  j < C0 + N;
+				float *e = &C[i * LD + j];
+
+				if (in)
+					bad += memcmp(e, &Cc[(i - R0) * N +
+							    j - C0], 4) != 0;
+				else
+					outside += memcmp(e, &X[2 * LD * LD +
+							      i * LD + j],
+							  4) != 0;
+			}
+		EXPECT_EQ(0, bad) TH_LOG("pass %u: C's tile differs", pass);
+		EXPECT_EQ(0, outside) TH_LOG("pass %u: written outside", pass);
+	}
+	pto_t_close(&p);
+}
+
+/*
+ * What a core refuses of a task with views: the feature not enabled, a
+ * view past the arguments, pads, PTO_TASK_F_NO_DISPATCH, bad
+ * descriptors; the context stays usable.
+ */
+TEST(views_refused)
+{
+	uint64_t args[6] = { 0, 4096, 8192, 4, 4, 4 }, v;
+	struct pto_setup s;
+	uint32_t core;
+	struct pto_t p;
+	uint64_t h;
+	struct pto_completion c = { 0 };
+
+	/* a context that did not enable PTO_FEATURE_VIEWS */
+	pto_t_setup_args(&s, 64, HEAP, 64);
+	s.features = PTO_FEATURE_POLL;
+	ASSERT_EQ(0, pto_t_open_setup(&p, &s));
+	ASSERT_EQ(0, pto_t_bind(&p, 7, PTO_UAPI_WORKER_CUBE,
+				PTO_OP_GEMM_F32));
+	core = core_of_type(&p, PTO_UAPI_WORKER_CUBE);
+	v = put_view(&p, 16384, 4096, 4, 4, 4, 1);
+	args[1] = v;
+	EXPECT_EQ(-EINVAL, run_views(&p, core, 7, args, 6, PTO_TASK_F_VIEWS,
+				     2));
+	EXPECT_EQ(0, run_views(&p, core, 7, (uint64_t[]){ 0, 4096, 8192, 4,
+			       4, 4 }, 6, 0, 0));
+	pto_t_close(&p);
+
+	ASSERT_EQ(0, pto_t_open(&p, 64, HEAP, 64));
+	ASSERT_EQ(0, pto_t_bind(&p, 7, PTO_UAPI_WORKER_CUBE,
+				PTO_OP_GEMM_F32));
+	core = core_of_type(&p, PTO_UAPI_WORKER_CUBE);
+	v = put_view(&p, 16384, 4096, 4, 4, 4, 1);
+	args[1] = v;
+	EXPECT_EQ(0, run_views(&p, core, 7, args, 6, PTO_TASK_F_VIEWS, 2));
+	/* without PTO_TASK_F_VIEWS the mask means nothing: a plain GEMM */
+	args[1] = 4096;
+	EXPECT_EQ(0, run_views(&p, core, 7, args, 6, 0, 2));
+	args[1] = v;
+	/* a view past the task's arguments, or on a scalar */
+	EXPECT_EQ(-EINVAL, run_views(&p, core, 7, args, 6, PTO_TASK_F_VIEWS,
+				     2 | 1u << 6));
+	EXPECT_EQ(-EINVAL, run_views(&p, core, 7, args, 6, PTO_TASK_F_VIEWS,
+				     2 | 1u << 3));
+	/* unknown flags, PTO_TASK_F_NO_DISPATCH */
+	EXPECT_EQ(-EINVAL, run_views(&p, core, 7, args, 6,
+				     PTO_TASK_F_VIEWS | 1u << 15, 2));
+	EXPECT_EQ(-EINVAL, run_views(&p, core, 7, args, 6,
+				     PTO_TASK_F_NO_DISPATCH, 0));
+	/* non-zero pads */
+	h = pto_t_queue_flags(&p, 0, core, 7, args, 6, PTO_TASK_F_VIEWS, 2);
+	pto_t_desc(&p, h)->__pad1 = 1;
+	ASSERT_EQ(0, pto_t_kick(&p, core));
+	ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
+	EXPECT_EQ(-EINVAL, c.status);
+	pto_t_desc(&p, h)->__pad1 = 0;
+	h = pto_t_queue_flags(&p, 0, core, 7, args, 6, PTO_TASK_F_VIEWS, 2);
+	pto_t_desc(&p, h)->__pad0[2] = 1;
+	ASSERT_EQ(0, pto_t_kick(&p, core));
+	ASSERT_EQ(0, pto_t_complete(&p, &c, 10 * SEC));
+	EXPECT_EQ(-EINVAL, c.status);
+	pto_t_desc(&p, h)->__pad0[2] = 0;
+	/* descriptors: of the wrong shape, type, outside the heap */
+	put_view(&p, 16384, 4096, 4, 3, 4, 1);
+	EXPECT_EQ(-EINVAL, run_views(&p, core, 7, args, 6, PTO_TASK_F_VIEWS,
+				     2));
+	put_view(&p, 16384, 4096, 4, 4, 4, 1);
+	((struct pto_view_desc *)(p.heap + 16384))->dtype = PTO_DTYPE_I32;
+	EXPECT_EQ(-EINVAL, run_views(&p, core, 7, args, 6, PTO_TASK_F_VIEWS,
+				     2));
+	put_view(&p, 16384, HEAP - 32, 4, 4, 4, 1);
+	EXPECT_EQ(-EFAULT, run_views(&p, core, 7, args, 6, PTO_TASK_F_VIEWS,
+				     2));
+	args[1] = HEAP - 16;
+	EXPECT_EQ(-EFAULT, run_views(&p, core, 7, args, 6, PTO_TASK_F_VIEWS,
+				     2));
+	/* and the context still runs tasks */
+	args[1] = 4096;
+	EXPECT_EQ(0, run_views(&p, core, 7, args, 6, 0, 0));
 	pto_t_close(&p);
 }
 

@@ -179,22 +179,36 @@ static inline void pto_t_push(struct pto_t *p, uint32_t core, uint64_t h)
 	__atomic_store_n(&r->doorbell, bell + 1, __ATOMIC_RELEASE);
 }
 
-/* Write a descriptor of ring and queue it on core; returns its handle. */
-static inline uint64_t pto_t_queue_ring(struct pto_t *p, uint32_t ring,
-					uint32_t core, uint32_t kid,
-					const uint64_t *args, uint32_t nargs)
+/*
+ * Write a descriptor of ring with flags (PTO_TASK_F_*) and view_mask and
+ * queue it on core; returns its handle.
+ */
+static inline uint64_t pto_t_queue_flags(struct pto_t *p, uint32_t ring,
+					 uint32_t core, uint32_t kid,
+					 const uint64_t *args, uint32_t nargs,
+					 uint16_t flags, uint32_t view_mask)
 {
 	uint64_t h = PTO_TASK_HANDLE(ring, p->next_seq[ring]++);
 	struct pto_task_desc *d = pto_t_desc(p, h);
 
 	d->kernel_id = kid;
 	d->nargs = nargs;
+	d->flags = flags;
+	d->view_mask = view_mask;
 	if (nargs)
 		memcpy(d->args, args, nargs * sizeof(uint64_t));
 	/* the handle last, as libpto stores it */
 	__atomic_store_n(&d->task_id, h, __ATOMIC_RELEASE);
 	pto_t_push(p, core, h);
 	return h;
+}
+
+/* Write a descriptor of ring and queue it on core; returns its handle. */
+static inline uint64_t pto_t_queue_ring(struct pto_t *p, uint32_t ring,
+					uint32_t core, uint32_t kid,
+					const uint64_t *args, uint32_t nargs)
+{
+	return pto_t_queue_flags(p, ring, core, kid, args, nargs, 0, 0);
 }
 
 /* A task of ring 0; returns its handle. */

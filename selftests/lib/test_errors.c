@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "kernels.h"
+#include "opcheck.h"
 
 #define K_FAIL 45		/* sets -EIO */
 #define K_UNKNOWN 55		/* never registered */
@@ -842,6 +843,166 @@ static void test_op_checks(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * Tensor view parameters of built-in ops, checked at submit as the device
+ * checks the views it receives: pto_op_check() directly.
+ */
+struct view_case {
+	const char *name;
+	uint32_t op;
+	struct pto_param p[8];
+	uint32_t n;
+	int ret;
+	const char *const words[6];	/* the message's line has them all */
+};
+
+static void test_view_op_checks(void)
+{
+	static float m[64 * 64];
+	struct pto_view a = pto_view_2d(m, PTO_DTYPE_F32, 4, 8, 64);
+	struct pto_view bt = pto_view_transpose(
+		pto_view_2d(m, PTO_DTYPE_F32, 16, 8, 64), 0, 1);
+	struct pto_view c = pto_view_tile_2d(
+		pto_view_2d(m, PTO_DTYPE_F32, 64, 64, 64), 8, 8, 4, 16);
+	struct pto_view a_t = pto_view_transpose(a, 0, 1);
+	struct pto_view h = a, d3 = a, d0 = a, vec = pto_view_2d(m,
+		PTO_DTYPE_F32, 1, 4, 4);
+	struct pto_view u8 = pto_view_2d(m, PTO_DTYPE_U8, 4, 4, 64);
+	struct pto_view f16 = pto_view_2d(m, PTO_DTYPE_F16, 4, 4, 64);
+	struct pto_view e16 = pto_view_2d(m, PTO_DTYPE_F32, 4, 4, 64);
+	struct pto_view e8 = pto_view_2d(m, PTO_DTYPE_F32, 2, 4, 64);
+	struct pto_view e16f = pto_view_slice(pto_view_2d(m, PTO_DTYPE_F32,
+		1, 16, 16), 0, 0, 1);
+	struct pto_view u32v = pto_view_2d(m, PTO_DTYPE_I32, 4, 4, 64);
+	struct pto_view v4 = e16;
+	uint64_t n4 = 4;
+	struct tl_capture cap;
+	size_t i;
+	char *text;
+	int ret;
+
+	h.dtype = PTO_DTYPE_F16;
+	d3.ndim = 3;
+	d3.shape[2] = 1;
+	d0.ndim = 0;
+	e16f.ndim = 1;		/* 16 elements, 1-D */
+	v4 = pto_view_nd(m, PTO_DTYPE_F32, 1, &n4);
+	{
+		const struct view_case cases[] = {
+			{ "GEMM on a tile of C, B as a transposed view",
+			  PTO_OP_GEMM_F32,
+			  { PTO_INOUT_VIEW(&c), PTO_IN_VIEW(&a),
+			    PTO_IN_VIEW(&bt), PTO_SCALAR(4), PTO_SCALAR(16),
+			    PTO_SCALAR(8) }, 6, 0, { NULL } },
+			{ "GEMM with a plain C and A, B a view",
+			  PTO_OP_GEMM_F32,
+			  { PTO_INOUT(m, 0, 4 * 16 * 4), PTO_IN(m, 0, 4 * 8 * 4),
+			    PTO_IN_VIEW(&bt), PTO_SCALAR(4), PTO_SCALAR(16),
+			    PTO_SCALAR(8) }, 6, 0, { NULL } },
+			{ "GEMM with A of the wrong shape", PTO_OP_GEMM_F32,
+			  { PTO_INOUT_VIEW(&c), PTO_IN_VIEW(&a_t),
+			    PTO_IN_VIEW(&bt), PTO_SCALAR(4), PTO_SCALAR(16),
+			    PTO_SCALAR(8) }, 6, -EINVAL,
+			  { "gemm_f32", "A (parameter 1)", "shape 8 x 4",
+			    "M x K = 4 x 8" } },
+			{ "GEMM with an f16 view", PTO_OP_GEMM_F32,
+			  { PTO_INOUT_VIEW(&c), PTO_IN_VIEW(&h),
+			    PTO_IN_VIEW(&bt), PTO_SCALAR(4), PTO_SCALAR(16),
+			    PTO_SCALAR(8) }, 6, -EINVAL,
+			  { "A (parameter 1)", "f16 elements", "takes f32" } },
+			{ "GEMM with a 3-D view", PTO_OP_GEMM_F32,
+			  { PTO_INOUT_VIEW(&c), PTO_IN_VIEW(&d3),
+			    PTO_IN_VIEW(&bt), PTO_SCALAR(4), PTO_SCALAR(16),
+			    PTO_SCALAR(8) }, 6, -EINVAL,
+			  { "A (parameter 1)", "shape 4 x 8 x 1", "2-D" } },
+			{ "GEMM with a view of 0 dimensions", PTO_OP_GEMM_F32,
+			  { PTO_INOUT_VIEW(&c), PTO_IN_VIEW(&d0),
+			    PTO_IN_VIEW(&bt), PTO_SCALAR(4), PTO_SCALAR(16),
+			    PTO_SCALAR(8) }, 6, -EINVAL,
+			  { "A (parameter 1)", "0 dimensions" } },
+			{ "GEMM with a NULL view", PTO_OP_GEMM_F32,
+			  { PTO_INOUT_VIEW(NULL), PTO_IN_VIEW(&a),
+			    PTO_IN_VIEW(&bt), PTO_SCALAR(4), PTO_SCALAR(16),
+			    PTO_SCALAR(8) }, 6, -EINVAL,
+			  { "C (parameter 0)", "NULL" } },
+			{ "GEMM with M a view", PTO_OP_GEMM_F32,
+			  { PTO_INOUT_VIEW(&c), PTO_IN_VIEW(&a),
+			    PTO_IN_VIEW(&bt), PTO_IN_VIEW(&a), PTO_SCALAR(16),
+			    PTO_SCALAR(8) }, 6, -EINVAL,
+			  { "M (parameter 3)", "PTO_SCALAR" } },
+			{ "GEMM: a plain B too small next to views",
+			  PTO_OP_GEMM_F32,
+			  { PTO_INOUT_VIEW(&c), PTO_IN_VIEW(&a),
+			    PTO_IN(m, 0, 100), PTO_SCALAR(4), PTO_SCALAR(16),
+			    PTO_SCALAR(8) }, 6, -EINVAL,
+			  { "B (parameter 2)", "100 bytes", "touches 512" } },
+			{ "SOFTMAX_PREP with m a 2-D view",
+			  PTO_OP_SOFTMAX_PREP_F32,
+			  { PTO_OUT_EXISTING_VIEW(&e16), PTO_OUT_EXISTING_VIEW(&vec),
+			    PTO_OUT_EXISTING_VIEW(&v4), PTO_IN_VIEW(&e16),
+			    PTO_SCALAR(0), PTO_SCALAR(4), PTO_SCALAR(4) }, 7,
+			  -EINVAL, { "softmax_prep_f32", "m (parameter 1)",
+				     "1-D: rows = 4" } },
+			{ "SOFTMAX_PREP with 1-D m and l", PTO_OP_SOFTMAX_PREP_F32,
+			  { PTO_OUT_EXISTING_VIEW(&e16), PTO_OUT_EXISTING_VIEW(&v4),
+			    PTO_OUT_EXISTING_VIEW(&v4), PTO_IN_VIEW(&e16),
+			    PTO_SCALAR(0), PTO_SCALAR(4), PTO_SCALAR(4) }, 7, 0,
+			  { NULL } },
+			{ "ADD_F32 of a 4 x 4 and a 1-D 16 view", PTO_OP_ADD_F32,
+			  { PTO_OUT_EXISTING_VIEW(&e16), PTO_IN_VIEW(&e16f),
+			    PTO_IN(m, 0, 64), PTO_SCALAR(16) }, 4, -EINVAL,
+			  { "add_f32", "a (parameter 1)", "different shape" } },
+			{ "ADD_F32 of 8 elements with n = 16", PTO_OP_ADD_F32,
+			  { PTO_OUT_EXISTING_VIEW(&e8), PTO_IN_VIEW(&e8),
+			    PTO_IN(m, 0, 64), PTO_SCALAR(16) }, 4, -EINVAL,
+			  { "dst (parameter 0)", "8 elements", "n = 16" } },
+			{ "ADD_F32 of 4 x 4 views and a plain b", PTO_OP_ADD_F32,
+			  { PTO_OUT_EXISTING_VIEW(&e16), PTO_IN_VIEW(&e16),
+			    PTO_IN(m, 0, 64), PTO_SCALAR(16) }, 4, 0,
+			  { NULL } },
+			{ "COPY of a u8 view of 16 elements, 16 bytes",
+			  PTO_OP_COPY,
+			  { PTO_OUT_EXISTING_VIEW(&u8), PTO_IN_VIEW(&u8),
+			    PTO_SCALAR(16) }, 3, 0, { NULL } },
+			{ "COPY of a u8 view of 16 elements, 20 bytes",
+			  PTO_OP_COPY,
+			  { PTO_OUT_EXISTING_VIEW(&u8), PTO_IN_VIEW(&u8),
+			    PTO_SCALAR(20) }, 3, -EINVAL,
+			  { "copy", "16 1-byte elements", "nbytes = 20" } },
+			{ "COPY between u8 and f16 views", PTO_OP_COPY,
+			  { PTO_OUT_EXISTING_VIEW(&u8), PTO_IN_VIEW(&f16),
+			    PTO_SCALAR(16) }, 3, -EINVAL,
+			  { "src (parameter 1)", "f16 elements", "u8" } },
+			{ "FILL_U32 of an f32 view", PTO_OP_FILL_U32,
+			  { PTO_OUT_EXISTING_VIEW(&e16), PTO_SCALAR(0),
+			    PTO_SCALAR(64) }, 3, -EINVAL,
+			  { "fill_u32", "f32 elements", "u32 or i32" } },
+			{ "ADD_U32 of i32 views, 64 bytes", PTO_OP_ADD_U32,
+			  { PTO_OUT_EXISTING_VIEW(&u32v), PTO_IN_VIEW(&u32v),
+			    PTO_IN_VIEW(&u32v), PTO_SCALAR(64) }, 4, 0,
+			  { NULL } },
+		};
+
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			const struct view_case *vc = &cases[i];
+
+			tl_capture_begin(&cap);
+			ret = pto_op_check("pto_submit_task", 7, vc->op, vc->p,
+					   vc->n);
+			text = tl_capture_end(&cap);
+			ok_eq(ret, vc->ret, "view op check: %s", vc->name);
+			if (vc->ret && !ok(line_has(text, vc->words),
+					   "view op check: %s: the message "
+					   "names the parameter", vc->name))
+				diag("  stderr: %s", text);
+			if (!vc->ret && !ok(!*text, "view op check: %s: no "
+					    "message", vc->name))
+				diag("  stderr: %s", text);
+			free(text);
+		}
+	}
+}
+
 int main(void)
 {
 	test_config();
@@ -851,5 +1012,6 @@ int main(void)
 		deadlock_case(&dl_cases[i]);
 	test_failing_kernel();
 	test_op_checks();
+	test_view_op_checks();
 	return tap_done();
 }

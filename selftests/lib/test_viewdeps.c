@@ -41,7 +41,9 @@ static void k_fill(const uint64_t *a, uint32_t n)
 	float v = (float)a[1];
 	uint64_t i, j;
 
-	if (d->ndim != 2 || d->dtype != PTO_DTYPE_F32 || d->elem_size != 4) {
+	if (d->ndim != 2 || d->dtype != PTO_DTYPE_F32 || d->elem_size != 4 ||
+	    pto_arg_is_view(0) != 1 || pto_arg_is_view(1) != 0 ||
+	    pto_arg_is_view(40) != -ERANGE) {
 		pto_kernel_set_error(-EINVAL);
 		return;
 	}
@@ -581,6 +583,9 @@ int main(void)
 	pto_kernel_register(rt, K_CHECK_OUT, PTO_WORKER_VECTOR, k_check_out,
 			    "check_out");
 
+	ok(pto_arg_is_view(0) == -EINVAL, "pto_arg_is_view() outside a "
+	   "kernel: -EINVAL");
+	/* inside one, K_FILL fails its task unless it is 1, 0 and -ERANGE */
 	test_tile_deps(rt);
 	test_false_deps(rt);
 	test_out_view(rt);
