@@ -62,9 +62,31 @@ static int bgemm_alloc(struct pto_runtime *rt, struct bgemm *g)
 	return 0;
 }
 
+/*
+ * Fill matrix m of rt x ct tiles per batch in tile-major order, wherever
+ * the layout puts each element, so every layout holds the same values
+ * (and layout=tiled the ones it always had).
+ */
+static void bgemm_fill(const struct bgemm *g, float *m, uint64_t rt,
+		       uint64_t ct, uint64_t *state)
+{
+	uint64_t t = g->tile, b, ti, tj, r, c;
+
+	for (b = 0; b < g->batch; b++)
+		for (ti = 0; ti < rt; ti++)
+			for (tj = 0; tj < ct; tj++)
+				for (r = 0; r < t; r++)
+					for (c = 0; c < t; c++)
+						m[bgemm_elem(g, rt, ct, b,
+							     ti * t + r,
+							     tj * t + c)] =
+							sample_rand_f32(state);
+}
+
 int bgemm_setup(struct pto_runtime *rt, struct bgemm *g, int argc,
 		char **argv)
 {
+	const char *layout = "tiled";
 	const struct sample_opt opts[] = {
 		{ "batch", &g->batch, NULL, "batches" },
 		{ "m", &g->mt, NULL, "output tile rows per batch" },
@@ -74,6 +96,9 @@ int bgemm_setup(struct pto_runtime *rt, struct bgemm *g, int argc,
 		{ "kgroup", &g->kgroup, NULL,
 		  "k steps per innermost scope (0: fit the rings)" },
 		{ "seed", &g->seed, NULL, "input data seed" },
+		{ "layout", NULL, &layout, g->layouts & (1u << SAMPLE_RANGES) ?
+		  "tiled, rowmajor (2-D tile views) or ranges" :
+		  "tiled or rowmajor (2-D tile views)" },
 		{ NULL }
 	};
 	uint64_t state;
@@ -83,7 +108,9 @@ int bgemm_setup(struct pto_runtime *rt, struct bgemm *g, int argc,
 	ret = sample_parse_args(g->prog, argc, argv, opts);
 	if (ret)
 		return ret;
-	ret = bgemm_check_sizes(g);
+	ret = sample_parse_layout(g->prog, layout, g->layouts, &g->layout);
+	if (!ret)
+		ret = bgemm_check_sizes(g);
 	if (ret)
 		return ret;
 	ret = bgemm_alloc(rt, g);
@@ -92,11 +119,9 @@ int bgemm_setup(struct pto_runtime *rt, struct bgemm *g, int argc,
 		return ret;
 	}
 	state = g->seed;
-	sample_fill_f32(g->a, g->batch * g->mt * g->kt * bgemm_tile_elems(g),
-			&state);
-	sample_fill_f32(g->b, g->batch * g->kt * g->nt * bgemm_tile_elems(g),
-			&state);
-	sample_fill_f32(g->c0, bgemm_c_elems(g), &state);
+	bgemm_fill(g, g->a, g->mt, g->kt, &state);
+	bgemm_fill(g, g->b, g->kt, g->nt, &state);
+	bgemm_fill(g, g->c0, g->mt, g->nt, &state);
 	memset(g->c, 0, bgemm_c_elems(g) * sizeof(float));
 	g->kgroup_run = bgemm_kgroup(rt, g);
 
@@ -105,9 +130,9 @@ int bgemm_setup(struct pto_runtime *rt, struct bgemm *g, int argc,
 	printf("%s: batch=%" PRIu64 " m=%" PRIu64 " n=%" PRIu64 " k=%" PRIu64
 	       " tiles of %" PRIu64 "x%" PRIu64 " (C %" PRIu64 "x%" PRIu64
 	       " per batch), %" PRIu64 " tasks per run, %" PRIu64
-	       " k steps per scope\n", g->prog, g->batch, g->mt, g->nt, g->kt,
-	       g->tile, g->tile, g->mt * g->tile, g->nt * g->tile, g->tasks,
-	       g->kgroup_run);
+	       " k steps per scope, layout %s\n", g->prog, g->batch, g->mt, g->nt,
+	       g->kt, g->tile, g->tile, g->mt * g->tile, g->nt * g->tile,
+	       g->tasks, g->kgroup_run, sample_layout_name(g->layout));
 	return 0;
 }
 
@@ -198,10 +223,21 @@ int bgemm_orchestrate(struct pto_runtime *rt, const struct bgemm *g,
 	return ret;
 }
 
+/* A tile's row is contiguous in every layout: hash C row by row. */
 uint64_t bgemm_checksum(const struct bgemm *g)
 {
-	return sample_fnv1a(SAMPLE_FNV_INIT, g->c,
-			    bgemm_c_elems(g) * sizeof(float));
+	uint64_t h = SAMPLE_FNV_INIT, t = g->tile, b, r, j, x;
+
+	for (b = 0; b < g->batch; b++) {
+		for (r = 0; r < g->mt * t; r++) {
+			for (j = 0; j < g->nt; j++) {
+				x = bgemm_elem(g, g->mt, g->nt, b, r, j * t);
+				h = sample_fnv1a(h, g->c + x,
+						 t * sizeof(float));
+			}
+		}
+	}
+	return h;
 }
 
 int bgemm_init_done(struct pto_runtime *rt, struct bgemm *g, int ret,

@@ -30,8 +30,10 @@ struct pa_case {
 
 	/* inputs */
 	float *query;		/* [batch][heads][head_dim], device */
-	float *key_cache;	/* [num_blocks][block_size][head_dim] */
-	float *value_cache;	/* same */
+	float *key_cache;	/* [num_blocks * block_size][kv_ld] */
+	float *value_cache;	/* same; rowmajor: key_cache + head_dim */
+	uint64_t kv_ld;		/* elements between tokens: head_dim, or 2x */
+	enum sample_layout layout;
 	uint64_t num_blocks;
 	uint64_t *context_lens;	/* [batch], host */
 	uint64_t *block_table;	/* [batch][max_blocks], host */
@@ -48,6 +50,7 @@ struct pa {
 	const char *prog;
 	bool builtin;
 	uint64_t seed, chunk, block_size;
+	enum sample_layout layout;
 	struct pa_case *cases;
 	unsigned int ncases;
 };
@@ -67,13 +70,27 @@ static inline uint64_t pa_valid(const struct pa_case *c, uint64_t b,
 	return left < c->block_size ? left : c->block_size;
 }
 
+/* The cache row of block i of sequence b's first token. */
+static inline uint64_t pa_kv_row(const struct pa_case *c, uint64_t b,
+				 uint64_t i)
+{
+	return c->block_table[b * c->max_blocks + i] * c->block_size;
+}
+
 /* Byte offset of block i of sequence b in the key and value caches. */
 static inline uint64_t pa_kv_off(const struct pa_case *c, uint64_t b,
 				 uint64_t i)
 {
-	uint64_t phys = c->block_table[b * c->max_blocks + i];
+	return pa_kv_row(c, b, i) * c->kv_ld * sizeof(float);
+}
 
-	return phys * c->block_size * c->head_dim * sizeof(float);
+/* The key (or value) row of token t of sequence b. */
+static inline const float *pa_kv_token(const struct pa_case *c,
+				       const float *cache, uint64_t b,
+				       uint64_t t)
+{
+	return cache + pa_kv_off(c, b, t / c->block_size) / sizeof(float) +
+	       (t % c->block_size) * c->kv_ld;
 }
 
 /* Elements of query and out. */

@@ -151,29 +151,48 @@ static int pa_make_table(struct pa_case *c, uint64_t *state)
 	return 0;
 }
 
+/*
+ * Fill the key (or value) cache of kvn elements, token rows kv_ld apart,
+ * in token order: both layouts hold the same values.
+ */
+static void pa_fill_cache(const struct pa_case *c, float *cache,
+			  uint64_t kvn, uint64_t *state)
+{
+	uint64_t t;
+
+	for (t = 0; t < kvn / c->head_dim; t++)
+		sample_fill_f32(cache + t * c->kv_ld, c->head_dim, state);
+}
+
 static int pa_make_inputs(struct pto_runtime *rt, const struct pa *pa,
 			  struct pa_case *c, uint64_t *state)
 {
 	uint64_t qn = pa_out_elems(c), kvn;
+	bool fused = pa->layout == SAMPLE_ROWMAJOR;
 	int ret;
 
 	ret = pa_make_table(c, state);
 	if (ret)
 		return ret;
+	c->layout = pa->layout;
+	c->kv_ld = fused ? 2 * c->head_dim : c->head_dim;
 	kvn = c->num_blocks * c->block_size * c->head_dim;
 	c->query = sample_malloc(rt, pa->prog, "query", qn * 4);
-	c->key_cache = c->query ?
-		sample_malloc(rt, pa->prog, "key cache", kvn * 4) : NULL;
-	c->value_cache = c->key_cache ?
-		sample_malloc(rt, pa->prog, "value cache", kvn * 4) : NULL;
+	c->key_cache = c->query ? sample_malloc(rt, pa->prog, "key cache",
+		(fused ? 2 : 1) * kvn * 4) : NULL;
+	if (fused && c->key_cache)	/* the right half of every row */
+		c->value_cache = c->key_cache + c->head_dim;
+	else if (c->key_cache)
+		c->value_cache = sample_malloc(rt, pa->prog, "value cache",
+					       kvn * 4);
 	c->out = c->value_cache ?
 		sample_malloc(rt, pa->prog, "out", qn * 4) : NULL;
 	if (!c->out)
 		return -ENOMEM;
 	sample_fill_f32(c->query, qn, state);
 	/* tokens past a sequence's end hold data too: they must be ignored */
-	sample_fill_f32(c->key_cache, kvn, state);
-	sample_fill_f32(c->value_cache, kvn, state);
+	pa_fill_cache(c, c->key_cache, kvn, state);
+	pa_fill_cache(c, c->value_cache, kvn, state);
 	memset(c->out, 0xff, qn * 4);	/* NaN: unwritten output fails */
 	c->scale = (float)(1.0 / sqrt((double)c->head_dim));
 	return 0;
@@ -186,6 +205,7 @@ static uint64_t pa_case_chunk(struct pto_runtime *rt, const struct pa *pa,
 int pa_setup(struct pto_runtime *rt, struct pa *pa, int argc, char **argv)
 {
 	struct pa_args a = { .cases = "all" };
+	const char *layout = "tiled";
 	const struct sample_opt opts[] = {
 		{ "case", NULL, &a.cases,
 		  "Case1, CaseBatch256, CaseVarLen, comma lists, all" },
@@ -193,6 +213,8 @@ int pa_setup(struct pto_runtime *rt, struct pa *pa, int argc, char **argv)
 		{ "chunk", &pa->chunk, NULL,
 		  "sequences per scope (0: up to 16, fitting the rings)" },
 		{ "seed", &pa->seed, NULL, "input data seed" },
+		{ "layout", NULL, &layout,
+		  "tiled, or rowmajor (fused KV matrix, 2-D views)" },
 		{ "batch", &a.batch, NULL, "custom case: sequences" },
 		{ "heads", &a.heads, NULL, "custom case: query heads" },
 		{ "head_dim", &a.head_dim, NULL, "custom case: head size" },
@@ -214,7 +236,10 @@ int pa_setup(struct pto_runtime *rt, struct pa *pa, int argc, char **argv)
 		fprintf(stderr, "%s: block must be in [1, 4096]\n", pa->prog);
 		return -EINVAL;
 	}
-	ret = pa_cases(pa, &a);
+	ret = sample_parse_layout(pa->prog, layout, 1u << SAMPLE_TILED |
+				  1u << SAMPLE_ROWMAJOR, &pa->layout);
+	if (!ret)
+		ret = pa_cases(pa, &a);
 	for (i = 0; i < pa->ncases && !ret; i++) {
 		state = pa->seed * 0x100000001b3ull + i;
 		ret = pa_make_inputs(rt, pa, &pa->cases[i], &state);
@@ -234,7 +259,7 @@ void pa_teardown(struct pto_runtime *rt, struct pa *pa)
 			pto_free(rt, c->query);
 		if (c->key_cache)
 			pto_free(rt, c->key_cache);
-		if (c->value_cache)
+		if (c->value_cache && c->layout == SAMPLE_TILED)
 			pto_free(rt, c->value_cache);
 		if (c->out)
 			pto_free(rt, c->out);
@@ -256,8 +281,7 @@ static void pa_ref_row(const struct pa_case *c, uint64_t b, uint64_t h,
 	double mx = -INFINITY, sum = 0.0, w;
 
 	for (t = 0; t < len; t++) {
-		kv = c->key_cache + pa_kv_off(c, b, t / c->block_size) / 4 +
-		     (t % c->block_size) * d;
+		kv = pa_kv_token(c, c->key_cache, b, t);
 		s[t] = 0.0;
 		for (k = 0; k < d; k++)
 			s[t] += (double)q[k] * kv[k];
@@ -269,8 +293,7 @@ static void pa_ref_row(const struct pa_case *c, uint64_t b, uint64_t h,
 	for (t = 0; t < len; t++) {
 		w = exp(s[t] - mx);
 		sum += w;
-		kv = c->value_cache + pa_kv_off(c, b, t / c->block_size) / 4 +
-		     (t % c->block_size) * d;
+		kv = pa_kv_token(c, c->value_cache, b, t);
 		for (k = 0; k < d; k++)
 			acc[k] += w * kv[k];
 	}
@@ -311,6 +334,7 @@ struct pa_chunk {
 	void *o, *l, *m;		/* oi, li, mi bases ... */
 	uint64_t o_off, l_off, m_off;	/* ... and byte offsets */
 	uint64_t pv_off;		/* built-in: next zeroed PV tile */
+	struct pto_view ov, lv, mv;	/* rowmajor: oi, li, mi as views */
 };
 
 static uint64_t pa_tile_bytes(const struct pa_case *c)
@@ -455,6 +479,176 @@ static int pa_block(struct pto_runtime *rt, const struct pa *pa,
 	}
 }
 
+/* ---- layout=rowmajor: every tensor a view ---------------------------- */
+
+/* An f32 vector of n elements, offset elements into base. */
+static struct pto_view pa_vec_view(void *base, uint64_t offset, uint64_t n)
+{
+	struct pto_view v = pto_view_nd(base, PTO_DTYPE_F32, 1, &n);
+
+	v.offset = offset;
+	return v;
+}
+
+/* A fresh rows x cols (cols 0: a vector of rows) f32 view to allocate. */
+static struct pto_view pa_new_view(uint64_t rows, uint64_t cols)
+{
+	struct pto_view v = {
+		.dtype = PTO_DTYPE_F32, .ndim = cols ? 2 : 1,
+		.shape = { rows, cols },
+	};
+
+	return v;
+}
+
+/* Rows r0 .. r0 + n - 1 of a (batch * heads) x head_dim matrix. */
+static struct pto_view pa_rows_view(const struct pa_case *c, float *m,
+				    uint64_t r0, uint64_t n)
+{
+	return pto_view_slice(pto_view_2d(m, PTO_DTYPE_F32,
+					  c->batch * c->heads, c->head_dim,
+					  c->head_dim), 0, r0, n);
+}
+
+/* The key (value: 1) tile of block i of sequence b in the KV matrix. */
+static struct pto_view pa_kv_view(const struct pa_case *c, int value,
+				  uint64_t b, uint64_t i)
+{
+	uint64_t d = c->head_dim;
+	struct pto_view kv = pto_view_2d(c->key_cache, PTO_DTYPE_F32,
+					 c->num_blocks * c->block_size, 2 * d,
+					 2 * d);
+
+	kv = pto_view_tile_2d(kv, pa_kv_row(c, b, i), value ? d : 0,
+			      pa_valid(c, b, i), d);
+	return kv;
+}
+
+/* C hub: oi, li, mi allocated as views by the task that fills them. */
+static int pa_hub_c_views(struct pto_runtime *rt, struct pa_chunk *k)
+{
+	struct pto_param p[] = {
+		PTO_OUT_VIEW(&k->ov), PTO_OUT_VIEW(&k->lv),
+		PTO_OUT_VIEW(&k->mv), PTO_SCALAR(k->rows),
+		PTO_SCALAR(k->c->head_dim),
+	};
+
+	k->ov = pa_new_view(k->rows, k->c->head_dim);
+	k->lv = pa_new_view(k->rows, 0);
+	k->mv = pa_new_view(k->rows, 0);
+	return sample_submit(rt, PA_K_HUB, PTO_WORKER_VECTOR, p, 5);
+}
+
+/* Built-in hub: the same ranges, then views of its allocation. */
+static int pa_hub_builtin_views(struct pto_runtime *rt, struct pa_chunk *k)
+{
+	int ret = pa_hub_builtin(rt, k);
+
+	k->ov = pto_view_2d(k->o, PTO_DTYPE_F32, k->rows, k->c->head_dim,
+			    k->c->head_dim);
+	k->ov.offset = k->o_off / 4;
+	k->lv = pa_vec_view(k->l, k->l_off / 4, k->rows);
+	k->mv = pa_vec_view(k->m, k->m_off / 4, k->rows);
+	return ret;
+}
+
+/* The UP task on views: the block's rows of oi, li and mi. */
+static int pa_update_views(struct pto_runtime *rt, struct pa_chunk *k,
+			   uint64_t b, const struct pto_view *on,
+			   const struct pto_view *lj,
+			   const struct pto_view *mj)
+{
+	uint64_t h = k->c->heads, r0 = (b - k->b0) * h;
+	struct pto_view o = pto_view_slice(k->ov, 0, r0, h);
+	struct pto_view l = pto_view_slice(k->lv, 0, r0, h);
+	struct pto_view m = pto_view_slice(k->mv, 0, r0, h);
+	struct pto_param up[] = {
+		PTO_INOUT_VIEW(&o), PTO_INOUT_VIEW(&l), PTO_INOUT_VIEW(&m),
+		PTO_IN_VIEW(on), PTO_IN_VIEW(lj), PTO_IN_VIEW(mj),
+		PTO_SCALAR(h), PTO_SCALAR(k->c->head_dim),
+	};
+
+	return sample_submit(rt, PA_K_UP, PTO_WORKER_VECTOR, up, 8);
+}
+
+/* QK -> SF -> PV -> UP for block i of sequence b, on views. */
+static int pa_block_views(struct pto_runtime *rt, const struct pa *pa,
+			  struct pa_chunk *k, uint64_t b, uint64_t i)
+{
+	const struct pa_case *c = k->c;
+	uint64_t h = c->heads, d = c->head_dim, v = pa_valid(c, b, i);
+	struct pto_view q = pa_rows_view(c, c->query, b * h, h);
+	struct pto_view kt = pa_kv_view(c, 0, b, i);
+	struct pto_view vt = pa_kv_view(c, 1, b, i);
+	struct pto_view s = pa_new_view(h, v), p = pa_new_view(h, v);
+	struct pto_view mj = pa_new_view(h, 0), lj = pa_new_view(h, 0);
+	struct pto_view on = pa_new_view(h, d);
+	struct pto_param qk[] = {
+		PTO_OUT_VIEW(&s), PTO_IN_VIEW(&q), PTO_IN_VIEW(&kt),
+		PTO_SCALAR(h), PTO_SCALAR(v), PTO_SCALAR(d),
+	};
+	struct pto_param sf[] = {
+		PTO_OUT_VIEW(&p), PTO_OUT_VIEW(&mj), PTO_OUT_VIEW(&lj),
+		PTO_IN_VIEW(&s), PTO_SCALAR(pto_f32_bits(c->scale)),
+		PTO_SCALAR(h), PTO_SCALAR(v),
+	};
+	struct pto_param pv[] = {
+		PTO_OUT_VIEW(&on), PTO_IN_VIEW(&p), PTO_IN_VIEW(&vt),
+		PTO_SCALAR(h), PTO_SCALAR(d), PTO_SCALAR(v),
+	};
+	int ret;
+
+	if (pa->builtin) {	/* into the hub's next zeroed tile */
+		on = pto_view_2d(k->o, PTO_DTYPE_F32, h, d, d);
+		on.offset = k->pv_off / 4;
+		k->pv_off += sample_heap_bytes(pa_tile_bytes(c));
+		pv[0] = PTO_INOUT_VIEW(&on);
+	}
+	ret = sample_submit(rt, PA_K_QK, PTO_WORKER_CUBE, qk, 6);
+	if (!ret)
+		ret = sample_submit(rt, PA_K_SF, PTO_WORKER_VECTOR, sf, 7);
+	if (!ret)
+		ret = sample_submit(rt, PA_K_PV, PTO_WORKER_CUBE, pv, 6);
+	if (!ret)
+		ret = pa_update_views(rt, k, b, &on, &lj, &mj);
+	return ret;
+}
+
+/* out = oi / li for the chunk's rows, on views. */
+static int pa_norm_views(struct pto_runtime *rt, struct pa_chunk *k)
+{
+	const struct pa_case *c = k->c;
+	struct pto_view out = pa_rows_view(c, c->out, k->b0 * c->heads,
+					   k->rows);
+	struct pto_param norm[] = {
+		PTO_OUT_EXISTING_VIEW(&out), PTO_IN_VIEW(&k->ov),
+		PTO_IN_VIEW(&k->lv), PTO_SCALAR(k->rows),
+		PTO_SCALAR(c->head_dim),
+	};
+
+	return sample_submit(rt, PA_K_NORM, PTO_WORKER_VECTOR, norm, 5);
+}
+
+static int pa_chunk_run_views(struct pto_runtime *rt, const struct pa *pa,
+			      struct pa_chunk *k)
+{
+	const struct pa_case *c = k->c;
+	uint64_t b, i;
+	int ret;
+
+	pto_scope_begin(rt);
+	ret = pa->builtin ? pa_hub_builtin_views(rt, k) :
+	      pa_hub_c_views(rt, k);
+	for (b = k->b0; b < k->b0 + k->nb && !ret; b++)
+		for (i = 0; i < pa_blocks(c, b) && !ret; i++)
+			ret = pa_block_views(rt, pa, k, b, i);
+	if (!ret)
+		ret = pa_norm_views(rt, k);
+	return sample_scope_end(rt, ret);
+}
+
+/* ---- layout=tiled: byte ranges ------------------------------------------ */
+
 static int pa_chunk_run(struct pto_runtime *rt, const struct pa *pa,
 			struct pa_chunk *k)
 {
@@ -528,7 +722,9 @@ int pa_orchestrate(struct pto_runtime *rt, void *arg)
 			k.nb = c->batch - b0 < c->chunk ? c->batch - b0 :
 			       c->chunk;
 			k.rows = k.nb * c->heads;
-			ret = pa_chunk_run(rt, pa, &k);
+			ret = c->layout == SAMPLE_ROWMAJOR ?
+			      pa_chunk_run_views(rt, pa, &k) :
+			      pa_chunk_run(rt, pa, &k);
 			c->tasks += (pa->builtin ? 3 : 2) +
 				    4 * pa_chunk_blocks(c, b0, k.nb);
 		}

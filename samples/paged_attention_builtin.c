@@ -4,6 +4,7 @@
  * only, so it runs unchanged on the simulator and on /dev/ptoN.
  *
  *   ptorun paged_attention_builtin.so [case=all] [block=16] [chunk=0] ...
+ *		     [layout=tiled|rowmajor]
  *
  * Hub: two PTO_OP_FILL_U32 (mi = -inf; li, oi and the PV tiles = 0).  Per
  * KV block: PTO_OP_MATMUL_BT_F32 (QK), PTO_OP_SOFTMAX_PREP_F32 (SF),
@@ -86,13 +87,13 @@ static void pa_ref_block(const struct pa_case *c, const float *q,
 			 const float *k, const float *v, uint64_t n,
 			 struct pa_row *w, float *mj, float *lj)
 {
-	uint64_t d = c->head_dim, t, i;
+	uint64_t d = c->head_dim, ld = c->kv_ld, t, i;
 	float acc, x, mx, sum;
 
 	for (t = 0; t < n; t++) {		/* MATMUL_BT */
 		acc = 0.0f;
 		for (i = 0; i < d; i++)
-			acc += q[i] * k[t * d + i];
+			acc += q[i] * k[t * ld + i];
 		w->s[t] = acc;
 	}
 	mx = w->s[0] * c->scale;		/* SOFTMAX_PREP */
@@ -111,7 +112,7 @@ static void pa_ref_block(const struct pa_case *c, const float *q,
 	for (i = 0; i < d; i++) {		/* GEMM into a zeroed tile */
 		acc = 0.0f;
 		for (t = 0; t < n; t++)
-			acc += w->p[t] * v[t * d + i];
+			acc += w->p[t] * v[t * ld + i];
 		w->on[i] = acc;
 	}
 }

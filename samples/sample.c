@@ -223,3 +223,31 @@ int sample_error(const char *prog, const char *what, int err)
 	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(-err));
 	return err;
 }
+
+static const char *const sample_layouts[SAMPLE_NUM_LAYOUTS] = {
+	"tiled", "rowmajor", "ranges"
+};
+
+const char *sample_layout_name(enum sample_layout l)
+{
+	return l < SAMPLE_NUM_LAYOUTS ? sample_layouts[l] : "?";
+}
+
+int sample_parse_layout(const char *prog, const char *name,
+			unsigned int allowed, enum sample_layout *out)
+{
+	unsigned int l;
+
+	for (l = 0; l < SAMPLE_NUM_LAYOUTS; l++) {
+		if (!(allowed & (1u << l)) || strcmp(name, sample_layouts[l]))
+			continue;
+		*out = l;
+		return 0;
+	}
+	fprintf(stderr, "%s: unknown layout '%s' (have", prog, name);
+	for (l = 0; l < SAMPLE_NUM_LAYOUTS; l++)
+		if (allowed & (1u << l))
+			fprintf(stderr, " %s", sample_layouts[l]);
+	fprintf(stderr, ")\n");
+	return -EINVAL;
+}

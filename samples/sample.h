@@ -119,6 +119,31 @@ static inline uint64_t sample_heap_bytes(uint64_t size)
 	return (size + 63) & ~63ull;
 }
 
+/*
+ * How a sample stores its matrices (the layout= argument): tile by tile
+ * with every task given byte ranges (tiled, the default), as ordinary
+ * row-major matrices with every task given 2-D tile views (rowmajor), or
+ * row-major with every tile passed as the byte range from its first to
+ * its last byte (ranges: what a program without views would do, whose
+ * ranges overlap the neighbouring tiles' and so serialize them).
+ */
+enum sample_layout {
+	SAMPLE_TILED,
+	SAMPLE_ROWMAJOR,
+	SAMPLE_RANGES,
+	SAMPLE_NUM_LAYOUTS
+};
+
+/*
+ * Parse a layout= value into *out; allowed is a mask of 1 << layout.
+ * Returns 0, or -EINVAL after a message.
+ */
+int sample_parse_layout(const char *prog, const char *name,
+			unsigned int allowed, enum sample_layout *out);
+
+/* "tiled", "rowmajor", "ranges" */
+const char *sample_layout_name(enum sample_layout l);
+
 /* pto_submit_task returning 0 or the negative errno. */
 int sample_submit(struct pto_runtime *rt, uint32_t kernel,
 		  enum pto_worker_type type, const struct pto_param *p,

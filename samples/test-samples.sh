@@ -7,8 +7,11 @@
 #
 # Every sample runs through ptorun in several configurations (defaults,
 # task windows of 8 and 16, a small heap, small dependency and TensorMap
-# pools, one core per type, many cores, all tiny at once, repeated runs) and must print PASS with exit status 0; the
-# checksum a sample prints must be the same in every configuration.  Then
+# pools, one core per type, many cores, all tiny at once, repeated runs)
+# and must print PASS with exit status 0; the checksum a sample prints must
+# be the same in every configuration.  The samples' other data layouts
+# (layout=rowmajor: 2-D tile views; layout=ranges) run in the cheaper
+# configurations and must print the default layout's checksums.  Then
 # ptorun's own behaviour: --help, --version, usage errors, a missing
 # object, a run that cannot fit its window, --trace and --stats.
 set -u
@@ -94,6 +97,8 @@ run_sample() {
 	done <<EOF
 $CONFIGS
 EOF
+	# the first run's checksums: what the other layouts must print
+	[ -f "$TMP/ref.$sample" ] || head -1 "$sums" >"$TMP/ref.$sample"
 	if [ "$(sort -u "$sums" | wc -l)" -eq 1 ] &&
 	   grep -q 'checksum' "$sums"; then
 		ok "$sample $args: same checksums in every configuration"
@@ -109,6 +114,48 @@ done <<EOF
 $SAMPLES
 EOF
 
+# The layouts other than tiled, with the sample's first arguments above,
+# in the configurations that reach their corners: the smallest windows,
+# heap and core counts.  Same checksums as the tiled layout.
+LAYOUT_CONFIGS=$(echo "$CONFIGS" |
+	grep -E '^(default|window8|smallheap|cores1|tiny)[|]')
+LAYOUTS='bgemm|tile=32 k=8|rowmajor
+bgemm|tile=32 k=8|ranges
+bgemm_builtin|tile=32 k=8|rowmajor
+paged_attention||rowmajor
+paged_attention_builtin||rowmajor'
+
+run_layout() {
+	sample=$1 args=$2 layout=$3
+	sums=$TMP/sums
+	: >"$sums"
+	while IFS='|' read -r cname copts; do
+		# shellcheck disable=SC2086 # options and args split on purpose
+		run "$TMP/out" $copts "$SO/$sample.so" $args layout=$layout
+		check_run "$sample ${args:+$args }layout=$layout [$cname]" \
+			"$TMP/out" $?
+		grep -o 'checksum: [0-9a-f]\{16\}' "$TMP/out" | tr '\n' ' ' \
+			>>"$sums"
+		echo >>"$sums"
+	done <<EOF
+$LAYOUT_CONFIGS
+EOF
+	if [ "$(cat "$sums" "$TMP/ref.$sample" | sort -u | wc -l)" -eq 1 ] &&
+	   grep -q 'checksum' "$sums"; then
+		ok "$sample layout=$layout: the tiled layout's checksums"
+	else
+		echo "# tiled: $(cat "$TMP/ref.$sample")"
+		not_ok "$sample layout=$layout: checksums differ from tiled" \
+			"$sums"
+	fi
+}
+
+while IFS='|' read -r sample args layout; do
+	run_layout "$sample" "$args" "$layout"
+done <<EOF
+$LAYOUTS
+EOF
+
 for s in bgemm bgemm_builtin; do
 	run "$TMP/out" "$SO/$s.so"
 	check_run "$s with its default sizes" "$TMP/out" $?
@@ -116,11 +163,24 @@ done
 
 # Ragged multi-block sequences need a bigger window than one block per
 # sequence: run them with the defaults and with one core per type.
+# Both layouts, with the same checksums.
 for copts in "" "--cores cube=1,vector=1,aicpu=1,accel=1"; do
 	for s in paged_attention paged_attention_builtin; do
-		# shellcheck disable=SC2086
-		run "$TMP/out" $copts "$SO/$s.so" case=CaseVarLen
-		check_run "$s case=CaseVarLen [${copts:-default}]" "$TMP/out" $?
+		for layout in tiled rowmajor; do
+			# shellcheck disable=SC2086
+			run "$TMP/out" $copts "$SO/$s.so" case=CaseVarLen \
+				layout=$layout
+			check_run "$s case=CaseVarLen layout=$layout [${copts:-default}]" \
+				"$TMP/out" $?
+			grep -o 'checksum: [0-9a-f]\{16\}' "$TMP/out" \
+				>"$TMP/varlen.$layout"
+		done
+		if [ -s "$TMP/varlen.tiled" ] &&
+		   cmp -s "$TMP/varlen.tiled" "$TMP/varlen.rowmajor"; then
+			ok "$s case=CaseVarLen [${copts:-default}]: same checksum in both layouts"
+		else
+			not_ok "$s case=CaseVarLen [${copts:-default}]: checksums differ between layouts"
+		fi
 	done
 done
 

@@ -21,6 +21,7 @@ PTOBENCH_GOMP := $(PTOBENCH_BIN)/ptobench-gomp
 PTOBENCH_OMP := $(PTOBENCH_BIN)/ptobench-omp
 PTOBENCH_STARPU := $(PTOBENCH_BIN)/ptobench-starpu
 PTOBENCH_PEAK := $(PTOBENCH_BIN)/ptobench-peak
+PTOBENCH_VIEWS := $(PTOBENCH_BIN)/ptobench-views
 PTOBENCH_TEST := $(PTOBENCH_BIN)/test-ptobench
 
 PTOBENCH_GOMP_CC ?= gcc
@@ -55,7 +56,7 @@ PTOBENCH_STARPU_PC := $(firstword $(shell pkg-config --exists starpu-1.4 \
 	2>/dev/null && echo starpu-1.4) $(shell pkg-config --exists \
 	starpu-1.3 2>/dev/null && echo starpu-1.3))
 
-PTOBENCH_WORKERS := $(PTOBENCH_PTO) $(PTOBENCH_PEAK)
+PTOBENCH_WORKERS := $(PTOBENCH_PTO) $(PTOBENCH_PEAK) $(PTOBENCH_VIEWS)
 ifeq ($(PTOBENCH_HAVE_GOMP),y)
 PTOBENCH_WORKERS += $(PTOBENCH_GOMP)
 endif
@@ -91,6 +92,7 @@ $(PTOBENCH_KERNEL): tools/ptobench/metg_kernel.c tools/ptobench/taskbench.h
 
 $(PTOBENCH): $(PTOBENCH_OBJ)/ptobench.o $(PTOBENCH_OBJ)/shapes.o \
 	     $(PTOBENCH_OBJ)/metg.o $(PTOBENCH_OBJ)/metg_plot.o \
+	     $(PTOBENCH_OBJ)/views.o \
 	     $(PTOBENCH_OBJ)/taskbench.o $(PTOBENCH_OBJ)/util/json.o
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lm
@@ -99,6 +101,11 @@ $(PTOBENCH_PTO): $(PTOBENCH_OBJ)/worker_pto.o $(PTOBENCH_OBJ)/worker.o \
 		 $(PTOBENCH_OBJ)/shapes.o $(PTOBENCH_OBJ)/metg_pto.o \
 		 $(PTOBENCH_OBJ)/metg_worker.o $(PTOBENCH_OBJ)/taskbench.o \
 		 $(PTOBENCH_KERNEL) $(LIBPTO_SO)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_LIBPTO_SHARED)
+
+# ptobench --views' worker: BGEMM with 1-D ranges or 2-D views (libpto)
+$(PTOBENCH_VIEWS): $(PTOBENCH_OBJ)/views_worker.o $(LIBPTO_SO)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_LIBPTO_SHARED)
 

@@ -651,7 +651,15 @@ void ptobench_usage(FILE *f)
 "  --max-grain US  largest task granularity, us of kernel (default 4000)\n"
 "  --min-grain US  smallest task granularity, us of kernel (default 1)\n"
 "  --plot DIR      write an SVG plot per pattern and width into DIR\n"
-"  --peak-ms MS    duration of each peak measurement (default 200)\n");
+"  --peak-ms MS    duration of each peak measurement (default 200)\n\n"
+"usage: ptobench --views [--reps N] [--tasks N] [--json FILE] [-v]\n"
+"Tensor views (issue 11): a row-major BGEMM whose tiles are 1-D bounding\n"
+"byte ranges (false dependencies) or 2-D views, tile-major as the\n"
+"reference: dependencies inferred and wall time with GEMM and sleeping\n"
+"kernels on 2 and 8 simulated cube cores, and ns per task of NOP tasks\n"
+"(the cost of a 2-D lookup against a 1-D one).  --reps (default 5),\n"
+"--json and -v as above, and:\n"
+"  --tasks N       NOP tasks per run (default 200000)\n");
 }
 
 static int parse_list(const char *arg, bool *set, int n,
@@ -808,6 +816,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--metg"))
 			return metg_main(argc, argv);
+		else if (!strcmp(argv[i], "--views"))
+			return views_main(argc, argv);
 	if (parse_opts(argc, argv, &o))
 		return 2;
 	load_before = loadavg1();

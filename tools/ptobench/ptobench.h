@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the ptobench driver's two modes share: ptobench.c (NOP task graphs,
- * memory flatness) and metg.c (the METG benchmark).
+ * What the ptobench driver's modes share: ptobench.c (NOP task graphs,
+ * memory flatness), metg.c (the METG benchmark) and views.c (tensor
+ * views against byte ranges).
  */
 #ifndef PTOBENCH_PTOBENCH_H
 #define PTOBENCH_PTOBENCH_H
@@ -56,5 +57,8 @@ void ptobench_usage(FILE *f);
 
 /* ptobench --metg (metg.c). */
 int metg_main(int argc, char **argv);
+
+/* ptobench --views (views.c). */
+int views_main(int argc, char **argv);
 
 #endif /* PTOBENCH_PTOBENCH_H */

@@ -122,6 +122,28 @@ elif mode == "svg":
     import xml.dom.minidom
     for f in sys.argv[4:]:
         xml.dom.minidom.parse(f)
+elif mode == "views":
+    # per case: views infer what tile-major does, ranges more; same results
+    cells = {}
+    for c in doc["views"]:
+        cells.setdefault((c["case"], c["cores"]), {})[c["layout"]] = c
+    for key, lay in cells.items():
+        if set(lay) != {"tiled", "ranges", "views"}:
+            bad.append("%s: layouts %s" % (key, sorted(lay)))
+            continue
+        if any(c["failed"] for c in lay.values()):
+            bad.append("%s: a run failed" % (key,))
+        # edges to producers already retired are not counted: exact
+        # only where kernels sleep long enough for none to retire first
+        exact = key[0].startswith("sleep")
+        if (exact and lay["views"]["edges"] != lay["tiled"]["edges"]) or \
+           lay["ranges"]["edges"] <= lay["views"]["edges"]:
+            bad.append("%s: edges %s" % (key, {l: c["edges"]
+                                               for l, c in lay.items()}))
+        if len({c["checksum"] for c in lay.values()}) != 1:
+            bad.append("%s: checksums differ" % (key,))
+    if not cells:
+        bad.append("no views cells")
 elif mode == "flat":
     for c in doc["flat"]:
         if not (c["ratio"] or 0) > 0 or c["large_tasks"] < 9 * c["small_tasks"]:
@@ -168,6 +190,17 @@ ok $? "METG table lists every pattern and width"
 check_json "$tmp/metg.json" svg "$impls" "$tmp/metg-all.svg" \
 	"$tmp/metg-fft-w5.svg"
 ok $? "METG plots are well-formed SVG"
+
+# --views: every case runs in every layout; views remove the false
+# dependencies byte ranges give row-major tiles, and nothing else
+"$bench" --views --reps 1 --tasks 2000 --json "$tmp/views.json" \
+	>"$tmp/views.txt" 2>"$tmp/views.err"
+rc=$?
+[ $rc -ne 0 ] && sed 's/^/# /' "$tmp/views.err"
+ok $rc "--views runs every case in every layout"
+
+check_json "$tmp/views.json" views "$impls"
+ok $? "--views: views infer the tile-major edges, ranges more, same results"
 
 PTOBENCH_METG_FAULT=1 "$dir/ptobench-pto" --metg --pattern stencil_1d \
 	--width 2 --steps 4 --iters 8 --cores 2 >/dev/null 2>"$tmp/fault.err"
