@@ -26,7 +26,7 @@ struct op_arg {
 };
 
 /* the element type an op's tensors have */
-enum op_type { E_ANY, E_F32, E_U32 };
+enum op_type { E_ANY, E_F32, E_U32, E_W32 };
 
 struct op_shape {
 	uint8_t nargs;
@@ -44,7 +44,7 @@ static const struct op_shape shapes[PTO_OP_COUNT] = {
 	[PTO_OP_NOP] = { 0, E_ANY, -1, -1, false, { } },
 	[PTO_OP_COPY] = { 3, E_ANY, 2, -1, false, {
 		T("dst", 1, 2, -1), T("src", 1, 2, -1), S("nbytes") } },
-	[PTO_OP_FILL_U32] = { 3, E_U32, 2, 2, false, {
+	[PTO_OP_FILL_U32] = { 3, E_W32, 2, 2, false, {
 		T("dst", 1, 2, -1), S("value"), S("nbytes") } },
 	[PTO_OP_ADD_F32] = { 4, E_F32, 3, -1, false, {
 		T("dst", 4, 3, -1), T("a", 4, 3, -1), T("b", 4, 3, -1),
@@ -134,6 +134,7 @@ static int check_region(const char *call, uint32_t kid, uint32_t op,
 
 static const char *const type_names[] = {
 	[E_ANY] = "any", [E_F32] = "f32", [E_U32] = "u32 or i32",
+	[E_W32] = "any 4-byte type",
 };
 
 static bool type_ok(uint32_t type, uint32_t dtype)
@@ -143,6 +144,8 @@ static bool type_ok(uint32_t type, uint32_t dtype)
 		return dtype == PTO_DTYPE_F32;
 	case E_U32:
 		return dtype == PTO_DTYPE_U32 || dtype == PTO_DTYPE_I32;
+	case E_W32:
+		return pto_dtype_size(dtype) == 4;
 	default:
 		return pto_dtype_size(dtype) != 0;
 	}

@@ -159,6 +159,7 @@ enum op_type {
 	E_ANY,		/* COPY: any dtype */
 	E_F32,		/* PTO_DTYPE_F32 */
 	E_U32,		/* PTO_DTYPE_U32 or PTO_DTYPE_I32 */
+	E_W32,		/* FILL_U32: any 4-byte dtype (it writes a bit pattern) */
 };
 
 /* rows, cols: the length arguments that size a matrix or a vector */
@@ -186,7 +187,7 @@ struct op_shape {
 static const struct op_shape op_shapes[PTO_OP_COUNT] = {
 	[PTO_OP_NOP] = { E_ANY, -1, 0, { } },
 	[PTO_OP_COPY] = { E_ANY, 2, 1, { EL_, EL_, S_ } },
-	[PTO_OP_FILL_U32] = { E_U32, 2, 1, { EL_, S_, S_ } },
+	[PTO_OP_FILL_U32] = { E_W32, 2, 1, { EL_, S_, S_ } },
 	[PTO_OP_ADD_F32] = { E_F32, 3, 0, { EL_, EL_, EL_, S_ } },
 	[PTO_OP_MUL_F32] = { E_F32, 3, 0, { EL_, EL_, EL_, S_ } },
 	[PTO_OP_GEMM_F32] = { E_F32, -1, 0, {
@@ -239,6 +240,8 @@ static bool dtype_ok(u32 type, u32 dtype)
 		return dtype == PTO_DTYPE_F32;
 	case E_U32:
 		return dtype == PTO_DTYPE_U32 || dtype == PTO_DTYPE_I32;
+	case E_W32:
+		return pto_dtype_size(dtype) == 4;
 	default:
 		return true;
 	}
