@@ -416,13 +416,14 @@ static void note_producer(struct producers *pr, uint64_t task, uint64_t order)
 }
 
 static void add_producer(void *ctx, uint64_t task, uint64_t order,
-			 uint64_t owner)
+			 uint64_t owner, bool proven)
 {
 	struct producers *pr = ctx;
 
 	if (owner != PTO_TM_NO_OWNER)
 		pr->owner = owner;
-	if (order + 1 > pr->newest)
+	/* only a proven overlap implies an order after the covering writer */
+	if (proven && order + 1 > pr->newest)
 		pr->newest = order + 1;
 	note_producer(pr, task, order);
 }

@@ -171,17 +171,20 @@ static const struct pto_vshape *e_shape(const struct pto_tm_ring *r,
  */
 static __attribute__((noinline))
 bool shapes_meet(const struct walk *w, const struct pto_tm_ring *r,
-		 const struct pto_tm_entry *e, bool *covers)
+		 const struct pto_tm_entry *e, bool *covers, bool *proven)
 {
 	struct pto_vshape etmp, ktmp;
 	const struct pto_vshape *es = e_shape(r, e, &etmp), *ks = w->shape;
+	enum pto_overlap o;
 
 	if (!ks) {
 		pto_vshape_range(&ktmp, w->begin, w->end - w->begin);
 		ks = &ktmp;
 	}
-	if (pto_vshape_overlap(es, ks) == PTO_OVERLAP_NO)
+	o = pto_vshape_overlap(es, ks);
+	if (o == PTO_OVERLAP_NO)
 		return false;
+	*proven = o == PTO_OVERLAP_YES;
 	*covers = e_writer(e) && pto_vshape_covers(es, ks);
 	return true;
 }
@@ -191,7 +194,7 @@ bool walk_entry(struct walk *w, const struct pto_tm_ring *r,
 		const struct pto_tm_entry *e, int64_t blk)
 {
 	uint64_t order = e_order(e);
-	bool covers;
+	bool covers, proven = true;
 
 	if (w->covered && order < w->cover)
 		return false;
@@ -200,13 +203,13 @@ bool walk_entry(struct walk *w, const struct pto_tm_ring *r,
 	    e->end <= w->begin || e->begin >= w->end)
 		return true;
 	if (__builtin_expect(w->shape || e_shaped(e), 0)) {
-		if (!shapes_meet(w, r, e, &covers))
+		if (!shapes_meet(w, r, e, &covers, &proven))
 			return true;
 	} else {
 		covers = e_writer(e) && e->begin <= w->begin &&
 			 e->end >= w->end;
 	}
-	w->visit(w->ctx, e->task, order, e->owner);
+	w->visit(w->ctx, e->task, order, e->owner, proven);
 	if (covers) {
 		if (!w->covered || order > w->cover)
 			w->cover = order;

@@ -151,10 +151,12 @@ int pto_tm_key_shaped(struct pto_tensormap *tm, struct pto_tm_key *k,
 
 /*
  * Called for every live entry a lookup finds overlapping the range: the
- * task's handle and submission order, and the owner that entry records.
+ * task's handle and submission order, the owner that entry records, and
+ * whether the overlap is proven (false: two views the overlap search
+ * could not decide, taken as overlapping to be safe).
  */
 typedef void (*pto_tm_visit_fn)(void *ctx, uint64_t task, uint64_t order,
-				uint64_t owner);
+				uint64_t owner, bool proven);
 
 /*
  * A TensorMap for nrings task rings; ring r's pool holds pool_size[r]

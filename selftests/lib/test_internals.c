@@ -167,7 +167,8 @@ static void test_ready_queue(void)
 static uint8_t seen[MAXTASK];
 
 /* Tests identify tasks by their submission order. */
-static void visit(void *ctx, uint64_t task, uint64_t order, uint64_t owner)
+static void visit(void *ctx, uint64_t task, uint64_t order, uint64_t owner,
+		  bool proven)
 {
 	if (order < MAXTASK)
 		seen[order] = 1;
@@ -307,7 +308,7 @@ static void test_tm_reuse(void)
 static uint64_t seen_owner;
 
 static void visit_owner(void *ctx, uint64_t task, uint64_t order,
-			uint64_t owner)
+			uint64_t owner, bool proven)
 {
 	(*(uint64_t *)ctx)++;
 	seen_owner = owner;
