@@ -15,6 +15,21 @@
  * exceed window - 1, nor their OUTPUTs the heap ring; they close scopes (or
  * end the program) instead.  A program generated for a configuration must
  * therefore run to completion on it; any error is a bug.
+ *
+ * With rp_shape.views, a program also passes tensor views (struct
+ * pto_view) of its buffers, which it sees as matrices and N-D tensors of
+ * elements of 1, 2, 4 or 8 bytes: tiles, rows, columns, strided slices,
+ * transposes, 3-D and 4-D splits, broadcasts (a stride of 0, read only)
+ * and empty views, mostly in one layout per buffer, sometimes in another
+ * dtype or row length over the same bytes, mixed with byte ranges of the
+ * same buffers; OUTPUT views, and pto_alloc() buffers that tasks fill
+ * (often as disjoint tiles, concurrently) before anything reads them.
+ * The kernel reads and writes a view element by element through its
+ * descriptor, in index order, and hashes the descriptor too, so a wrong
+ * descriptor or a missing dependency changes the result.
+ * rp_generate_tiles() makes programs whose dependencies are known
+ * exactly: disjoint tiles of a matrix written concurrently, then tasks
+ * reading tiles, rows and columns of it (rp_prog.edges).
  */
 #ifndef PTO_SELFTESTS_RANDPROG_H
 #define PTO_SELFTESTS_RANDPROG_H
@@ -39,14 +54,25 @@
 /* rp_op.delay: never return (to test a watchdog) */
 #define RP_DELAY_FOREVER (RP_DELAY_SLEEP | 1ull << 62)
 
-enum { RP_BEGIN, RP_END, RP_TASK };
+enum { RP_BEGIN, RP_END, RP_TASK, RP_ALLOC };
+
+/* A view of a program's buffer, in elements (dimensions past ndim: 1, 0). */
+struct rp_view {
+	uint8_t dtype, ndim;
+	uint16_t off;
+	uint16_t shape[PTO_MAX_DIMS];
+	uint16_t stride[PTO_MAX_DIMS];
+};
 
 struct rp_param {
 	int kind;
 	int buf;
-	uint32_t off, nb;	/* in bytes */
+	uint32_t off, nb;	/* in bytes; an OUTPUT view: its buffer's */
+	int view;		/* the tensor is v, not off and nb */
+	struct rp_view v;
 };
 
+/* An RP_ALLOC is a pto_alloc() of OUTPUT view p[0]. */
 struct rp_op {
 	int op;
 	int type;
@@ -62,6 +88,12 @@ struct rp_prog {
 	int out_dies[RP_MAX_OUTS];	/* op index of the END freeing it */
 	int out_born[RP_MAX_OUTS];
 	void *out_addr[RP_MAX_OUTS];
+	/*
+	 * Dependencies the program takes (pto_stats.edges), when known:
+	 * exactly when edges_exact, else at most; -1: not known.
+	 */
+	int64_t edges;
+	int edges_exact;
 };
 
 /* The runtime a program is generated for. */
@@ -77,6 +109,7 @@ struct rp_shape {
 	int max_tasks;		/* at most RP_MAX_TASKS */
 	int max_depth;		/* scopes nested inside the run's, <= 5 */
 	int max_np;		/* tensor parameters of a random task */
+	int views;		/* also views and pto_alloc() (see above) */
 };
 
 /* Task Bench's dependence patterns (rp_generate_pattern()). */
@@ -93,6 +126,14 @@ void rp_init(void);
 /* Random scopes and tasks on worker types with cores. */
 void rp_generate(struct rp_prog *pg, struct tl_rng *rng,
 		 const struct rp_cfg *cfg, const struct rp_shape *shape);
+/*
+ * Disjoint tiles (some as byte ranges, some transposed or split into
+ * 4-D) of a row-major matrix in shared buffer 0 written by concurrent
+ * tasks, then tasks reading views of it of the same layout, each writing
+ * its own part of buffer 2, all in one scope: sets pg->edges.
+ */
+void rp_generate_tiles(struct rp_prog *pg, struct tl_rng *rng,
+		       const struct rp_cfg *cfg);
 /*
  * A pattern over width points for steps timesteps, a scope per timestep
  * nested inside outer scopes that hold an OUTPUT every step reads.  The

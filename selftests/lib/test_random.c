@@ -22,11 +22,25 @@
  * generator, the kernel and the check are in randprog.c, which the stress
  * driver (selftests/stress) shares.
  *
+ * Half the programs are of that kind; the rest also pass N-D tensor views
+ * (struct pto_view) of the same buffers, mixed with byte ranges, and
+ * pto_alloc() buffers (randprog.h), and one in eight is a program of
+ * tiles whose dependencies are known exactly: disjoint tiles of a matrix
+ * written at once must take no dependency among them, and each later
+ * reader exactly one per tile it reads (pto_stats.edges), which catches a
+ * false dependency as the replay catches a missing one.  Which kind
+ * program i is depends on the seed and i only, so a plain program is the
+ * same as before views existed.
+ *
  *	PTO_TEST_SEED=n		reproduce a run (the seed is printed)
  *	PTO_TEST_DAGS=n		how many programs (default 2000)
  *	PTO_TEST_DAG=i		run only program i (with its runtime's config)
+ *	PTO_TEST_PRIOR=1	with PTO_TEST_DAG: and the programs before it
+ *				on its runtime (a failure may need them)
+ *	PTO_TEST_KIND=k		only programs of kind k: plain, views, tiles
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "randprog.h"
@@ -36,16 +50,48 @@
 static const struct rp_shape shape = {
 	.max_tasks = RP_MAX_TASKS, .max_depth = RP_MAX_DEPTH, .max_np = 5,
 };
+static const struct rp_shape view_shape = {
+	.max_tasks = RP_MAX_TASKS, .max_depth = RP_MAX_DEPTH, .max_np = 5,
+	.views = 1,
+};
+
+enum { PLAIN, VIEWS, TILES, NKINDS };
+static const char *const kind_names[NKINDS] = { "plain", "views", "tiles" };
+/* PTO_TEST_KIND, or NKINDS: every kind */
+static int only_kind = NKINDS;
 
 struct totals {
 	int dags, tasks, run_failed, mismatched, bad_out, dumped, gated;
+	int per_kind[NKINDS], kind_tasks[NKINDS];
+	int wrong_edges;
+	uint64_t edges;		/* of the tiles programs */
 };
+
+/* Half plain, 3/8 with views, 1/8 tiles: by the seed and index only. */
+static int dag_kind(uint64_t seed, int idx)
+{
+	uint64_t h = tl_mix(seed ^ tl_mix(0x7a1e0000ull + idx)) % 8;
+
+	if (only_kind < NKINDS)
+		return only_kind;
+	return h < 4 ? PLAIN : h < 7 ? VIEWS : TILES;
+}
+
+static uint64_t edges_now(struct pto_runtime *rt)
+{
+	struct pto_stats st;
+
+	if (pto_get_stats(rt, &st))
+		bail_out("pto_get_stats");
+	return st.edges;
+}
 
 static void report(int idx, uint64_t seed, const struct rp_cfg *cfg,
 		   const struct rp_prog *pg, struct totals *tot)
 {
-	diag("dag %d: seed %llu, %u rings, window %u, heap %llu, cores %u/%u/%u/%u, %d tasks",
-	     idx, (unsigned long long)seed, cfg->nrings, cfg->window[0],
+	diag("dag %d (%s): seed %llu, %u rings, window %u, heap %llu, cores %u/%u/%u/%u, %d tasks",
+	     idx, kind_names[dag_kind(seed, idx)], (unsigned long long)seed,
+	     cfg->nrings, cfg->window[0],
 	     (unsigned long long)cfg->heap[0], cfg->cores[0], cfg->cores[1],
 	     cfg->cores[2], cfg->cores[3], pg->ntasks);
 	if (tot->dumped++ < 3)
@@ -58,19 +104,40 @@ static void run_dag(struct pto_runtime *rt, struct rp_ctx *c, uint64_t seed,
 	static struct rp_prog pg;
 	struct tl_rng rng;
 	char msg[256];
-	int ret, bad = 0;
+	int ret, bad = 0, kind = dag_kind(seed, idx);
+	uint64_t edges;
 
 	tl_rng_seed(&rng, seed ^ tl_mix(0x5eed0000ull + idx));
-	rp_generate(&pg, &rng, cfg, &shape);
+	if (kind == TILES)
+		rp_generate_tiles(&pg, &rng, cfg);
+	else
+		rp_generate(&pg, &rng, cfg, kind == VIEWS ? &view_shape :
+							    &shape);
 	c->pg = &pg;
 	c->gated = rp_gate_ok(&pg, cfg) && tl_range(&rng, 0, 1);
 	rp_fill_shared(c, &rng);
 
+	edges = edges_now(rt);
 	ret = pto_run(rt, rp_orch, c);
+	edges = edges_now(rt) - edges;
 	tot->gated += c->gated;
 	tot->dags++;
 	tot->tasks += pg.ntasks;
+	tot->per_kind[kind]++;
+	tot->kind_tasks[kind] += pg.ntasks;
 	tot->bad_out += c->bad_out;
+	if (kind == TILES)
+		tot->edges += edges;
+	if (!ret && pg.edges >= 0 &&
+	    (pg.edges_exact ? edges != (uint64_t)pg.edges :
+			      edges > (uint64_t)pg.edges)) {
+		tot->wrong_edges++;
+		bad = 1;
+		diag("dag %d: %llu dependencies, %s %lld", idx,
+		     (unsigned long long)edges,
+		     pg.edges_exact ? "not the" : "more than the",
+		     (long long)pg.edges);
+	}
 	if (ret) {
 		tot->run_failed++;
 		bad = 1;
@@ -142,13 +209,22 @@ int main(void)
 	int only = (int)tl_env_u64("PTO_TEST_DAG", (uint64_t)-1);
 	struct totals tot = { 0 };
 	uint64_t t0 = tl_now_ns();
+	const char *k = getenv("PTO_TEST_KIND");
 	int g;
 
+	for (g = 0; k && *k && g < NKINDS && strcmp(k, kind_names[g]); g++)
+		;
+	if (k && *k && g == NKINDS)
+		bail_out("PTO_TEST_KIND must be plain, views or tiles");
+	if (k && *k)
+		only_kind = g;
 	rp_init();
 	diag("seed %llu (PTO_TEST_SEED=%llu reproduces this run)",
 	     (unsigned long long)seed, (unsigned long long)seed);
 	if (only >= 0) {
-		run_group(seed, only / PER_RUNTIME, only, only, &tot);
+		run_group(seed, only / PER_RUNTIME,
+			  tl_env_u64("PTO_TEST_PRIOR", 0) ?
+			  only / PER_RUNTIME * PER_RUNTIME : only, only, &tot);
 	} else {
 		for (g = 0; g * PER_RUNTIME < ndags; g++) {
 			int last = (g + 1) * PER_RUNTIME - 1;
@@ -159,6 +235,11 @@ int main(void)
 	}
 	diag("%d programs (%d held until their last submit), %d tasks in %.2f s",
 	     tot.dags, tot.gated, tot.tasks, (tl_now_ns() - t0) / 1e9);
+	for (g = 0; g < NKINDS; g++)
+		diag("  %s: %d programs, %d tasks", kind_names[g],
+		     tot.per_kind[g], tot.kind_tasks[g]);
+	diag("  tiles: %llu dependencies, each one needed",
+	     (unsigned long long)tot.edges);
 	ok_eq(tot.run_failed, 0, "random: every pto_run returned 0");
 	ok_eq(tot.mismatched, 0,
 	      "random: every result equals the sequential replay");
@@ -166,5 +247,7 @@ int main(void)
 	      "random: no gated task waited in vain");
 	ok_eq(tot.bad_out, 0,
 	      "random: OUTPUTs aligned to 64 and disjoint while alive");
+	ok_eq(tot.wrong_edges, 0,
+	      "random: tiles programs take exactly the dependencies needed");
 	return tap_done();
 }

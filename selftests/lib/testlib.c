@@ -231,6 +231,7 @@ static void free_regions(struct tl_region *reg, size_t n)
 void tl_rec_free(struct tl_rec *r)
 {
 	free(r->task);
+	free(r->views);
 	free_regions(r->host, r->nhost);
 	free_regions(r->outs, r->nouts);
 	memset(r, 0, sizeof(*r));
@@ -243,6 +244,8 @@ void tl_rec_reset(struct tl_rec *r)
 	r->host = r->outs = NULL;
 	r->nhost = r->host_cap = r->nouts = r->outs_cap = 0;
 	r->ntask = 0;
+	r->nviews = 0;
+	r->bad = 0;
 	r->err[0] = '\0';
 }
 
@@ -293,26 +296,113 @@ void tl_host(struct tl_rec *r, void *ptr, uint64_t size)
 		   ptr);
 }
 
+/* Elements of a view's shape (its first ndim dimensions). */
+static uint64_t view_elems(const struct pto_view *v)
+{
+	uint64_t n = 1;
+	uint32_t d;
+
+	for (d = 0; d < v->ndim && d < PTO_MAX_DIMS; d++)
+		n *= v->shape[d];
+	return n;
+}
+
+/*
+ * An OUTPUT view (or pto_alloc()'s) as submitted (in) and as filled in
+ * (out): a buffer, offset 0, the same type and shape, row-major strides.
+ */
+static void check_filled(struct tl_rec *r, const struct pto_view *in,
+			 const struct pto_view *out, const char *what)
+{
+	uint64_t stride = 1;
+	uint32_t d;
+	int bad = !out->base || out->offset || out->dtype != in->dtype ||
+		  out->ndim != in->ndim;
+
+	for (d = in->ndim; !bad && d-- > 0;) {
+		bad = out->shape[d] != in->shape[d] || out->stride[d] != stride;
+		stride *= in->shape[d];
+	}
+	if (!bad)
+		return;
+	if (!r->bad++)
+		snprintf(r->err, sizeof(r->err),
+			 "task %zu: %s filled in as base %p offset %llu, "
+			 "ndim %u, stride[0] %llu: not a row-major buffer",
+			 r->ntask, what, out->base,
+			 (unsigned long long)out->offset, out->ndim,
+			 (unsigned long long)out->stride[0]);
+}
+
+/* Room for a task in the log, and for nviews more views. */
+static struct tl_task *new_task(struct tl_rec *r, size_t nviews)
+{
+	r->task = grow(r->task, &r->task_cap, r->ntask + 1, sizeof(*r->task));
+	r->views = grow(r->views, &r->views_cap, r->nviews + nviews + 1,
+			sizeof(*r->views));
+	return &r->task[r->ntask];
+}
+
 int64_t tl_submit(struct tl_rec *r, uint32_t kid, enum pto_worker_type type,
 		  const struct pto_param *p, uint32_t n)
 {
-	int64_t id = pto_submit_task(r->rt, kid, type, p, n);
 	struct tl_task *t;
+	size_t nv = 0;
+	int64_t id;
 	uint32_t i;
 
+	for (i = 0; i < n && i < PTO_MAX_PARAMS; i++)
+		nv += (p[i].kind & PTO_PARAM_VIEW) && p[i].view;
+	t = new_task(r, nv);
+	/* the views as submitted: an OUTPUT view is filled in by the call */
+	t->view0 = r->nviews;
+	for (i = 0, nv = 0; i < n && i < PTO_MAX_PARAMS; i++)
+		if ((p[i].kind & PTO_PARAM_VIEW) && p[i].view)
+			r->views[t->view0 + nv++] = *p[i].view;
+	id = pto_submit_task(r->rt, kid, type, p, n);
 	if (id < 0)
 		return id;
 	if (n > PTO_MAX_PARAMS)
 		bail_out("submit of %u params accepted", n);
-	r->task = grow(r->task, &r->task_cap, r->ntask + 1, sizeof(*r->task));
-	t = &r->task[r->ntask++];
 	t->kid = kid;
 	t->n = n;
 	memcpy(t->p, p, n * sizeof(*p));
-	for (i = 0; i < n; i++)
-		t->out[i] = p[i].kind == PTO_PARAM_OUTPUT ?
-			    (uintptr_t)*p[i].ref : 0;
+	for (i = 0, nv = 0; i < n; i++) {
+		t->out[i] = 0;
+		if (p[i].kind == PTO_PARAM_OUTPUT)
+			t->out[i] = (uintptr_t)*p[i].ref;
+		if (!(p[i].kind & PTO_PARAM_VIEW))
+			continue;
+		if (p[i].kind == (PTO_PARAM_OUTPUT | PTO_PARAM_VIEW)) {
+			t->out[i] = (uintptr_t)p[i].view->base;
+			check_filled(r, &r->views[t->view0 + nv], p[i].view,
+				     "OUTPUT view");
+		}
+		nv++;
+	}
+	r->nviews += nv;
+	r->ntask++;
 	return id;
+}
+
+int tl_alloc(struct tl_rec *r, struct pto_view *view)
+{
+	struct pto_view in = *view;
+	struct tl_task *t;
+	int ret = pto_alloc(r->rt, view);
+
+	if (ret)
+		return ret;
+	t = new_task(r, 1);
+	t->kid = TL_ALLOC_KID;
+	t->n = 1;
+	t->view0 = r->nviews;
+	t->p[0] = PTO_OUT_VIEW(NULL);
+	t->out[0] = (uintptr_t)view->base;
+	r->views[r->nviews++] = in;
+	check_filled(r, &in, view, "pto_alloc() view");
+	r->ntask++;
+	return 0;
 }
 
 static struct tl_region *find(struct tl_region *reg, size_t n, uintptr_t a,
@@ -345,19 +435,92 @@ static uint64_t resolve(struct tl_rec *r, uintptr_t a, uint64_t size)
 	return (uintptr_t)(g->shadow + (a - g->addr));
 }
 
+/* The descriptor libpto passes for view v, but for its address. */
+static void view_desc(struct pto_view_desc *d, const struct pto_view *v,
+		      bool row_major)
+{
+	uint64_t stride = 1;
+	uint32_t dim;
+
+	memset(d, 0, sizeof(*d));
+	d->ndim = v->ndim;
+	d->dtype = (uint16_t)v->dtype;
+	d->elem_size = (uint16_t)pto_dtype_size(v->dtype);
+	for (dim = PTO_MAX_DIMS; dim-- > 0;) {
+		d->shape[dim] = dim < v->ndim ? v->shape[dim] : 1;
+		d->stride[dim] = dim >= v->ndim ? 0 :
+				 row_major ? stride : v->stride[dim];
+		if (dim < v->ndim)
+			stride *= v->shape[dim];
+	}
+}
+
+/*
+ * Parameter i of task t, a view: its descriptor in d, pointing into the
+ * shadow (an OUTPUT's made now).  0, or -1 with r->err.
+ */
+static int replay_view(struct tl_rec *r, size_t t, uint32_t i,
+		       struct pto_view_desc *d, const struct pto_view *v)
+{
+	const struct tl_task *tk = &r->task[t];
+	uint32_t kind = tk->p[i].kind & ~(uint32_t)PTO_PARAM_VIEW, dim;
+	uint64_t es = pto_dtype_size(v->dtype), last = 0, lo;
+	bool empty = false;
+
+	view_desc(d, v, kind == PTO_PARAM_OUTPUT);
+	if (kind == PTO_PARAM_OUTPUT) {
+		add_region(&r->outs, &r->nouts, &r->outs_cap, tk->out[i],
+			   view_elems(v) * es, NULL);
+		d->addr = (uintptr_t)r->outs[r->nouts - 1].shadow;
+		return 0;
+	}
+	for (dim = 0; dim < v->ndim; dim++) {
+		empty |= !v->shape[dim];
+		if (v->shape[dim])
+			last += (v->shape[dim] - 1) * v->stride[dim];
+	}
+	lo = (uintptr_t)v->base + v->offset * es;
+	d->addr = resolve(r, lo, empty ? 0 : (last + 1) * es);
+	if (d->addr)
+		return 0;
+	snprintf(r->err, sizeof(r->err),
+		 "task %zu param %u: view at %#llx, %llu elements to the last, "
+		 "is in no buffer", t, i, (unsigned long long)lo,
+		 (unsigned long long)last);
+	return -1;
+}
+
 int tl_replay(struct tl_rec *r)
 {
+	static struct pto_view_desc desc[PTO_MAX_PARAMS];
 	uint64_t args[PTO_MAX_PARAMS];
-	size_t t;
+	size_t t, vi;
 	uint32_t i;
 
+	if (r->bad)
+		return -1;
 	for (t = 0; t < r->ntask; t++) {
 		struct tl_task *tk = &r->task[t];
 
+		if (tk->kid == TL_ALLOC_KID) {
+			add_region(&r->outs, &r->nouts, &r->outs_cap,
+				   tk->out[0], view_elems(&r->views[tk->view0]) *
+				   pto_dtype_size(r->views[tk->view0].dtype),
+				   NULL);
+			continue;
+		}
+		vi = tk->view0;
 		for (i = 0; i < tk->n; i++) {
 			const struct pto_param *p = &tk->p[i];
 			uintptr_t a = (uintptr_t)p->base + p->offset;
 
+			if (p->kind & PTO_PARAM_VIEW) {
+				if (replay_view(r, t, i, &desc[i],
+						&r->views[vi++]))
+					return -1;
+				args[i] = (uintptr_t)&desc[i];
+				continue;
+			}
 			switch (p->kind) {
 			case PTO_PARAM_SCALAR:
 				args[i] = p->value;

@@ -9,8 +9,13 @@
  * tl_replay() then calls the same kernel functions in submission order on
  * shadow copies of the buffers, which is by definition the sequential
  * semantics libpto promises.  The shadow maps every address the runtime
- * used (pto_malloc buffers, OUTPUT allocations) to its own memory, so it
- * shares nothing with the runtime but the kernels.
+ * used (pto_malloc buffers, OUTPUT allocations, pto_alloc() buffers) to
+ * its own memory, so it shares nothing with the runtime but the kernels.
+ * A view parameter is replayed as the address of a struct pto_view_desc
+ * the recorder builds itself, pointing into the shadow: the same dtype,
+ * shape and strides as the view submitted (for an OUTPUT view, the
+ * row-major layout the documentation promises), with shape 1 and stride
+ * 0 past its dimensions, as libpto fills them.
  */
 #ifndef PTO_SELFTESTS_TESTLIB_H
 #define PTO_SELFTESTS_TESTLIB_H
@@ -117,11 +122,14 @@ int tl_numbers(const char *text, uint64_t *out, int max);
 /* ---- the sequential reference ----------------------------------------- */
 
 #define TL_MAX_KERNELS 64
+/* tl_task.kid of a pto_alloc() (tl_alloc()) */
+#define TL_ALLOC_KID UINT32_MAX
 
 struct tl_task {
 	uint32_t kid;
 	uint32_t n;
-	struct pto_param p[PTO_MAX_PARAMS];
+	size_t view0;		/* its views: tl_rec.views[view0...], in order */
+	struct pto_param p[PTO_MAX_PARAMS];	/* a view's ->view dangles */
 	uint64_t out[PTO_MAX_PARAMS];	/* OUTPUT: address the runtime gave */
 };
 
@@ -140,6 +148,9 @@ struct tl_rec {
 	size_t nhost, host_cap;
 	struct tl_region *outs;		/* replay: OUTPUT allocations */
 	size_t nouts, outs_cap;
+	struct pto_view *views;		/* view parameters, as submitted */
+	size_t nviews, views_cap;
+	int bad;			/* a filled-in view was wrong: see err */
 	char err[256];			/* why tl_replay failed */
 };
 
@@ -155,6 +166,13 @@ void tl_host(struct tl_rec *r, void *ptr, uint64_t size);
 /* pto_submit_task(), logging the task when it is accepted. */
 int64_t tl_submit(struct tl_rec *r, uint32_t kid, enum pto_worker_type type,
 		  const struct pto_param *p, uint32_t n);
+/*
+ * pto_alloc(), logged when it succeeds: the replay makes a buffer of the
+ * view's bytes at the same point.  An OUTPUT view's or pto_alloc()'s
+ * filled-in view that is not the row-major layout of its shape at offset
+ * 0 fails the replay.
+ */
+int tl_alloc(struct tl_rec *r, struct pto_view *view);
 /* Run the logged tasks in order on the shadows; 0, or -1 with r->err. */
 int tl_replay(struct tl_rec *r);
 /*

@@ -5,7 +5,8 @@
  * schedules: a thread or the core threads; 1 to 8 cores over the worker
  * types; 1 to 4 task rings with windows of 4 to 256 slots and heap rings of
  * 4 to 256 KiB each) and runs 1 to 4 programs on it: random scoped programs
- * over overlapping regions (randprog.h) or Task Bench patterns (stencil,
+ * over overlapping regions (randprog.h; half of them with tensor views and
+ * pto_alloc() buffers too) or Task Bench patterns (stencil,
  * fft, tree, all_to_all, spread, trivial) over widths 2 to 8, with kernels
  * that take 0 to 200 us, spinning or asleep.  Every program is generated to
  * fit its runtime, so every run must succeed: an error, a result that
@@ -252,14 +253,17 @@ static void add_delays(struct rp_prog *pg, struct tl_rng *rng)
 static void generate(struct rp_prog *pg, struct tl_rng *rng,
 		     struct totals *tot)
 {
-	static const struct rp_shape shape = {
+	struct rp_shape shape = {
 		.max_tasks = RP_MAX_TASKS, .max_depth = 5, .max_np = 5,
 	};
 	int pat = (int)tl_range(rng, 0, 2 * RP_NPATTERNS - 1);
 
 	if (pat >= RP_NPATTERNS) {
+		/* half with views, by a hash: the stream of programs stays */
+		shape.views = tl_mix(cur.seed ^ tl_mix(0x7a1e0000ull +
+						       cur.prog)) & 1;
 		rp_generate(pg, rng, &cur.rc, &shape);
-		cur.what = "random";
+		cur.what = shape.views ? "random with views" : "random";
 		cur.pattern = RP_NPATTERNS;
 		tot->per_pattern[RP_NPATTERNS]++;
 	} else {
