@@ -634,10 +634,12 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 					  t->id, pr->owners[i]);
 			break;
 		}
-		if (vp && vp->is_view[i])
-			fill_view(rt, d, t, &vp->arg[i], i, args);
 	}
 	pto_tm_task_done(tm, t->handle);
+	/* then views: their descriptors carry the addresses set above */
+	for (i = 0; vp && i < n; i++)
+		if (vp->is_view[i])
+			fill_view(rt, d, t, &vp->arg[i], i, args);
 }
 
 static void fill_desc(struct pto_task_desc *d, uint32_t kernel_id,

@@ -130,6 +130,7 @@ struct walk {
 	bool covered;		/* cover is set */
 	unsigned int level;
 	const struct pto_vshape *shape;	/* the key's, or NULL: solid */
+	bool shapes;		/* the key or some entry may have a shape */
 	pto_tm_visit_fn visit;
 	void *ctx;
 };
@@ -189,20 +190,23 @@ bool shapes_meet(const struct walk *w, const struct pto_tm_ring *r,
 	return true;
 }
 
-static inline __attribute__((always_inline))
-bool walk_entry(struct walk *w, const struct pto_tm_ring *r,
-		const struct pto_tm_entry *e, int64_t blk)
+/* The newest covering writer so far ends the walk. */
+static inline bool note_cover(struct walk *w, uint64_t order)
 {
-	uint64_t order = e_order(e);
+	if (!w->covered || order > w->cover)
+		w->cover = order;
+	w->covered = true;
+	return false;
+}
+
+/* walk_entry() once the ranges meet, where shapes may be involved. */
+static __attribute__((noinline))
+bool walk_shaped(struct walk *w, const struct pto_tm_ring *r,
+		 const struct pto_tm_entry *e, uint64_t order)
+{
 	bool covers, proven = true;
 
-	if (w->covered && order < w->cover)
-		return false;
-	if (e->base != w->base || e_level(e) != w->level ||
-	    (blk >= 0 && (e->begin >> w->level) != (uint64_t)blk) ||
-	    e->end <= w->begin || e->begin >= w->end)
-		return true;
-	if (__builtin_expect(w->shape || e_shaped(e), 0)) {
+	if (w->shape || e_shaped(e)) {
 		if (!shapes_meet(w, r, e, &covers, &proven))
 			return true;
 	} else {
@@ -210,12 +214,27 @@ bool walk_entry(struct walk *w, const struct pto_tm_ring *r,
 			 e->end >= w->end;
 	}
 	w->visit(w->ctx, e->task, order, e->owner, proven);
-	if (covers) {
-		if (!w->covered || order > w->cover)
-			w->cover = order;
-		w->covered = true;
+	return covers ? note_cover(w, order) : true;
+}
+
+static inline __attribute__((always_inline))
+bool walk_entry(struct walk *w, const struct pto_tm_ring *r,
+		const struct pto_tm_entry *e, int64_t blk)
+{
+	uint64_t order = e_order(e);
+
+	if (w->covered && order < w->cover)
 		return false;
-	}
+	if (e->base != w->base || e_level(e) != w->level ||
+	    (blk >= 0 && (e->begin >> w->level) != (uint64_t)blk) ||
+	    e->end <= w->begin || e->begin >= w->end)
+		return true;
+	/* programs without views never take this branch */
+	if (__builtin_expect(w->shapes, 0))
+		return walk_shaped(w, r, e, order);
+	w->visit(w->ctx, e->task, order, e->owner, true);
+	if (e_writer(e) && e->begin <= w->begin && e->end >= w->end)
+		return note_cover(w, order);
 	return true;
 }
 
@@ -379,6 +398,7 @@ int pto_tm_key_shaped(struct pto_tensormap *tm, struct pto_tm_key *k,
 		r->shapes = calloc(r->ring_mask + 1, sizeof(*r->shapes));
 		if (!r->shapes)
 			return -ENOMEM;
+		tm->shaped = true;
 	}
 	pto_tm_key(tm, k, base, vs->off, vs->off + pto_vshape_extent(vs));
 	k->shape = vs;
@@ -404,7 +424,8 @@ uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 {
 	struct walk w = {
 		.base = k->base, .begin = k->begin, .end = k->end,
-		.shape = k->shape, .visit = visit, .ctx = ctx,
+		.shape = k->shape, .shapes = k->shape || tm->shaped,
+		.visit = visit, .ctx = ctx,
 	};
 
 	if (!k->bucket || !tm->active)

@@ -111,6 +111,7 @@ struct pto_tensormap {
 	struct pto_tm_bucket *lvl_buckets;
 	uint32_t bucket_mask;
 	uint64_t level_mask[2];	/* levels that may have live entries */
+	bool shaped;		/* some ring has had a shaped entry */
 };
 
 /*
