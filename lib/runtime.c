@@ -350,7 +350,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	pto_sched_wait_done(rt);
 	pto_orch_run_cleanup(rt);
 	STAT_ADD(rt->st.run_ns, pto_now_ns() - t0);
-	pto_stats_publish(rt);
+	pto_stats_publish_idle(rt);
 
 	err = READ_ONCE(rt->win->sched_flags.error);
 	orch_err = rt->orch.error;

@@ -233,10 +233,10 @@ void pto_print_stats(struct pto_runtime *rt, FILE *out)
 /* One ring's resource into the page, and into the total over rings. */
 static void page_ring(struct pto_statspage_ring *d,
 		      struct pto_statspage_ring *sum,
-		      const struct pto_ring_stats *rs)
+		      const struct pto_ring_stats *rs, uint64_t in_use)
 {
 	d->size = READ_ONCE(rs->size);
-	d->in_use = READ_ONCE(rs->in_use);
+	d->in_use = in_use;
 	d->high_water = READ_ONCE(rs->high_water);
 	d->stalls = READ_ONCE(rs->stalls);
 	d->stall_ns = READ_ONCE(rs->stall_ns);
@@ -247,15 +247,18 @@ static void page_ring(struct pto_statspage_ring *d,
 	sum->stall_ns += d->stall_ns;
 }
 
-void pto_stats_publish(struct pto_runtime *rt)
+/*
+ * live: what each ring holds now, or NULL during a run, when the
+ * orchestrator's own counts (as of its last submit) are what there is to
+ * read without racing it.
+ */
+static void publish(struct pto_runtime *rt, const struct pto_stats *live)
 {
 	struct pto_statspage *pg = rt->page;
 	const struct pto_stats *st = &rt->st;
 	const struct pto_sched_stats *sst = &rt->sst;
 	uint32_t i, r;
 
-	if (!pg)
-		return;
 	pto_statspage_begin(pg);
 	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++) {
 		pg->cores[i] = rt->be.cores[i];
@@ -275,7 +278,25 @@ void pto_stats_publish(struct pto_runtime *rt)
 	for (r = 0; r < rt->nrings; r++)
 		for (i = 0; i < PTO_NUM_RINGS; i++)
 			page_ring(&pg->depth[r][i], &pg->ring[i],
-				  &st->depth[r][i]);
+				  &st->depth[r][i], live ?
+				  live->depth[r][i].in_use :
+				  READ_ONCE(st->depth[r][i].in_use));
 	pg->last_error = READ_ONCE(rt->win->sched_flags.error);
 	pto_statspage_end(pg);
+}
+
+void pto_stats_publish(struct pto_runtime *rt)
+{
+	if (rt->page)
+		publish(rt, NULL);
+}
+
+void pto_stats_publish_idle(struct pto_runtime *rt)
+{
+	struct pto_stats live;
+
+	if (!rt->page)
+		return;
+	fill_live_stats(rt, &live);
+	publish(rt, &live);
 }

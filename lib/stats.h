@@ -24,5 +24,10 @@ void pto_stats_init(struct pto_runtime *rt);
 
 /* Copy the counters into the stats page, if there is one. */
 void pto_stats_publish(struct pto_runtime *rt);
+/*
+ * The same with what the rings hold now, read afresh: only when no run
+ * moves them (after pto_sched_wait_done() and the run's cleanup).
+ */
+void pto_stats_publish_idle(struct pto_runtime *rt);
 
 #endif /* PTO_LIB_STATS_H */

@@ -2,7 +2,8 @@
 /*
  * The stats page writer (lib/statspage.c) and the seqlock reader monitors
  * use: file name, mode and header; PTO_STATS=0; begin/end; a reader in
- * another process never sees a torn update; destroy unlinks.
+ * another process never sees a torn update; destroy unlinks; and a
+ * runtime's page after a run shows its rings empty again.
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,7 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pto/pto.h>
+
 #include "../lib/tap.h"
+#include "runtime.h"
 #include "statspage.h"
 
 static char dir[] = "/tmp/pto-statspage-test.XXXXXX";
@@ -168,6 +172,50 @@ static void test_seqlock(void)
 	pto_statspage_destroy(pg);
 }
 
+static void k_nop(const uint64_t *args, uint32_t n)
+{
+}
+
+/* 200 tasks with an OUTPUT each, in one scope per 8: rings fill and drain. */
+static int orch_outputs(struct pto_runtime *rt, void *arg)
+{
+	void *out;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (i % 8 == 0 && (i ? pto_scope_end(rt) : 0))
+			return -1;
+		if (i % 8 == 0 && pto_scope_begin(rt))
+			return -1;
+		if (pto_submit_task(rt, 1, PTO_WORKER_VECTOR,
+				    (struct pto_param[]){
+					PTO_OUT(&out, 4096) }, 1) < 0)
+			return -1;
+	}
+	return pto_scope_end(rt);
+}
+
+static void test_after_run(void)
+{
+	struct pto_runtime *rt;
+	uint64_t held = 0, high = 0;
+	uint32_t k;
+
+	if (!ok(pto_runtime_create(NULL, &rt) == 0 && rt->page,
+		"a runtime publishes a page"))
+		return;
+	pto_kernel_register(rt, 1, PTO_WORKER_VECTOR, k_nop, "nop");
+	ok(pto_run(rt, orch_outputs, NULL) == 0, "a run of 200 OUTPUT tasks");
+	for (k = 0; k < PTO_NUM_RINGS; k++) {
+		held += rt->page->ring[k].in_use;
+		high += rt->page->ring[k].high_water;
+	}
+	ok(held == 0 && high > 0, "after the run the page shows nothing in "
+	   "use (%llu), the high water marks stay (%llu)",
+	   (unsigned long long)held, (unsigned long long)high);
+	pto_runtime_destroy(rt);
+}
+
 static void test_bad_dir(void)
 {
 	setenv("PTO_STATS_DIR", "/nonexistent/pto", 1);
@@ -185,6 +233,7 @@ int main(void)
 	test_create();
 	test_disabled();
 	test_seqlock();
+	test_after_run();
 	test_bad_dir();
 	ok(rmdir(dir) == 0, "no file left behind");
 	return tap_done();
