@@ -137,20 +137,6 @@ static const char *const type_names[] = {
 	[E_W32] = "any 4-byte type",
 };
 
-static bool type_ok(uint32_t type, uint32_t dtype)
-{
-	switch (type) {
-	case E_F32:
-		return dtype == PTO_DTYPE_F32;
-	case E_U32:
-		return dtype == PTO_DTYPE_U32 || dtype == PTO_DTYPE_I32;
-	case E_W32:
-		return pto_dtype_size(dtype) == 4;
-	default:
-		return pto_dtype_size(dtype) != 0;
-	}
-}
-
 /* "2 x 3" */
 static void shape_str(const struct pto_view *w, char *buf, size_t size)
 {
@@ -196,7 +182,8 @@ static int check_view(const char *call, uint32_t kid, uint32_t op,
 	if (!w->ndim || w->ndim > PTO_MAX_DIMS)
 		VIEW_FAIL("of %u dimensions (1 to %u)", w->ndim,
 			  PTO_MAX_DIMS);
-	if (!type_ok(s->type, w->dtype))
+	/* the ops' own rule, on a dtype the library knows */
+	if (!pto_dtype_size(w->dtype) || !pto_op_view_dtype_ok(op, w->dtype))
 		VIEW_FAIL("of %s elements, the op takes %s",
 			  pto_dtype_name(w->dtype), type_names[s->type]);
 	shape_str(w, got, sizeof(got));

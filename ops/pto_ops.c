@@ -247,6 +247,11 @@ static bool dtype_ok(u32 type, u32 dtype)
 	}
 }
 
+bool pto_op_view_dtype_ok(u32 op, u32 dtype)
+{
+	return op < PTO_OP_COUNT && dtype_ok(op_shapes[op].type, dtype);
+}
+
 /*
  * The bytes from a view's first element to just past its last one, 0 for
  * an empty view (a dimension of 0: it touches nothing).

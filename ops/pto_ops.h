@@ -14,6 +14,7 @@
 #ifdef __KERNEL__
 #include <linux/types.h>
 #else
+#include <stdbool.h>
 #include <linux/types.h>
 typedef __u8 u8;
 typedef __u32 u32;
@@ -102,6 +103,9 @@ static inline void pto_op_tensor_skip(struct pto_op_tensor *t, u32 dim,
 
 /* Name of op ("gemm_f32"), or NULL for an unknown op. */
 const char *pto_op_name(u32 op);
+
+/* May op's views have elements of dtype (the op's dtype rule)? */
+bool pto_op_view_dtype_ok(u32 op, u32 dtype);
 
 /* Number of arguments op needs (NOP: 0), or -1 for an unknown op. */
 int pto_op_nargs(u32 op);
