@@ -51,10 +51,11 @@ struct pto_backend_ops {
 	int (*bind_kernel)(struct pto_backend *be, uint32_t kernel_id,
 			   uint32_t worker_type, uint32_t op, pto_kernel_fn fn);
 	/*
-	 * The host wrote doorbells of cores (PTO_KICK_ALL: any); make sure
-	 * sleeping cores notice.
+	 * The host wrote the doorbells of the n cores listed (cores NULL:
+	 * of any core); make sure sleeping ones notice.
 	 */
-	void (*kick)(struct pto_backend *be, uint32_t core);
+	void (*kick)(struct pto_backend *be, const uint32_t *cores,
+		     uint32_t n);
 	/*
 	 * Sleep until the completion ring holds entries past cring_head, the
 	 * window's notify.sched_wake differs from sched_wake_seen, or
@@ -100,7 +101,6 @@ struct pto_backend {
 
 	/* from open() */
 	bool c_kernels;			/* runs pto_kernel_fn kernels */
-	bool batch_kick;		/* one kick(PTO_KICK_ALL) beats many */
 	uint64_t features;		/* PTO_FEATURE_* the device offers */
 	uint64_t max_heap;		/* largest heap region it allows */
 	/* bytes of regions this process may still set up, 0: no bound */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "coreload.h"
 #include "log.h"
 #include "rings.h"
 #include "runtime.h"
@@ -25,7 +26,6 @@
 #define DEFAULT_ARENA_SIZE	(1ull << 30)
 #define DEFAULT_STALL_MS	3000
 #define MAX_TASK_WINDOW		(1u << 24)
-#define MAX_CORES_PER_TYPE	256
 /* CPU numbers PTO_CPUS may name */
 #define CPU_LIMIT		4096
 
@@ -135,7 +135,7 @@ int pto_parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES])
 			if (!strcmp(tok, type_names[t]))
 				break;
 		if (t == PTO_NUM_WORKER_TYPES || parse_u32(eq + 1, &tmp[t]) ||
-		    tmp[t] > MAX_CORES_PER_TYPE)
+		    tmp[t] > PTO_CORES_PER_TYPE_MAX)
 			return -EINVAL;
 	}
 	memcpy(cores, tmp, sizeof(tmp));
@@ -461,7 +461,7 @@ int pto_config_validate(const struct pto_config *cfg)
 	if (cfg->arena_size > (1ull << 40))
 		return bad("arena_size must be at most 1 TiB");
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
-		if (cfg->cores[t] > MAX_CORES_PER_TYPE)
+		if (cfg->cores[t] > PTO_CORES_PER_TYPE_MAX)
 			return bad("at most 256 cores per worker type");
 		total += cfg->cores[t];
 	}

@@ -291,7 +291,7 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct pto_need *n,
 
 static void kick_everyone(struct pto_runtime *rt)
 {
-	rt->be.ops->kick(&rt->be, PTO_KICK_ALL);
+	rt->be.ops->kick(&rt->be, NULL, 0);
 	rt->be.ops->notify(&rt->be);
 }
 

@@ -25,6 +25,7 @@
 #include <pto/pto_statspage.h>
 
 #include "backend.h"
+#include "coreload.h"
 #include "rings.h"
 #include "tensormap.h"
 
@@ -183,7 +184,12 @@ struct pto_sched {
 	struct pto_sched_ring ring[PTO_MAX_RINGS];
 	struct pto_ready_queue ready[PTO_NUM_WORKER_TYPES];
 	uint32_t *core_outstanding;	/* tasks queued on each core */
-	uint32_t *rr;			/* per type: next core to try */
+	struct pto_coreload load[PTO_NUM_WORKER_TYPES];
+	uint32_t rr[PTO_NUM_WORKER_TYPES];	/* next core to try first */
+	uint32_t *kick;			/* cores a dispatch round queued on */
+	uint32_t *kick_round;		/* per core: the round it was listed */
+	uint32_t nkick;
+	uint32_t round;
 	uint64_t scanned;		/* task ids below were scanned */
 	uint64_t peeked;		/* task ids below are known complete */
 	uint32_t unpublished;		/* retired, not yet in the window */

@@ -149,6 +149,18 @@ static void trace_completion(struct pto_runtime *rt,
 		       rt->kernels[d->kernel_id % PTO_MAX_KERNELS].name);
 }
 
+/* Core c finished a task: one slot of its queue is free again. */
+static void core_done(struct pto_runtime *rt, uint32_t c)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t depth = s->core_outstanding[c]--, t;
+
+	for (t = PTO_NUM_WORKER_TYPES - 1; c < rt->be.first_core[t]; t--)
+		;
+	pto_coreload_move(&s->load[t], c - rt->be.first_core[t], depth,
+			  depth - 1);
+}
+
 static int reap(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
@@ -168,7 +180,7 @@ static int reap(struct pto_runtime *rt)
 		if (cp.core < rt->be.num_cores) {
 			uint32_t type = pto_desc(rt, cp.task_id)->worker_type;
 
-			s->core_outstanding[cp.core]--;
+			core_done(rt, cp.core);
 			if (type < PTO_NUM_WORKER_TYPES && cp.end_ns > cp.start_ns)
 				STAT_ADD(rt->sst.busy_ns[type],
 					 cp.end_ns - cp.start_ns);
@@ -381,45 +393,48 @@ static int process_releases(struct pto_runtime *rt)
 }
 
 /* Queue task on core c (the device reads the descriptor from the window). */
-static void queue_on_core(struct pto_runtime *rt, uint32_t c, uint64_t task)
+static void queue_on_core(struct pto_runtime *rt, uint32_t type, uint32_t c,
+			  uint64_t task)
 {
 	struct pto_core_regs *r = pto_regs(&rt->be, c);
-	uint32_t db = r->doorbell;
+	struct pto_sched *s = &rt->sched;
+	uint32_t db = r->doorbell, depth = s->core_outstanding[c]++;
 
 	/* atomic: a core may still read a slot it then fails to claim */
 	WRITE_ONCE(r->queue[db % PTO_CORE_QUEUE_SLOTS], task + 1);
 	store_release(&r->doorbell, db + 1);
-	rt->sched.core_outstanding[c]++;
-	rt->sched.outstanding++;
+	pto_coreload_move(&s->load[type], c - rt->be.first_core[type], depth,
+			  depth + 1);
+	s->outstanding++;
+	/* listed once per round for the kick that follows it */
+	if (s->kick_round[c] != s->round) {
+		s->kick_round[c] = s->round;
+		s->kick[s->nkick++] = c;
+	}
 }
 
 /*
  * Fill the cores of one type breadth-first: every idle core gets a task
  * before any core gets a second, so queueing never starves a core while
- * others have a backlog.
+ * others have a backlog.  Each pick costs the same on 2 cores or 200
+ * (see coreload.h).
  */
-static int dispatch_type(struct pto_runtime *rt, uint32_t type, bool *kick)
+static int dispatch_type(struct pto_runtime *rt, uint32_t type)
 {
 	struct pto_sched *s = &rt->sched;
 	struct pto_ready_queue *q = &s->ready[type];
-	uint32_t first = rt->be.first_core[type], n = rt->be.cores[type];
-	uint32_t depth, i, c;
+	uint32_t n = rt->be.cores[type], i;
 	int dispatched = 0;
 
-	for (depth = 1; depth <= PTO_CORE_QUEUE_SLOTS; depth++) {
-		for (i = 0; i < n && !pto_rq_empty(q); i++) {
-			c = first + (s->rr[type] + i) % n;
-			if (s->core_outstanding[c] >= depth ||
-			    s->outstanding >= s->cring_size)
-				continue;
-			queue_on_core(rt, c, pto_rq_pop(q));
-			kick[c] = true;
-			dispatched++;
-		}
-		if (pto_rq_empty(q))
+	while (!pto_rq_empty(q) && s->outstanding < s->cring_size) {
+		i = pto_coreload_pick(&s->load[type], n, s->rr[type]);
+		if (i == PTO_CORELOAD_NONE)
 			break;
+		queue_on_core(rt, type, rt->be.first_core[type] + i,
+			      pto_rq_pop(q));
+		dispatched++;
 	}
-	s->rr[type] = (s->rr[type] + 1) % (n ? n : 1);
+	s->rr[type] = s->rr[type] + 1 < n ? s->rr[type] + 1 : 0;
 	return dispatched;
 }
 
@@ -439,35 +454,30 @@ static int cancel_ready(struct pto_runtime *rt)
 	return n;
 }
 
+/*
+ * Queue the ready tasks on cores, then tell the device about the cores
+ * queued on, all in one kick: it costs one fence (and on pto.ko at most
+ * one system call) however many there are.
+ */
 static int dispatch(struct pto_runtime *rt)
 {
-	bool kick[rt->be.num_cores ? rt->be.num_cores : 1];
-	uint32_t t, c, kicked = 0;
+	struct pto_sched *s = &rt->sched;
+	uint32_t t;
 	int n = 0;
 
-	if (rt->sched.failed)
+	if (s->failed)
 		return cancel_ready(rt);
-	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
-		if (!pto_rq_empty(&rt->sched.ready[t]))
-			break;
-	if (t == PTO_NUM_WORKER_TYPES)
-		return 0;	/* the common idle case: nothing to clear */
-	memset(kick, 0, sizeof(kick));
-	for (; t < PTO_NUM_WORKER_TYPES; t++)
-		if (!pto_rq_empty(&rt->sched.ready[t]))
-			n += dispatch_type(rt, t, kick);
-	if (!n)
-		return 0;
-	for (c = 0; c < rt->be.num_cores; c++)
-		kicked += kick[c];
-	if (kicked > 1 && rt->be.batch_kick) {
-		/* one call tells the device about every doorbell */
-		rt->be.ops->kick(&rt->be, PTO_KICK_ALL);
-		return n;
+	s->nkick = 0;
+	if (++s->round == 0) {	/* wrapped: no stale mark may match */
+		memset(s->kick_round, 0,
+		       (rt->be.num_cores + 1) * sizeof(*s->kick_round));
+		s->round = 1;
 	}
-	for (c = 0; c < rt->be.num_cores; c++)
-		if (kick[c])
-			rt->be.ops->kick(&rt->be, c);
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
+		if (!pto_rq_empty(&s->ready[t]))
+			n += dispatch_type(rt, t);
+	if (s->nkick)
+		rt->be.ops->kick(&rt->be, s->kick, s->nkick);
 	return n;
 }
 
@@ -937,7 +947,7 @@ void pto_sched_wait_done(struct pto_runtime *rt)
 		if (!reported)
 			pto_flow_report_stall(rt, (pto_now_ns() - t0) / 1000000);
 		reported = true;
-		rt->be.ops->kick(&rt->be, PTO_KICK_ALL);
+		rt->be.ops->kick(&rt->be, NULL, 0);
 		rt->be.ops->notify(&rt->be);
 		deadline = pto_now_ns() + timeout_ns;
 	}
@@ -965,9 +975,20 @@ int pto_sched_init(struct pto_runtime *rt)
 		windows += rt->ring[r].task_window;
 	}
 	s->core_outstanding = calloc(rt->be.num_cores + 1, sizeof(uint32_t));
-	s->rr = calloc(PTO_NUM_WORKER_TYPES, sizeof(uint32_t));
-	if (!s->core_outstanding || !s->rr)
+	s->kick = calloc(rt->be.num_cores + 1, sizeof(uint32_t));
+	s->kick_round = calloc(rt->be.num_cores + 1, sizeof(uint32_t));
+	if (!s->core_outstanding || !s->kick || !s->kick_round)
 		return -ENOMEM;
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
+		if (rt->be.cores[t] > PTO_CORES_PER_TYPE_MAX) {
+			pto_log("%s: %u %s cores; the scheduler handles at "
+				"most %u of a type\n", rt->device,
+				rt->be.cores[t], pto_worker_type_name(t),
+				PTO_CORES_PER_TYPE_MAX);
+			return -EINVAL;
+		}
+		pto_coreload_init(&s->load[t], rt->be.cores[t]);
+	}
 	/* a task is in at most one queue once: all windows together */
 	windows = pto_next_pow2(windows);
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
@@ -992,7 +1013,8 @@ void pto_sched_fini(struct pto_runtime *rt)
 		free(s->ring[r].dep);
 	}
 	free(s->core_outstanding);
-	free(s->rr);
+	free(s->kick);
+	free(s->kick_round);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -126,7 +126,6 @@ static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 	be->max_heap = info.max_heap_size;
 	be->mem_avail = info.mem_avail;
 	be->c_kernels = false;
-	be->batch_kick = true;	/* a KICK is a system call */
 	be->features = info.features;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
 		be->first_core[t] = n;
@@ -227,29 +226,39 @@ static int dev_bind_kernel(struct pto_backend *be, uint32_t kernel_id,
 
 /*
  * A running core looks at its doorbell again before it sleeps (it sets
- * core_waiting, then reads doorbell), so only sleeping cores need a KICK.
+ * core_waiting, then reads doorbell), so only sleeping cores with work
+ * queued need a KICK, and one KICK of every core when more than one does:
+ * a KICK is a system call.
  */
-static void dev_kick(struct pto_backend *be, uint32_t core)
+static bool dev_core_needs_kick(struct pto_backend *be, uint32_t c)
+{
+	struct pto_core_regs *r = pto_regs(be, c);
+
+	return __atomic_load_n(&r->core_waiting, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&r->consumed, __ATOMIC_RELAXED) != r->doorbell;
+}
+
+static void dev_kick(struct pto_backend *be, const uint32_t *cores,
+		     uint32_t n)
 {
 	struct dev *d = be->priv;
-	struct pto_kick k = { .core = core };
-	uint32_t c, first = core, last = core + 1;
+	struct pto_kick k = { .core = PTO_KICK_ALL };
+	uint32_t i, c, need = 0;
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (core == PTO_KICK_ALL) {
-		first = 0;
-		last = be->num_cores;
+	if (!cores)
+		n = be->num_cores;
+	for (i = 0; i < n && need < 2; i++) {
+		c = cores ? cores[i] : i;
+		if (dev_core_needs_kick(be, c)) {
+			k.core = c;
+			need++;
+		}
 	}
-	for (c = first; c < last; c++) {
-		struct pto_core_regs *r = pto_regs(be, c);
-
-		if (__atomic_load_n(&r->core_waiting, __ATOMIC_RELAXED) &&
-		    __atomic_load_n(&r->consumed, __ATOMIC_RELAXED) !=
-		    r->doorbell)
-			break;
-	}
-	if (c == last)
+	if (!need)
 		return;
+	if (need > 1)
+		k.core = PTO_KICK_ALL;
 	/* -EIO (failed context): the failed completions tell the scheduler */
 	ioctl(d->fd, PTO_IOCTL_KICK, &k);
 }

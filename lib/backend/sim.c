@@ -99,8 +99,6 @@ static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 	be->max_heap = UINT64_MAX;	/* address space, touched lazily */
 	/* its ops are pto_op_exec(), which takes tensor views */
 	be->features = PTO_FEATURE_VIEWS;
-	/* one kick per dispatch round: one fence, one clock chain */
-	be->batch_kick = true;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
 		be->first_core[t] = n;
 		be->cores[t] = cfg->cores[t];
@@ -612,18 +610,28 @@ static void run_on_host(struct sim *sim, struct pto_core_regs *r,
 		__atomic_fetch_add(&r->busy_ns, busy, __ATOMIC_RELAXED);
 }
 
-static void sim_kick(struct pto_backend *be, uint32_t core)
+/*
+ * Kick the listed cores (NULL: every core) with one fence and one clock
+ * chain: a core asleep with short tasks queued has them run here, one
+ * left with others is woken.  Cores that are awake see their doorbell
+ * before they sleep (core_idle()).
+ */
+static void sim_kick(struct pto_backend *be, const uint32_t *cores,
+		     uint32_t n)
 {
 	struct sim *sim = be->priv;
 	uint64_t clock = 0;	/* one clock chain for the whole kick */
-	uint32_t c;
+	uint32_t i, c;
 
 	smp_mb();	/* doorbell store before the core_waiting load */
-	for (c = 0; c < be->num_cores; c++) {
-		struct pto_core_regs *r = pto_regs(be, c);
+	if (!cores)
+		n = be->num_cores;
+	for (i = 0; i < n; i++) {
+		struct pto_core_regs *r;
 
-		if ((core != PTO_KICK_ALL && c != core) ||
-		    !READ_ONCE(r->core_waiting))
+		c = cores ? cores[i] : i;
+		r = pto_regs(be, c);
+		if (!READ_ONCE(r->core_waiting))
 			continue;
 		run_on_host(sim, r, c, &clock);
 		if (load_acquire(&r->consumed) != load_acquire(&r->doorbell))
