@@ -8,6 +8,7 @@
 #   make check      the whole test suite (installs what it needs as root)
 #   make stress     hunt hangs: random runtimes and programs under a
 #                   watchdog for STRESS_SECONDS (60)
+#   make sched-cost scheduler instructions per task on 8-72 sim cores
 #   make install    PREFIX=/usr/local DESTDIR= (uninstall undoes it)
 #   make modules    pto.ko against KDIR (default: the running kernel);
 #                   modules_install, modules_clean, install-dkms

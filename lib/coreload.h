@@ -74,10 +74,19 @@ static inline uint32_t pto_coreload_from(const uint64_t *bits,
 	}
 }
 
+/* The first set bit of v at or after bit start, else the first one. */
+static inline uint32_t pto_coreload_rotate(uint64_t v, uint32_t start)
+{
+	uint64_t after = v & (~0ull << start);
+
+	return (uint32_t)__builtin_ctzll(after ? after : v);
+}
+
 /*
  * The core with the fewest queued tasks and room for one more, the first
  * at or after start (wrapping) among those: rotating start spreads work
  * over equally loaded cores.  PTO_CORELOAD_NONE when every queue is full.
+ * Up to 64 cores of a type (every device so far) take one word a depth.
  */
 static inline uint32_t pto_coreload_pick(const struct pto_coreload *l,
 					 uint32_t n, uint32_t start)
@@ -85,6 +94,11 @@ static inline uint32_t pto_coreload_pick(const struct pto_coreload *l,
 	uint32_t d, i;
 
 	for (d = 0; d < PTO_CORE_QUEUE_SLOTS; d++) {
+		if (n <= 64) {
+			if (l->at[d][0])
+				return pto_coreload_rotate(l->at[d][0], start);
+			continue;
+		}
 		i = pto_coreload_from(l->at[d], start, n);
 		if (i == PTO_CORELOAD_NONE && start)
 			i = pto_coreload_from(l->at[d], 0, start);

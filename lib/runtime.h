@@ -184,6 +184,7 @@ struct pto_sched {
 	struct pto_sched_ring ring[PTO_MAX_RINGS];
 	struct pto_ready_queue ready[PTO_NUM_WORKER_TYPES];
 	uint32_t *core_outstanding;	/* tasks queued on each core */
+	uint8_t *core_type;		/* each core's worker type */
 	struct pto_coreload load[PTO_NUM_WORKER_TYPES];
 	uint32_t rr[PTO_NUM_WORKER_TYPES];	/* next core to try first */
 	uint32_t *kick;			/* cores a dispatch round queued on */

@@ -153,10 +153,8 @@ static void trace_completion(struct pto_runtime *rt,
 static void core_done(struct pto_runtime *rt, uint32_t c)
 {
 	struct pto_sched *s = &rt->sched;
-	uint32_t depth = s->core_outstanding[c]--, t;
+	uint32_t depth = s->core_outstanding[c]--, t = s->core_type[c];
 
-	for (t = PTO_NUM_WORKER_TYPES - 1; c < rt->be.first_core[t]; t--)
-		;
 	pto_coreload_move(&s->load[t], c - rt->be.first_core[t], depth,
 			  depth - 1);
 }
@@ -979,7 +977,11 @@ int pto_sched_init(struct pto_runtime *rt)
 	s->kick_round = calloc(rt->be.num_cores + 1, sizeof(uint32_t));
 	if (!s->core_outstanding || !s->kick || !s->kick_round)
 		return -ENOMEM;
+	s->core_type = calloc(rt->be.num_cores + 1, sizeof(uint8_t));
+	if (!s->core_type)
+		return -ENOMEM;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
+		memset(s->core_type + rt->be.first_core[t], t, rt->be.cores[t]);
 		if (rt->be.cores[t] > PTO_CORES_PER_TYPE_MAX) {
 			pto_log("%s: %u %s cores; the scheduler handles at "
 				"most %u of a type\n", rt->device,
@@ -1015,6 +1017,7 @@ void pto_sched_fini(struct pto_runtime *rt)
 	free(s->core_outstanding);
 	free(s->kick);
 	free(s->kick_round);
+	free(s->core_type);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -10,7 +10,8 @@ set -eu
 pkgs_build="gcc make libc6-dev linux-libc-dev pkg-config liburing-dev chrpath"
 # gdb: make stress's watchdog prints a hung driver's stacks with it
 pkgs_check="tmux libncurses-dev libasan8 libubsan1 libtsan2 python3 g++ gdb"
-pkgs_bench="clang libomp-dev libstarpu-dev"
+# valgrind: ptobench-sched-cost counts instructions with callgrind
+pkgs_bench="clang libomp-dev libstarpu-dev valgrind"
 pkgs_vm="qemu-system-x86 busybox-static linux-image-amd64 linux-headers-amd64 \
 linux-source-6.1 cpio kmod xz-utils liburing-dev perl sparse \
 linux-image-6.12-amd64 linux-headers-6.12-amd64"

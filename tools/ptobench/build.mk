@@ -23,6 +23,7 @@ PTOBENCH_STARPU := $(PTOBENCH_BIN)/ptobench-starpu
 PTOBENCH_PEAK := $(PTOBENCH_BIN)/ptobench-peak
 PTOBENCH_VIEWS := $(PTOBENCH_BIN)/ptobench-views
 PTOBENCH_TEST := $(PTOBENCH_BIN)/test-ptobench
+PTOBENCH_SCHED_COST := $(PTOBENCH_BIN)/ptobench-sched-cost
 
 PTOBENCH_GOMP_CC ?= gcc
 PTOBENCH_OMP_CC ?= clang
@@ -67,7 +68,7 @@ ifneq ($(PTOBENCH_STARPU_PC),)
 PTOBENCH_WORKERS += $(PTOBENCH_STARPU)
 endif
 
-BINS += $(PTOBENCH) $(PTOBENCH_WORKERS)
+BINS += $(PTOBENCH) $(PTOBENCH_WORKERS) $(PTOBENCH_SCHED_COST)
 INSTALL_LIBEXEC += $(PTOBENCH) $(PTOBENCH_WORKERS)
 INSTALL_BIN_LINKS += ptobench
 TEST_PROGS += $(PTOBENCH_TEST)
@@ -143,5 +144,16 @@ $(PTOBENCH_TEST): tools/ptobench/test-ptobench.sh
 	@mkdir -p $(dir $@)
 	$(Q)cp $< $@ && chmod +x $@
 
+$(PTOBENCH_SCHED_COST): tools/ptobench/sched-cost.sh
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@ && chmod +x $@
+
+# Scheduler instructions per task as the simulated device grows
+.PHONY: sched-cost
+sched-cost: $(PTOBENCH_SCHED_COST) $(PTOBENCH_PTO)
+	$(Q)scripts/deps.sh build bench
+	$(Q)$(PTOBENCH_SCHED_COST) -d $(PTOBENCH_BIN)
+
 .PHONY: ptobench
-ptobench: $(PTOBENCH) $(PTOBENCH_WORKERS) $(PTOBENCH_TEST)
+ptobench: $(PTOBENCH) $(PTOBENCH_WORKERS) $(PTOBENCH_TEST) \
+	$(PTOBENCH_SCHED_COST)

@@ -34,7 +34,7 @@ impls=""
 for i in pto gomp omp starpu; do
 	[ -x "$dir/ptobench-$i" ] && impls="$impls${impls:+,}$i"
 done
-echo "1..14"
+echo "1..17"
 echo "# implementations: $impls"
 
 case ",$impls," in *,pto,*) r=0 ;; *) r=1 ;; esac
@@ -207,5 +207,24 @@ PTOBENCH_METG_FAULT=1 "$dir/ptobench-pto" --metg --pattern stencil_1d \
 rc=$?
 [ $rc -ne 0 ] && grep -q 'dependency was missed' "$tmp/fault.err"
 ok $? "a dropped dependency fails the pto worker's check"
+
+# the scheduler's instruction counts: a line per mode x shape x cores
+# (not under valgrind: a sanitized build, which valgrind cannot run)
+if ldd "$dir/ptobench-pto" 2>/dev/null | grep -q 'lib[at]san'; then
+	echo "ok $((n + 1)) - # SKIP sanitized build: no valgrind"
+	n=$((n + 1))
+elif command -v valgrind >/dev/null; then
+	"$dir/ptobench-sched-cost" -d "$dir" -t 500 -s chain 2 4 \
+		>"$tmp/cost.txt" 2>"$tmp/cost.err"
+	rc=$?
+	[ $rc -eq 0 ] && [ "$(awk 'NR > 1 && $6 > 0 && $5 > 0' \
+		"$tmp/cost.txt" | wc -l)" -eq 4 ]
+	rc=$?
+	[ $rc -ne 0 ] && sed 's/^/# /' "$tmp/cost.txt" "$tmp/cost.err"
+	ok $rc "ptobench-sched-cost counts scheduler instructions per task"
+else
+	echo "ok $((n + 1)) - # SKIP no valgrind"
+	n=$((n + 1))
+fi
 
 [ $fails -eq 0 ]
