@@ -17,12 +17,15 @@ struct pto_backend;
 
 /*
  * How a backend whose core threads are host threads lets them run the
- * scheduler themselves (PTO_SCHED_WORKERS), instead of libpto's own
- * thread: each is called with ctx.
+ * scheduler themselves (PTO_SCHED_WORKERS, PTO_SCHED_SHARDS), instead of
+ * libpto's own thread: each is called with ctx.
  */
 struct pto_backend_sched {
-	/* Schedule until nothing is left; > 0 when there was work. */
-	int (*schedule)(void *ctx);
+	/*
+	 * Schedule until nothing is left; > 0 when there was work.  core:
+	 * the calling core thread.
+	 */
+	int (*schedule)(void *ctx, uint32_t core);
 	/*
 	 * A core thread found nothing to do and is about to sleep (last:
 	 * no other is awake).  False: there is work after all, do not.
@@ -30,6 +33,17 @@ struct pto_backend_sched {
 	bool (*idle)(void *ctx, bool last);
 	/* A core thread woke up. */
 	void (*awake)(void *ctx);
+	/*
+	 * PTO_SCHED_SHARDS (NULL otherwise): core threads take ready tasks
+	 * (take(): false when there is none), run them and complete them
+	 * (complete()) themselves, with no doorbell queue or completion
+	 * ring between; has_work() is asked before sleeping, after the
+	 * thread said it sleeps (ready()'s other side).
+	 */
+	bool (*take)(void *ctx, uint32_t core, uint64_t *task);
+	void (*complete)(void *ctx, uint32_t core, uint64_t task, int status,
+			 uint64_t start_ns, uint64_t end_ns);
+	bool (*has_work)(void *ctx, uint32_t core);
 };
 
 struct pto_backend_ops {
@@ -77,6 +91,11 @@ struct pto_backend_ops {
 	 */
 	void (*set_sched)(struct pto_backend *be,
 			  const struct pto_backend_sched *hooks, void *ctx);
+	/*
+	 * PTO_SCHED_SHARDS: n tasks of worker type became ready; wake up to
+	 * n sleeping core threads of that type.
+	 */
+	void (*ready)(struct pto_backend *be, uint32_t type, uint32_t n);
 };
 
 /* The regions of a context, in the order of enum pto_backend_region. */

@@ -235,6 +235,7 @@ static void env_sched(struct pto_config *cfg)
 		[PTO_SCHED_AUTO] = "auto",
 		[PTO_SCHED_THREAD] = "thread",
 		[PTO_SCHED_WORKERS] = "workers",
+		[PTO_SCHED_SHARDS] = "shards",
 	};
 	const char *s = env(PTO_ENV_SCHED);
 	uint32_t i;
@@ -247,7 +248,7 @@ static void env_sched(struct pto_config *cfg)
 			return;
 		}
 	}
-	pto_log("ignoring %s=%s: want auto, thread or workers\n",
+	pto_log("ignoring %s=%s: want auto, thread, workers or shards\n",
 		env_names[PTO_ENV_SCHED], s);
 }
 
@@ -430,7 +431,7 @@ static int validate_ring(const struct pto_config *cfg, uint32_t ring)
 	if (r.heap_size < 4096 || r.heap_size > (1ull << 40))
 		return bad_ring(ring, "heap_size must be in [4 KiB, 1 TiB]");
 	if (r.dep_pool_size < 16 || r.dep_pool_size > PTO_MAX_DEP_POOL)
-		return bad_ring(ring, "dep_pool_size must be in [16, 2^30)");
+		return bad_ring(ring, "dep_pool_size must be in [16, 2^30 - 1)");
 	if (r.tensormap_pool_size < 16)
 		return bad_ring(ring, "tensormap_pool_size must be at least 16");
 	return 0;
@@ -452,8 +453,9 @@ int pto_config_validate(const struct pto_config *cfg)
 	}
 	if (!cfg->stall_timeout_ms)
 		return bad("stall_timeout_ms must be at least 1");
-	if (cfg->sched > PTO_SCHED_WORKERS)
-		return bad("sched must be PTO_SCHED_AUTO, _THREAD or _WORKERS");
+	if (cfg->sched > PTO_SCHED_SHARDS)
+		return bad("sched must be PTO_SCHED_AUTO, _THREAD, _WORKERS "
+			   "or _SHARDS");
 	if (cfg->check > 1)
 		return bad("check must be 0 or 1");
 	if (cfg->cpus && pto_parse_cpus(cfg->cpus, cpus, 256) < 0)

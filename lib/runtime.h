@@ -26,19 +26,15 @@
 
 #include "backend.h"
 #include "coreload.h"
+#include "mpmc.h"
 #include "rings.h"
+#include "sync.h"
 #include "tensormap.h"
 
 struct pto_view_params;
 
 #define PTO_KERNEL_NAME_MAX 32
 
-/*
- * State one thread writes all the time starts on a line pair of its own
- * (the adjacent-line prefetcher moves lines in pairs), so the orchestrator
- * and the scheduler never slow each other down through false sharing.
- */
-#define PTO_OWN_LINES __attribute__((aligned(128)))
 
 struct pto_kernel {
 	bool registered;
@@ -135,13 +131,20 @@ enum pto_task_state {
 /* Scheduler-private state per task slot (zero: free). */
 struct pto_sched_slot {
 	uint32_t state;		/* enum pto_task_state */
-	uint32_t waiting;	/* producers not yet completed */
-	uint32_t refs;		/* 1 (scope) + consumers holding the task */
-	uint32_t released;	/* references dropped */
-	uint32_t fanout_head;	/* consumers to notify: a dep link */
+	uint32_t waiting;	/* producers not yet completed (+1 in scan) */
+	/*
+	 * References that keep it from retiring: its scope, each consumer
+	 * holding it, and 1 until it completes.  0: consumed.
+	 */
+	uint32_t live;
+	/* consumers to notify: a dep link; PTO_FANOUT_CLOSED once completed */
+	uint32_t fanout_head;
 	uint32_t scope_held;	/* its scope has not ended yet */
+	uint32_t pad;
 	uint64_t id;		/* its task id (submission order) */
 };
+
+#define PTO_FANOUT_CLOSED	UINT32_MAX
 
 /*
  * A dependency entry, named across rings: the ring in the top bits, the
@@ -151,8 +154,11 @@ struct pto_sched_slot {
 #define PTO_DEP_LINK(ring, idx1) ((uint32_t)(ring) << PTO_DEP_LINK_SHIFT | (idx1))
 #define PTO_DEP_LINK_RING(l)	((l) >> PTO_DEP_LINK_SHIFT)
 #define PTO_DEP_LINK_IDX1(l)	((l) & ((1u << PTO_DEP_LINK_SHIFT) - 1))
-/* Dependency pools are smaller than the link's index part. */
-#define PTO_MAX_DEP_POOL	((1u << PTO_DEP_LINK_SHIFT) - 1)
+/*
+ * Dependency pools are smaller than the link's index part, and no link is
+ * all ones (PTO_FANOUT_CLOSED).
+ */
+#define PTO_MAX_DEP_POOL	((1u << PTO_DEP_LINK_SHIFT) - 2)
 
 /* Scheduler-private twin of a dependency-pool entry (one edge). */
 struct pto_sched_dep {
@@ -175,14 +181,21 @@ struct pto_sched_ring {
  * The scheduler's state.  Who runs it (mode): a thread of its own, or the
  * simulator's core threads, each after it completes a task or before it
  * goes idle (one at a time), when there are not CPUs enough for a thread
- * that would take one from the kernels.
+ * that would take one from the kernels; or (SHARDS) the core threads
+ * all at once: each completes its own tasks and takes ready ones from
+ * sharded queues, and only the steps that follow the submission order
+ * (scan, scope ends, retirement) are done one thread at a time.
  */
 struct pto_sched {
 	pthread_t thread;
-	enum pto_sched_policy mode;	/* THREAD or WORKERS, never AUTO */
+	enum pto_sched_policy mode;	/* THREAD, WORKERS or SHARDS */
 	bool thread_started;
+	bool shared;			/* SHARDS: tasks complete concurrently */
 	struct pto_sched_ring ring[PTO_MAX_RINGS];
 	struct pto_ready_queue ready[PTO_NUM_WORKER_TYPES];
+	/* SHARDS: ready tasks, nshards queues per worker type */
+	struct pto_mpmc *shard[PTO_NUM_WORKER_TYPES];
+	uint32_t nshards[PTO_NUM_WORKER_TYPES];
 	uint32_t *core_outstanding;	/* tasks queued on each core */
 	uint8_t *core_type;		/* each core's worker type */
 	struct pto_coreload load[PTO_NUM_WORKER_TYPES];
@@ -198,11 +211,13 @@ struct pto_sched {
 	uint32_t outstanding;		/* dispatched, not completed */
 	uint32_t cring_size;
 	uint32_t idle_sleeps;		/* sleeps since work was last found */
+	uint32_t busy_steps;		/* shards: steps that found work */
 	uint32_t spin_budget;		/* idle iterations before sleeping */
 	uint32_t wake_batch;		/* retirements per orchestrator wake */
 	uint32_t retired_unwoken;	/* retired since it was last woken */
 	uint64_t last_stats_ns;
 	bool failed;			/* a task failed: cancel the rest */
+	uint32_t error_said;		/* the first failure was reported */
 	bool finished;			/* every task of the run retired */
 	/* shared by every thread that may schedule: lines of their own */
 	PTO_OWN_LINES uint32_t lock;	/* workers: the right to schedule */

@@ -53,25 +53,140 @@ static struct pto_sched_dep *sdep(struct pto_runtime *rt, uint32_t link)
 			.dep[PTO_DEP_LINK_IDX1(link) - 1];
 }
 
-static void make_ready(struct pto_runtime *rt, uint64_t task)
+/*
+ * The counts a completion changes.  With PTO_SCHED_SHARDS several core
+ * threads complete tasks at once, so they are atomic there; the other
+ * modes change them on one thread at a time and pay nothing for it.
+ */
+static inline uint32_t count_dec(const struct pto_sched *s, uint32_t *p)
 {
-	sslot(rt, task)->state = PTO_TASK_READY;
-	pto_rq_push(&rt->sched.ready[pto_desc(rt, task)->worker_type], task);
+	return s->shared ? __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL) : --*p;
 }
 
-/* The last reference dropped after completion consumes a task. */
-static void try_consume(struct pto_runtime *rt, uint64_t task)
+static inline void count_inc(const struct pto_sched *s, uint32_t *p)
+{
+	if (s->shared)
+		__atomic_add_fetch(p, 1, __ATOMIC_RELAXED);
+	else
+		++*p;
+}
+
+/* A counter others only read (the window's, statistics), of any width. */
+#define shared_add(s, p, v)						\
+	do {								\
+		if ((s)->shared)					\
+			__atomic_add_fetch((p), (v), __ATOMIC_RELAXED);	\
+		else							\
+			WRITE_ONCE(*(p), *(p) + (v));			\
+	} while (0)
+
+/*
+ * Who is making tasks ready, and how many of each type it made: with
+ * shards, a core thread takes the next task itself and wakes sleeping
+ * core threads for the rest (flush_ready()).
+ */
+struct ready_batch {
+	uint32_t home;		/* the calling core, or UINT32_MAX */
+	uint32_t made[PTO_NUM_WORKER_TYPES];
+};
+
+static void make_ready(struct pto_runtime *rt, uint64_t task,
+		       struct ready_batch *rb)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t type = pto_desc(rt, task)->worker_type, n;
+
+	/* read meanwhile by other threads' retirable() */
+	WRITE_ONCE(sslot(rt, task)->state, PTO_TASK_READY);
+	if (!s->shared) {
+		pto_rq_push(&s->ready[type], task);
+		return;
+	}
+	n = s->nshards[type];
+	/* sized for every task of every window: never full */
+	pto_mpmc_push(&s->shard[type][rb->home < UINT32_MAX ?
+				       rb->home % n : 0], task);
+	rb->made[type]++;
+}
+
+/* A reference dropped: the last one consumes the task (retirable). */
+static void unref(struct pto_runtime *rt, uint64_t task)
 {
 	struct pto_sched_slot *ss = sslot(rt, task);
 
-	if (ss->state == PTO_TASK_COMPLETED && ss->released == ss->refs)
-		ss->state = PTO_TASK_CONSUMED;
+	if (!count_dec(&rt->sched, &ss->live))
+		store_release(&ss->state, PTO_TASK_CONSUMED);
 }
 
-static void release(struct pto_runtime *rt, uint64_t task)
+/*
+ * Take a reference to a scanned producer unless it was consumed already;
+ * with shards its last consumer may be completing meanwhile.
+ */
+static bool ref_get(const struct pto_sched *s, struct pto_sched_slot *ps)
 {
-	sslot(rt, task)->released++;
-	try_consume(rt, task);
+	uint32_t v;
+
+	if (!s->shared) {
+		if (!ps->live)
+			return false;
+		ps->live++;
+		return true;
+	}
+	/* acquire: a consumed producer's results are read after this */
+	v = __atomic_load_n(&ps->live, __ATOMIC_ACQUIRE);
+	do {
+		if (!v)
+			return false;
+	} while (!__atomic_compare_exchange_n(&ps->live, &v, v + 1, true,
+					      __ATOMIC_ACQUIRE,
+					      __ATOMIC_ACQUIRE));
+	return true;
+}
+
+/*
+ * Add consumer link to a producer's fanout, unless the producer completed
+ * (closed its fanout): then false, and there is nothing to wait for.
+ */
+static bool fanout_add(const struct pto_sched *s, struct pto_sched_slot *ps,
+		       uint32_t link, struct pto_sched_dep *sd)
+{
+	uint32_t head;
+
+	if (!s->shared) {
+		if (ps->fanout_head == PTO_FANOUT_CLOSED)
+			return false;
+		sd->next = ps->fanout_head;
+		ps->fanout_head = link;
+		return true;
+	}
+	/*
+	 * Acquire: seeing the fanout closed, the consumer may run at once,
+	 * after the producer's kernel (fanout_close() releases).
+	 */
+	head = __atomic_load_n(&ps->fanout_head, __ATOMIC_ACQUIRE);
+	do {
+		if (head == PTO_FANOUT_CLOSED)
+			return false;
+		sd->next = head;
+	} while (!__atomic_compare_exchange_n(&ps->fanout_head, &head, link,
+					      true, __ATOMIC_RELEASE,
+					      __ATOMIC_ACQUIRE));
+	return true;
+}
+
+/* Close a completed task's fanout; returns the consumers to notify. */
+static uint32_t fanout_close(const struct pto_sched *s,
+			     struct pto_sched_slot *ss)
+{
+	uint32_t head;
+
+	/* acquire the consumers' entries, release the kernel's results */
+	if (s->shared)
+		return __atomic_exchange_n(&ss->fanout_head, PTO_FANOUT_CLOSED,
+					   __ATOMIC_ACQ_REL);
+	head = ss->fanout_head;
+	ss->fanout_head = PTO_FANOUT_CLOSED;
+	return head;
 }
 
 /*
@@ -97,9 +212,12 @@ static void report_failure(struct pto_runtime *rt, uint64_t task,
 static void note_failure(struct pto_runtime *rt, uint64_t task,
 			 uint32_t core, int status)
 {
-	STAT_ADD(rt->sst.tasks_failed, 1);
-	rt->sched.failed = true;
-	if (!READ_ONCE(rt->win->sched_flags.error)) {
+	struct pto_sched *s = &rt->sched;
+
+	shared_add(s, &rt->sst.tasks_failed, 1);
+	WRITE_ONCE(s->failed, true);
+	/* with shards two tasks may fail at once: one says so */
+	if (!__atomic_exchange_n(&s->error_said, 1, __ATOMIC_RELAXED)) {
 		report_failure(rt, task, core, status);
 		WRITE_ONCE(rt->win->sched_flags.error, status);
 	}
@@ -108,36 +226,44 @@ static void note_failure(struct pto_runtime *rt, uint64_t task,
 /* Inlined into reap(): every task completes through it */
 static inline __attribute__((always_inline))
 void complete_task(struct pto_runtime *rt, uint64_t task, uint32_t core,
-		   int status)
+		   int status, struct ready_batch *rb)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
+	struct pto_sched *s = &rt->sched;
 	struct pto_sched_slot *ss = sslot(rt, task);
 	uint32_t ring = PTO_TASK_RING(task);
 	const struct pto_dep_entry *dep = rt->ring[ring].dep;
-	uint32_t e;
+	uint32_t e, next;
 
 	if (status && status != -ECANCELED)
 		note_failure(rt, task, core, status);
-	ss->state = PTO_TASK_COMPLETED;
+	store_release(&ss->state, PTO_TASK_COMPLETED);
 
-	/* consumers: one producer fewer to wait for */
-	for (e = ss->fanout_head; e; e = sdep(rt, e)->next) {
-		uint64_t cid = sdep(rt, e)->consumer;
+	/*
+	 * Consumers: one producer fewer to wait for.  An entry is read
+	 * before the count drops: the consumer may run, finish and retire
+	 * (its entries reused) as soon as it is ready.
+	 */
+	for (e = fanout_close(s, ss); e; e = next) {
+		struct pto_sched_dep *sd = sdep(rt, e);
+		uint64_t cid = sd->consumer;
 
-		if (--sslot(rt, cid)->waiting == 0) {
-			WRITE_ONCE(ws->waiting, ws->waiting - 1);
-			make_ready(rt, cid);
+		next = sd->next;
+		if (!count_dec(s, &sslot(rt, cid)->waiting)) {
+			shared_add(s, &ws->waiting, (uint32_t)-1);
+			make_ready(rt, cid, rb);
 		}
 	}
 	/* producers: this consumer no longer needs their results */
 	for (e = pto_desc(rt, task)->fanin_head; e; e = dep[e - 1].next)
 		if (sdep(rt, PTO_DEP_LINK(ring, e))->held)
-			release(rt, dep[e - 1].task_id);
-	try_consume(rt, task);
+			unref(rt, dep[e - 1].task_id);
 
-	WRITE_ONCE(ws->active, ws->active - 1);
-	WRITE_ONCE(ws->tasks_completed, ws->tasks_completed + 1);
-	STAT_ADD(rt->sst.tasks_completed, 1);
+	shared_add(s, &ws->active, (uint32_t)-1);
+	shared_add(s, &ws->tasks_completed, 1);
+	shared_add(s, &rt->sst.tasks_completed, 1);
+	/* last: once consumed the slot may be retired and reused */
+	unref(rt, task);
 }
 
 static void trace_completion(struct pto_runtime *rt,
@@ -159,7 +285,7 @@ static void core_done(struct pto_runtime *rt, uint32_t c)
 			  depth - 1);
 }
 
-static int reap(struct pto_runtime *rt)
+static int reap(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	struct pto_sched *s = &rt->sched;
 	uint32_t mask = s->cring_size - 1;
@@ -186,7 +312,7 @@ static int reap(struct pto_runtime *rt)
 				trace_completion(rt, &cp);
 		}
 		s->outstanding--;
-		complete_task(rt, cp.task_id, cp.core, cp.status);
+		complete_task(rt, cp.task_id, cp.core, cp.status, rb);
 	}
 	if (n)
 		store_release(&rt->be.cring->head, s->cring_head);
@@ -231,15 +357,16 @@ static bool order_entry(struct pto_runtime *rt, uint64_t id, uint64_t *task)
  * are on the orchestrator's lines.  Peeked tasks are scanned at once, in
  * order, so each entry is checked against its ring's progress.
  */
-static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task);
+static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task,
+		      struct ready_batch *rb);
 
-static bool peek_unpublished(struct pto_runtime *rt)
+static bool peek_unpublished(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	struct pto_sched *s = &rt->sched;
 	uint64_t from = s->scanned, id, task;
 
 	for (id = from; order_entry(rt, id, &task); id++)
-		scan_task(rt, id, task);
+		scan_task(rt, id, task, rb);
 	if (id == from)
 		return false;
 	/* read without the lock by work_pending() */
@@ -266,28 +393,33 @@ static bool peek_unpublished(struct pto_runtime *rt)
  */
 /* A task never dispatched (a pto_alloc() buffer) completes when scanned. */
 static __attribute__((noinline))
-void complete_undispatched(struct pto_runtime *rt, uint64_t task)
+void complete_undispatched(struct pto_runtime *rt, uint64_t task,
+			   struct ready_batch *rb)
 {
-	complete_task(rt, task, UINT32_MAX, 0);
+	complete_task(rt, task, UINT32_MAX, 0, rb);
 }
 
-static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task)
+static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task,
+		      struct ready_batch *rb)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
+	struct pto_sched *s = &rt->sched;
 	struct pto_sched_slot *ss = sslot(rt, task);
 	uint32_t ring = PTO_TASK_RING(task);
 	const struct pto_dep_entry *dep = rt->ring[ring].dep;
-	uint32_t e;
+	uint32_t e, linked = 0;
 
-	ss->state = PTO_TASK_PENDING;
-	ss->refs = 1;	/* the owning scope */
+	WRITE_ONCE(ss->state, PTO_TASK_PENDING);
+	ss->live = 2;		/* the owning scope, and not completed */
 	ss->scope_held = 1;
+	ss->waiting = 1;	/* until the scan is done */
+	ss->fanout_head = 0;
 	ss->id = id;
 	for (e = pto_desc(rt, task)->fanin_head; e; e = dep[e - 1].next) {
 		uint64_t pid = dep[e - 1].task_id;
 		uint32_t pr = PTO_TASK_RING(pid), link = PTO_DEP_LINK(ring, e);
 		struct pto_sched_dep *sd = sdep(rt, link);
-		struct pto_sched_ring *psr = &rt->sched.ring[pr % PTO_MAX_RINGS];
+		struct pto_sched_ring *psr = &s->ring[pr % PTO_MAX_RINGS];
 		struct pto_sched_slot *ps;
 
 		sd->held = pr < rt->nrings &&
@@ -297,26 +429,31 @@ static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task)
 		if (!sd->held)
 			continue;
 		ps = sslot(rt, pid);
-		if (ps->state == PTO_TASK_CONSUMED) {
+		if (!ref_get(s, ps)) {	/* consumed: its results are final */
 			sd->held = 0;
 			continue;
 		}
-		ps->refs++;
-		if (ps->state >= PTO_TASK_COMPLETED)
-			continue;
 		sd->consumer = task;
-		sd->next = ps->fanout_head;
-		ps->fanout_head = link;
-		ss->waiting++;
+		count_inc(s, &ss->waiting);
+		if (fanout_add(s, ps, link, sd))
+			linked++;
+		else		/* completed already */
+			count_dec(s, &ss->waiting);
 	}
-	rt->sched.ring[ring].scanned = PTO_TASK_SEQ(task) + 1;
-	WRITE_ONCE(ws->active, ws->active + 1);
-	if (ss->waiting)
-		WRITE_ONCE(ws->waiting, ws->waiting + 1);
-	else if (pto_desc(rt, task)->flags & PTO_TASK_F_NO_DISPATCH)
-		complete_undispatched(rt, task);
+	/* read without the lock by retirable() */
+	WRITE_ONCE(s->ring[ring].scanned, PTO_TASK_SEQ(task) + 1);
+	shared_add(s, &ws->active, 1);
+	if (linked)
+		shared_add(s, &ws->waiting, 1);
+	/* the scan's own count: whoever drops the last one makes it ready */
+	if (count_dec(s, &ss->waiting))
+		return;
+	if (linked)
+		shared_add(s, &ws->waiting, (uint32_t)-1);
+	if (pto_desc(rt, task)->flags & PTO_TASK_F_NO_DISPATCH)
+		complete_undispatched(rt, task, rb);
 	else
-		make_ready(rt, task);
+		make_ready(rt, task, rb);
 }
 
 /*
@@ -338,7 +475,7 @@ static void prefetch_published(struct pto_runtime *rt, uint64_t from,
 							   rt->order_mask]) - 1));
 }
 
-static int scan(struct pto_runtime *rt)
+static int scan(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	struct pto_sched *s = &rt->sched;
 	uint64_t from = s->scanned, head = published_head(rt), id;
@@ -348,7 +485,7 @@ static int scan(struct pto_runtime *rt)
 	prefetch_published(rt, from, head);
 	for (id = from; id < head; id++)
 		scan_task(rt, id,
-			  load_acquire(&rt->order[id & rt->order_mask]) - 1);
+			  load_acquire(&rt->order[id & rt->order_mask]) - 1, rb);
 	/* read without the lock by work_pending() */
 	WRITE_ONCE(s->scanned, head);
 	WRITE_ONCE(rt->win->sched.tasks_scanned, head);
@@ -361,7 +498,7 @@ static int scan(struct pto_runtime *rt)
  * when the entry is seen; scanning them first is what keeps their
  * producers alive for them (see scan_task()).
  */
-static int process_releases(struct pto_runtime *rt)
+static int process_releases(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	struct pto_window_header *w = rt->win;
 	uint64_t head = load_acquire(&w->notify.release_head);
@@ -376,13 +513,13 @@ static int process_releases(struct pto_runtime *rt)
 		if (ring >= rt->nrings)
 			continue;
 		if (rt->sched.ring[ring].scanned < PTO_TASK_SEQ(r.end))
-			scan(rt);
+			scan(rt, rb);
 		for (seq = PTO_TASK_SEQ(r.begin); seq < PTO_TASK_SEQ(r.end);
 		     seq++) {
 			uint64_t task = PTO_TASK_HANDLE(ring, seq);
 
 			sslot(rt, task)->scope_held = 0;
-			release(rt, task);
+			unref(rt, task);
 		}
 	}
 	if (n)
@@ -437,7 +574,7 @@ static int dispatch_type(struct pto_runtime *rt, uint32_t type)
 }
 
 /* After a failure nothing more runs: complete the ready tasks as cancelled. */
-static int cancel_ready(struct pto_runtime *rt)
+static int cancel_ready(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	int n = 0;
 	uint32_t t;
@@ -445,7 +582,7 @@ static int cancel_ready(struct pto_runtime *rt)
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
 		while (!pto_rq_empty(&rt->sched.ready[t])) {
 			complete_task(rt, pto_rq_pop(&rt->sched.ready[t]),
-				      UINT32_MAX, -ECANCELED);
+				      UINT32_MAX, -ECANCELED, rb);
 			n++;
 		}
 	}
@@ -457,14 +594,16 @@ static int cancel_ready(struct pto_runtime *rt)
  * queued on, all in one kick: it costs one fence (and on pto.ko at most
  * one system call) however many there are.
  */
-static int dispatch(struct pto_runtime *rt)
+static int dispatch(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	struct pto_sched *s = &rt->sched;
 	uint32_t t;
 	int n = 0;
 
+	if (s->shared)	/* the core threads take ready tasks themselves */
+		return 0;
 	if (s->failed)
-		return cancel_ready(rt);
+		return cancel_ready(rt, rb);
 	s->nkick = 0;
 	if (++s->round == 0) {	/* wrapped: no stale mark may match */
 		memset(s->kick_round, 0,
@@ -554,16 +693,15 @@ static int retire_ring(struct pto_runtime *rt, uint32_t ring)
 		struct pto_task_desc *d = pto_desc(rt, task);
 		struct pto_sched_slot *ss = sslot(rt, task);
 
-		if (ss->state != PTO_TASK_CONSUMED)
+		if (load_acquire(&ss->state) != PTO_TASK_CONSUMED)
 			break;
 		if (d->flags & PTO_TASK_F_HEAP)
 			heap_tail = d->packed_end;
 		dep_tail += d->fanin_count;	/* its entries, in task order */
-		*ss = (struct pto_sched_slot){ 0 };
 		seq++;
 		n++;
 	}
-	sr->retired = seq;
+	WRITE_ONCE(sr->retired, seq);
 	sr->heap_tail = heap_tail;
 	sr->dep_tail = dep_tail;
 	return n;
@@ -602,9 +740,13 @@ static void publish_heads(struct pto_runtime *rt)
 			const struct pto_sched_slot *ss =
 				sslot(rt, PTO_TASK_HANDLE(r, sr->retired));
 
-			h.state = (uint16_t)ss->state;
-			h.scope = (uint16_t)ss->scope_held;
-			h.consumers = ss->refs - ss->released - ss->scope_held;
+			uint32_t state = READ_ONCE(ss->state);
+
+			h.state = (uint16_t)state;
+			h.scope = (uint16_t)READ_ONCE(ss->scope_held);
+			/* live counts the scope and "not completed" too */
+			h.consumers = READ_ONCE(ss->live) - h.scope -
+				      (state < PTO_TASK_COMPLETED);
 		}
 		WRITE_ONCE(ws->head[r].state, h.state);
 		WRITE_ONCE(ws->head[r].scope, h.scope);
@@ -639,6 +781,26 @@ static bool run_finished(struct pto_runtime *rt)
  * orchestration is not work by itself: it arrives with a wake-up
  * (sched_wake), and what remains after it are completions.
  */
+/*
+ * With shards, tasks are consumed by the core threads that complete them,
+ * outside the steps: has a ring's oldest task become retirable?
+ */
+static bool retirable(struct pto_runtime *rt)
+{
+	uint32_t r;
+
+	for (r = 0; r < rt->nrings; r++) {
+		const struct pto_sched_ring *sr = &rt->sched.ring[r];
+		uint64_t seq = READ_ONCE(sr->retired);
+
+		if (seq < READ_ONCE(sr->scanned) &&
+		    load_acquire(&sslot(rt, PTO_TASK_HANDLE(r, seq))->state) ==
+		    PTO_TASK_CONSUMED)
+			return true;
+	}
+	return false;
+}
+
 static bool work_pending(struct pto_runtime *rt)
 {
 	struct pto_sched *s = &rt->sched;
@@ -651,7 +813,8 @@ static bool work_pending(struct pto_runtime *rt)
 		(uint32_t)(READ_ONCE(s->cring_head) + 1) ||
 	       published_head(rt) != READ_ONCE(s->scanned) ||
 	       load_acquire(&w->notify.release_head) !=
-		READ_ONCE(w->sched.release_tail);
+		READ_ONCE(w->sched.release_tail) ||
+	       (s->shared && retirable(rt));
 }
 
 static void maybe_publish_stats(struct pto_runtime *rt)
@@ -668,17 +831,19 @@ static void maybe_publish_stats(struct pto_runtime *rt)
 }
 
 /* Every step once; how much they did. */
-static int sched_steps(struct pto_runtime *rt)
+static int sched_steps(struct pto_runtime *rt, struct ready_batch *rb)
 {
-	int n = reap(rt);
+	int n = reap(rt, rb);
 
-	n += scan(rt);
-	n += process_releases(rt);
-	n += dispatch(rt);
+	n += scan(rt, rb);
+	n += process_releases(rt, rb);
+	n += dispatch(rt, rb);
 	n += retire(rt);
 	if (n) {
 		rt->sched.idle_sleeps = 0;
-		if ((rt->sst.tasks_completed & 1023) == 0)
+		/* with shards completions happen elsewhere: count steps */
+		if (rt->sched.shared ? (++rt->sched.busy_steps & 255) == 0 :
+		    (READ_ONCE(rt->sst.tasks_completed) & 1023) == 0)
 			maybe_publish_stats(rt);
 	}
 	return n;
@@ -741,10 +906,12 @@ static void *sched_main(void *arg)
 	uint64_t t0 = rt->trace ? pto_now_ns() : 0;
 	unsigned int idle = 0;
 
+	struct ready_batch rb = { .home = UINT32_MAX };
+
 	pthread_setname_np(pthread_self(), "pto-sched");
 	pto_backend_pin_thread(&rt->be, rt->be.num_cores);
 	for (;;) {
-		if (sched_steps(rt)) {
+		if (sched_steps(rt, &rb)) {
 			idle = 0;
 			continue;
 		}
@@ -756,7 +923,7 @@ static void *sched_main(void *arg)
 			continue;
 		}
 		maybe_publish_stats(rt);
-		if (peek_unpublished(rt)) {
+		if (peek_unpublished(rt, &rb)) {
 			idle = 0;
 			continue;
 		}
@@ -769,7 +936,7 @@ static void *sched_main(void *arg)
 	return NULL;
 }
 
-/* ---- PTO_SCHED_WORKERS: scheduling on the core threads ------------------ */
+/* ---- PTO_SCHED_WORKERS and _SHARDS: scheduling on the core threads ----- */
 
 static bool sched_trylock(struct pto_sched *s)
 {
@@ -782,18 +949,19 @@ static bool sched_trylock(struct pto_sched *s)
  * orchestrator's part batch (peek_unpublished()), whose tasks are then
  * dispatched too; a task made ready is never left in a ready queue when
  * the right is let go, since looking for work (work_pending()) does not
- * count ready tasks.
+ * count ready tasks.  (With shards ready tasks wait in the shards, where
+ * the core threads look.)
  */
-static int sched_locked(struct pto_runtime *rt)
+static int sched_locked(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	int n = 0, k;
 
 	for (;;) {
 		do {
-			k = sched_steps(rt);
+			k = sched_steps(rt, rb);
 			n += k;
 		} while (k);
-		if (!peek_unpublished(rt))
+		if (!peek_unpublished(rt, rb))
 			break;
 		n++;
 	}
@@ -811,14 +979,40 @@ static void sched_unlock(struct pto_sched *s)
 }
 
 /*
+ * Shards: wake sleeping core threads for the tasks a batch made ready,
+ * one per task, except the one the calling core thread (self) takes next
+ * itself.
+ */
+static void flush_ready(struct pto_runtime *rt, struct ready_batch *rb)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t self = rb->home < rt->be.num_cores ?
+			s->core_type[rb->home] : UINT32_MAX;
+	uint32_t t, n;
+
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
+		n = rb->made[t];
+		if (!n)
+			continue;
+		rb->made[t] = 0;
+		if (t == self)
+			n--;
+		if (n)
+			rt->be.ops->ready(&rt->be, t, n);
+	}
+}
+
+/*
  * Schedule until there is nothing to do.  Whoever holds the right to
  * schedule finishes the work of every thread that found it taken: after
  * letting go it looks once more, so work that arrived just as it let go is
  * never left behind (a thread posting a completion and then finding the
- * right taken relies on that).
+ * right taken relies on that).  core: the calling core thread, or
+ * UINT32_MAX.
  */
-static int sched_poll(struct pto_runtime *rt, bool force)
+static int sched_poll(struct pto_runtime *rt, bool force, uint32_t core)
 {
+	struct ready_batch rb = { .home = core };
 	struct pto_sched *s = &rt->sched;
 	int n = 0;
 
@@ -827,10 +1021,12 @@ static int sched_poll(struct pto_runtime *rt, bool force)
 		return 0;
 	do {
 		if (READ_ONCE(s->done) || !sched_trylock(s))
-			return n;
-		n += sched_locked(rt);
+			break;
+		n += sched_locked(rt, &rb);
 		sched_unlock(s);
 	} while (!READ_ONCE(s->done) && work_pending(rt));
+	if (s->shared)
+		flush_ready(rt, &rb);
 	return n;
 }
 
@@ -841,8 +1037,8 @@ static int sched_poll(struct pto_runtime *rt, bool force)
  */
 static bool worker_idle(struct pto_runtime *rt, bool last)
 {
+	struct ready_batch rb = { .home = UINT32_MAX };
 	struct pto_window_header *w = rt->win;
-
 	bool found;
 
 	if (!last)
@@ -851,16 +1047,19 @@ static bool worker_idle(struct pto_runtime *rt, bool last)
 	if (!sched_trylock(&rt->sched))
 		return true;
 	/* a part batch the orchestrator has not published yet */
-	found = peek_unpublished(rt);
+	found = peek_unpublished(rt, &rb);
 	if (found) {
-		sched_locked(rt);
+		sched_locked(rt, &rb);
 	} else {
 		publish_heads(rt);
 		wake_orchestrator(rt, 0, true);
 	}
 	sched_unlock(&rt->sched);
-	if (found)
+	if (found) {
+		if (rt->sched.shared)
+			flush_ready(rt, &rb);
 		return false;
+	}
 	WRITE_ONCE(w->sched_flags.sleeping, 1);
 	/* sleeping before the work loads; pairs with the orchestrator */
 	smp_mb();
@@ -878,9 +1077,71 @@ static void worker_awake(struct pto_runtime *rt)
 		WRITE_ONCE(rt->win->sched_flags.sleeping, 0);
 }
 
-static int hook_schedule(void *ctx)
+/*
+ * Shards: the next ready task for core, from its own shard of its type's
+ * queues first, then from the others (stealing).  After a failure the
+ * tasks taken are completed as cancelled instead of run.
+ */
+static bool shard_take(struct pto_runtime *rt, uint32_t core, uint64_t *task)
 {
-	return sched_poll(ctx, false);
+	struct pto_sched *s = &rt->sched;
+	uint32_t type = s->core_type[core], n = s->nshards[type];
+	uint32_t own = (core - rt->be.first_core[type]) % n, i;
+	struct pto_mpmc *q = s->shard[type];
+
+	for (;;) {
+		struct ready_batch rb = { .home = core };
+
+		for (i = 0; i < n; i++)
+			if (pto_mpmc_pop(&q[(own + i) % n], task))
+				break;
+		if (i == n)
+			return false;
+		if (!READ_ONCE(s->failed))
+			return true;
+		complete_task(rt, *task, UINT32_MAX, -ECANCELED, &rb);
+		flush_ready(rt, &rb);
+	}
+}
+
+/* Shards: core ran task (status, its start and end times); complete it. */
+static void shard_complete(struct pto_runtime *rt, uint32_t core,
+			   uint64_t task, int status, uint64_t start,
+			   uint64_t end)
+{
+	struct ready_batch rb = { .home = core };
+	struct pto_sched *s = &rt->sched;
+	uint32_t type = s->core_type[core];
+
+	if (end > start)
+		shared_add(s, &rt->sst.busy_ns[type], end - start);
+	if (rt->trace) {
+		struct pto_completion c = {
+			.task_id = task, .core = core, .status = status,
+			.start_ns = start, .end_ns = end,
+		};
+
+		trace_completion(rt, &c);
+	}
+	complete_task(rt, task, core, status, &rb);
+	flush_ready(rt, &rb);
+}
+
+/* Shards: anything for core to do, so that it should not sleep? */
+static bool shard_has_work(struct pto_runtime *rt, uint32_t core)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t type = s->core_type[core], i;
+
+	for (i = 0; i < s->nshards[type]; i++)
+		if (pto_mpmc_maybe_nonempty(&s->shard[type][i]))
+			return true;
+	return work_pending(rt);
+}
+
+static int hook_schedule(void *ctx, uint32_t core)
+{
+	return sched_poll(ctx, false, core);
 }
 
 static bool hook_idle(void *ctx, bool last)
@@ -893,10 +1154,35 @@ static void hook_awake(void *ctx)
 	worker_awake(ctx);
 }
 
+static bool hook_take(void *ctx, uint32_t core, uint64_t *task)
+{
+	return shard_take(ctx, core, task);
+}
+
+static void hook_complete(void *ctx, uint32_t core, uint64_t task,
+			  int status, uint64_t start, uint64_t end)
+{
+	shard_complete(ctx, core, task, status, start, end);
+}
+
+static bool hook_has_work(void *ctx, uint32_t core)
+{
+	return shard_has_work(ctx, core);
+}
+
 static const struct pto_backend_sched worker_hooks = {
 	.schedule = hook_schedule,
 	.idle = hook_idle,
 	.awake = hook_awake,
+};
+
+static const struct pto_backend_sched shard_hooks = {
+	.schedule = hook_schedule,
+	.idle = hook_idle,
+	.awake = hook_awake,
+	.take = hook_take,
+	.complete = hook_complete,
+	.has_work = hook_has_work,
 };
 
 /* ---- run boundaries ------------------------------------------------------ */
@@ -933,8 +1219,8 @@ void pto_sched_wait_done(struct pto_runtime *rt)
 
 	deadline = t0 + timeout_ns;
 	while (!load_acquire(&rt->sched.done)) {
-		if (rt->sched.mode == PTO_SCHED_WORKERS)
-			sched_poll(rt, true);
+		if (rt->sched.mode != PTO_SCHED_THREAD)
+			sched_poll(rt, true, UINT32_MAX);
 		futex_wait(&rt->sched.done, 0, 10);
 		if (progressing(rt, &seen)) {
 			deadline = pto_now_ns() + timeout_ns;
@@ -953,8 +1239,35 @@ void pto_sched_wait_done(struct pto_runtime *rt)
 		pthread_join(rt->sched.thread, NULL);
 	rt->sched.thread_started = false;
 	/* no core thread schedules between runs */
-	if (rt->sched.mode == PTO_SCHED_WORKERS)
+	if (rt->sched.mode != PTO_SCHED_THREAD)
 		rt->be.ops->set_sched(&rt->be, NULL, NULL);
+}
+
+/*
+ * Shards: per worker type, up to SHARDS_MAX ready queues, each able to
+ * hold every task of every window (a task is in one queue at a time).
+ */
+#define SHARDS_MAX 4
+
+static int init_shards(struct pto_runtime *rt, uint64_t windows)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t t, i, n;
+
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
+		n = rt->be.cores[t] < SHARDS_MAX ? rt->be.cores[t] : SHARDS_MAX;
+		if (!n)
+			continue;
+		s->shard[t] = aligned_alloc(128, n * sizeof(*s->shard[t]));
+		if (!s->shard[t])
+			return -ENOMEM;
+		memset(s->shard[t], 0, n * sizeof(*s->shard[t]));
+		s->nshards[t] = n;
+		for (i = 0; i < n; i++)
+			if (pto_mpmc_init(&s->shard[t][i], windows))
+				return -ENOMEM;
+	}
+	return 0;
 }
 
 int pto_sched_init(struct pto_runtime *rt)
@@ -1000,7 +1313,8 @@ int pto_sched_init(struct pto_runtime *rt)
 			return -ENOMEM;
 	}
 	s->cring_size = rt->be.cring->size;
-	return 0;
+	s->shared = s->mode == PTO_SCHED_SHARDS;
+	return s->shared ? init_shards(rt, windows) : 0;
 }
 
 void pto_sched_fini(struct pto_runtime *rt)
@@ -1008,8 +1322,12 @@ void pto_sched_fini(struct pto_runtime *rt)
 	struct pto_sched *s = &rt->sched;
 	uint32_t r, t;
 
-	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
 		free(s->ready[t].ids);
+		for (r = 0; r < s->nshards[t]; r++)
+			pto_mpmc_fini(&s->shard[t][r]);
+		free(s->shard[t]);
+	}
 	for (r = 0; r < PTO_MAX_RINGS; r++) {
 		free(s->ring[r].slot);
 		free(s->ring[r].dep);
@@ -1035,21 +1353,23 @@ int pto_sched_start(struct pto_runtime *rt)
 	for (r = 0; r < rt->nrings; r++) {
 		struct pto_sched_ring *sr = &s->ring[r];
 
-		sr->retired = ws->last_task_alive[r];
+		WRITE_ONCE(sr->retired, ws->last_task_alive[r]);
 		sr->heap_tail = ws->heap_tail[r];
 		sr->dep_tail = ws->dep_tail[r];
 	}
 	s->unpublished = 0;
 	s->failed = false;
+	s->error_said = 0;
 	s->finished = false;
 	s->wake_batch = rt->ring[0].task_window / 8;
 	if (!s->spin_budget)
 		s->spin_budget = SPINS_MIN;
 	WRITE_ONCE(rt->win->sched_flags.error, 0);
 	store_release(&s->done, 0);
-	if (s->mode == PTO_SCHED_WORKERS) {
+	if (s->mode != PTO_SCHED_THREAD) {
 		/* publishes the state above to the core threads */
-		rt->be.ops->set_sched(&rt->be, &worker_hooks, rt);
+		rt->be.ops->set_sched(&rt->be, s->shared ? &shard_hooks :
+					       &worker_hooks, rt);
 		return 0;
 	}
 	ret = -pthread_create(&s->thread, NULL, sched_main, rt);

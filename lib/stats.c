@@ -262,11 +262,12 @@ static void publish(struct pto_runtime *rt, const struct pto_stats *live)
 	pto_statspage_begin(pg);
 	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++) {
 		pg->cores[i] = rt->be.cores[i];
-		pg->busy_ns[i] = sst->busy_ns[i];
+		/* with shards the core threads add to them meanwhile */
+		pg->busy_ns[i] = READ_ONCE(sst->busy_ns[i]);
 	}
 	pg->tasks_submitted = READ_ONCE(st->tasks_submitted);
-	pg->tasks_completed = sst->tasks_completed;
-	pg->tasks_failed = sst->tasks_failed;
+	pg->tasks_completed = READ_ONCE(sst->tasks_completed);
+	pg->tasks_failed = READ_ONCE(sst->tasks_failed);
 	pg->tasks_in_flight = 0;
 	for (r = 0; r < rt->nrings; r++)
 		pg->tasks_in_flight += READ_ONCE(rt->win->orch.task_top[r]) -

@@ -20,6 +20,13 @@
 
 #define READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+/*
+ * State one thread writes all the time starts on a line pair of its own
+ * (the adjacent-line prefetcher moves lines in pairs), so the orchestrator
+ * and the scheduler never slow each other down through false sharing.
+ */
+#define PTO_OWN_LINES __attribute__((aligned(128)))
+
 #define load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define store_release(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
 /* a full barrier: every caller says which loads and stores it orders */

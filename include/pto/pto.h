@@ -385,6 +385,8 @@ enum pto_sched_policy {
 	PTO_SCHED_AUTO = 0,	/* workers when CPUs are scarce, see libpto(3) */
 	PTO_SCHED_THREAD = 1,
 	PTO_SCHED_WORKERS = 2,
+	/* the core threads, concurrently, with sharded ready queues */
+	PTO_SCHED_SHARDS = 3,
 };
 
 /**

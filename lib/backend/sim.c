@@ -27,6 +27,7 @@
 
 #include "backend.h"
 #include "check.h"
+#include "coreload.h"
 #include "kernel.h"
 #include "pto_layout.h"
 #include "pto_ops.h"
@@ -67,6 +68,7 @@ struct sim_core {
 	pthread_t thread;
 	bool started;
 	uint32_t spin_budget;	/* PTO_SCHED_WORKERS, when last awake */
+	uint32_t wake;		/* PTO_SCHED_SHARDS: futex it sleeps on */
 };
 
 struct sim {
@@ -84,6 +86,10 @@ struct sim {
 	uint32_t stop;
 	uint32_t irq;		/* futex the scheduler sleeps on */
 	uint32_t sched_waiting;
+	/* PTO_SCHED_SHARDS: per type, bit i: core first + i is asleep */
+	uint64_t asleep[PTO_NUM_WORKER_TYPES][PTO_CORELOAD_WORDS];
+	/* ... and how many of its core threads are awake looking for work */
+	PTO_OWN_LINES uint32_t looking[PTO_NUM_WORKER_TYPES];
 };
 
 static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
@@ -278,13 +284,81 @@ static void raise_irq(struct sim *sim)
 		futex_wake(&sim->irq, 1);
 }
 
+/* Shards: wake core thread c asleep in shard_sleep(). */
+static void wake_core(struct sim *sim, uint32_t c)
+{
+	__atomic_add_fetch(&sim->cores[c].wake, 1, __ATOMIC_SEQ_CST);
+	futex_wake(&sim->cores[c].wake, 1);
+}
+
+/*
+ * Shards: wake up to n core threads of type asleep, each claimed by
+ * clearing its bit, so that two wakers never spend two system calls on
+ * one sleeper.  Returns how many were woken.
+ */
+static uint32_t wake_sleepers(struct sim *sim, uint32_t type, uint32_t n)
+{
+	uint32_t w, woken = 0, first = sim->be->first_core[type];
+	uint64_t *bits = sim->asleep[type];
+
+	for (w = 0; w < PTO_CORELOAD_WORDS && woken < n; w++) {
+		uint64_t v = READ_ONCE(bits[w]);
+
+		while (v && woken < n) {
+			uint32_t b = (uint32_t)__builtin_ctzll(v);
+			uint64_t bit = 1ull << b;
+
+			v &= ~bit;
+			if (__atomic_fetch_and(&bits[w], ~bit,
+					       __ATOMIC_SEQ_CST) & bit) {
+				wake_core(sim, first + w * 64 + b);
+				woken++;
+			}
+		}
+	}
+	return woken;
+}
+
+/*
+ * Tasks were pushed: wake sleepers for those that the core threads of the
+ * type awake and looking for work will not take.  One that stops looking
+ * to sleep does so before it sets its asleep bit and looks at the queues
+ * once more, so counting it as looking never loses a task.
+ */
+static void sim_ready(struct pto_backend *be, uint32_t type, uint32_t n)
+{
+	struct sim *sim = be->priv;
+	uint32_t looking;
+
+	smp_mb();	/* the pushes before the loads; see shard_sleep() */
+	looking = READ_ONCE(sim->looking[type]);
+	if (n > looking)
+		wake_sleepers(sim, type, n - looking);
+}
+
+static uint32_t core_type(struct sim *sim, uint32_t core)
+{
+	uint32_t t = 0;
+
+	while (t + 1 < PTO_NUM_WORKER_TYPES &&
+	       core >= sim->be->first_core[t + 1])
+		t++;
+	return t;
+}
+
 /* Wake one sleeping core thread, to schedule what it finds. */
-static void wake_a_worker(struct sim *sim)
+static void wake_a_worker(struct sim *sim, const struct pto_backend_sched *h)
 {
 	struct pto_backend *be = sim->be;
-	uint32_t c;
+	uint32_t c, t;
 
 	smp_mb();	/* the caller's stores before the core_waiting loads */
+	if (h->take) {
+		for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
+			if (wake_sleepers(sim, t, 1))
+				return;
+		return;
+	}
 	for (c = 0; c < be->num_cores; c++) {
 		struct pto_core_regs *r = pto_regs(be, c);
 
@@ -299,8 +373,10 @@ static void sim_notify(struct pto_backend *be)
 {
 	struct sim *sim = be->priv;
 
-	if (load_acquire(&sim->hooks))
-		wake_a_worker(sim);
+	const struct pto_backend_sched *h = load_acquire(&sim->hooks);
+
+	if (h)
+		wake_a_worker(sim, h);
 	else
 		raise_irq(sim);
 }
@@ -310,8 +386,10 @@ static void wake_all_cores(struct sim *sim)
 	uint32_t c;
 
 	smp_mb();	/* the caller's stores before the core_waiting loads */
-	for (c = 0; c < sim->be->num_cores; c++)
+	for (c = 0; c < sim->be->num_cores; c++) {
 		futex_wake(&pto_regs(sim->be, c)->doorbell, 1);
+		wake_core(sim, c);
+	}
 }
 
 /*
@@ -637,6 +715,9 @@ static void sim_kick(struct pto_backend *be, const uint32_t *cores,
 		if (load_acquire(&r->consumed) != load_acquire(&r->doorbell))
 			futex_wake(&r->doorbell, 1);
 	}
+	/* everyone: with shards, the core threads asleep in shard_sleep() */
+	for (c = 0; !cores && c < PTO_NUM_WORKER_TYPES; c++)
+		wake_sleepers(sim, c, UINT32_MAX);
 }
 
 /*
@@ -699,6 +780,23 @@ static void core_loop(struct sim *sim, struct sim_core *sc)
 }
 
 /*
+ * A core thread that went to sleep at t0 is awake again.  Woken soon
+ * after: spin longer next time; else shorter.
+ */
+static void woke_up(struct sim *sim, const struct pto_backend_sched *h,
+		    struct sim_core *sc, uint64_t t0)
+{
+	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);
+	h->awake(sim->hook_ctx);
+	if (pto_now_ns() - t0 < SHORT_SLEEP_NS) {
+		if (sc->spin_budget < WORKER_SPINS_MAX)
+			sc->spin_budget *= 2;
+	} else if (sc->spin_budget > CORE_SPINS) {
+		sc->spin_budget /= 2;
+	}
+}
+
+/*
  * PTO_SCHED_WORKERS: a core thread that runs out of work sleeps; the last
  * one awake tells the scheduler side (which then has the orchestrator wake
  * one with notify()) and sleeps a bounded time, which covers the rare race
@@ -723,15 +821,7 @@ static void worker_sleep(struct sim *sim, const struct pto_backend_sched *h,
 				   (*naps)++ ? 50 : 1);
 		WRITE_ONCE(r->core_waiting, 0);
 	}
-	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);
-	h->awake(sim->hook_ctx);
-	/* woken soon after: spin longer next time; else shorter */
-	if (pto_now_ns() - t0 < SHORT_SLEEP_NS) {
-		if (sc->spin_budget < WORKER_SPINS_MAX)
-			sc->spin_budget *= 2;
-	} else if (sc->spin_budget > CORE_SPINS) {
-		sc->spin_budget /= 2;
-	}
+	woke_up(sim, h, sc, t0);
 }
 
 /*
@@ -765,7 +855,7 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 	for (;;) {
 		if (claim(r, &id)) {
 			execute(sim, r, sc->index, id, &clock);
-			h->schedule(sim->hook_ctx);
+			h->schedule(sim->hook_ctx, sc->index);
 			idle = 0;
 			naps = 0;
 			continue;
@@ -773,7 +863,7 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 		clock = 0;	/* idle time is not busy time */
 		if (load_acquire(&sim->stop) || load_acquire(&sim->hooks) != h)
 			break;
-		if (h->schedule(sim->hook_ctx) > 0) {
+		if (h->schedule(sim->hook_ctx, sc->index) > 0) {
 			idle = 0;
 			continue;
 		}
@@ -784,6 +874,89 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 		worker_sleep(sim, h, sc, r, &naps);
 		idle = 0;
 	}
+}
+
+/*
+ * PTO_SCHED_SHARDS: sleep until a task of this core's type is ready (its
+ * bit in asleep[], cleared by the waker) or the scheduling steps have
+ * work.  The bit is set before looking for work, and ready() pushes
+ * before it looks at the bits, so one of the two always sees the other.
+ */
+static void shard_sleep(struct sim *sim, const struct pto_backend_sched *h,
+			struct sim_core *sc, struct pto_core_regs *r,
+			uint32_t *naps)
+{
+	uint32_t type = core_type(sim, sc->index), i;
+	uint32_t seen = load_acquire(&sc->wake);
+	bool last = __atomic_sub_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST) == 0;
+	uint64_t t0 = pto_now_ns(), bit, *word;
+
+	i = sc->index - sim->be->first_core[type];
+	word = &sim->asleep[type][i / 64];
+	bit = 1ull << (i % 64);
+	if (h->idle(sim->hook_ctx, last)) {
+		WRITE_ONCE(r->core_waiting, 1);
+		__atomic_fetch_or(word, bit, __ATOMIC_SEQ_CST);
+		if (!h->has_work(sim->hook_ctx, sc->index) &&
+		    !load_acquire(&sim->stop) && load_acquire(&sim->hooks) == h)
+			futex_wait(&sc->wake, seen, !last ? UINT32_MAX :
+				   (*naps)++ ? 50 : 1);
+		__atomic_fetch_and(word, ~bit, __ATOMIC_SEQ_CST);
+		WRITE_ONCE(r->core_waiting, 0);
+	}
+	woke_up(sim, h, sc, t0);
+}
+
+/*
+ * PTO_SCHED_SHARDS: take ready tasks of this core's type and run them,
+ * complete each here, and do the scheduling steps (scan, scope ends,
+ * retirement) when there are some and no other thread does, with the
+ * hooks h the caller found installed, until they change.
+ */
+static void shard_loop(struct sim *sim, struct sim_core *sc,
+		       const struct pto_backend_sched *h)
+{
+	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
+	uint32_t *looking = &sim->looking[core_type(sim, sc->index)];
+	unsigned int idle = 0;
+	uint32_t naps = 0;
+	uint64_t clock = 0, id, start;
+	int status;
+
+	for (;;) {
+		if (h->take(sim->hook_ctx, sc->index, &id)) {
+			if (idle)
+				__atomic_sub_fetch(looking, 1, __ATOMIC_SEQ_CST);
+			status = run_timed(sim, r, sc->index, id, &clock,
+					   &start);
+			__atomic_fetch_add(&r->busy_ns, clock - start,
+					   __ATOMIC_RELAXED);
+			h->complete(sim->hook_ctx, sc->index, id, status,
+				    start, clock);
+			h->schedule(sim->hook_ctx, sc->index);
+			idle = 0;
+			naps = 0;
+			continue;
+		}
+		clock = 0;	/* idle time is not busy time */
+		if (!idle++)	/* looking from now on: see sim_ready() */
+			__atomic_add_fetch(looking, 1, __ATOMIC_SEQ_CST);
+		if (load_acquire(&sim->stop) || load_acquire(&sim->hooks) != h)
+			break;
+		if (h->schedule(sim->hook_ctx, sc->index) > 0) {
+			idle = 1;	/* still looking: spin afresh */
+			continue;
+		}
+		if (idle < worker_spins(sim, sc)) {
+			idle_poll(idle);
+			continue;
+		}
+		__atomic_sub_fetch(looking, 1, __ATOMIC_SEQ_CST);
+		idle = 0;
+		shard_sleep(sim, h, sc, r, &naps);
+	}
+	if (idle)
+		__atomic_sub_fetch(looking, 1, __ATOMIC_SEQ_CST);
 }
 
 static void *core_main(void *arg)
@@ -803,7 +976,9 @@ static void *core_main(void *arg)
 		__atomic_add_fetch(&sim->in_workers, 1, __ATOMIC_SEQ_CST);
 		/* one load: the hooks may go away right after it */
 		h = __atomic_load_n(&sim->hooks, __ATOMIC_SEQ_CST);
-		if (h)
+		if (h && h->take)
+			shard_loop(sim, sc, h);
+		else if (h)
 			worker_loop(sim, sc, h);
 		if (!__atomic_sub_fetch(&sim->in_workers, 1, __ATOMIC_SEQ_CST))
 			futex_wake(&sim->in_workers, 1);
@@ -823,4 +998,5 @@ const struct pto_backend_ops pto_sim_backend_ops = {
 	.wait = sim_wait,
 	.notify = sim_notify,
 	.set_sched = sim_set_sched,
+	.ready = sim_ready,
 };

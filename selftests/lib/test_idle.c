@@ -202,5 +202,6 @@ int main(void)
 {
 	test_policy(PTO_SCHED_THREAD, "scheduler thread");
 	test_policy(PTO_SCHED_WORKERS, "scheduling on the core threads");
+	test_policy(PTO_SCHED_SHARDS, "sharded scheduling on the core threads");
 	return tap_done();
 }

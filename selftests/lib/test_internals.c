@@ -2,20 +2,25 @@
 /*
  * Unit tests of libpto's internals through its internal headers (linked
  * statically): ring arithmetic, the heap ring (wrap-around, never split,
- * alignment, full), the ready queue, and the TensorMap (overlap, chain
- * truncation at the first retired entry, retirement by the ring's tail,
- * reuse, exhaustion), each also against a brute-force model on random
+ * alignment, full), the ready queue, the lock-free queue of the sharded
+ * scheduler (alone and with threads pushing and popping at once), the
+ * per-depth core bitmaps, and the TensorMap (overlap, chain truncation at
+ * the first retired entry, retirement by the ring's tail, reuse,
+ * exhaustion), each also against a brute-force model on random
  * operations; and the per-task clock against CLOCK_MONOTONIC.
  *
  * The dependency-list pool is private to the orchestrator; its
  * back-pressure is tested through the API in test_window.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "testlib.h"
+#include "coreload.h"
+#include "mpmc.h"
 #include "rings.h"
 #include "sync.h"
 #include "tensormap.h"
@@ -155,6 +160,154 @@ static void test_ready_queue(void)
 		bad += pto_rq_len(&q) != next_in - next_out;
 	}
 	ok_eq(bad, 0, "ready queue: FIFO order and length across wrap-around");
+}
+
+/* ---- the sharded scheduler's queue and core bitmaps ---------------------- */
+
+static void test_mpmc_alone(void)
+{
+	uint64_t next_in = 0, next_out = 0, v = 0;
+	struct pto_mpmc q;
+	struct tl_rng rng;
+	int i, bad = 0;
+
+	if (pto_mpmc_init(&q, 8))
+		bail_out("pto_mpmc_init");
+	tl_rng_seed(&rng, 11);
+	bad += pto_mpmc_pop(&q, &v);	/* empty */
+	for (i = 0; i < 100000; i++) {
+		if (tl_range(&rng, 0, 1)) {
+			bool room = next_in - next_out < 8;
+
+			bad += pto_mpmc_push(&q, next_in) != room;
+			next_in += room;
+		} else {
+			bool some = next_in != next_out;
+
+			bad += pto_mpmc_pop(&q, &v) != some;
+			bad += some && v != next_out;
+			next_out += some;
+		}
+	}
+	pto_mpmc_fini(&q);
+	ok_eq(bad, 0, "mpmc: FIFO, full at capacity, empty, across laps");
+}
+
+#define MPMC_PER_PUSHER 200000
+#define MPMC_THREADS 2	/* pushers, and as many poppers */
+
+struct mpmc_arg {
+	struct pto_mpmc *q;
+	uint32_t id;
+	uint8_t *seen;		/* poppers: values taken (shared, atomic) */
+	uint64_t *left;		/* values still to pop, all poppers */
+	uint64_t dup;
+};
+
+static void *mpmc_pusher(void *p)
+{
+	struct mpmc_arg *a = p;
+	uint64_t i;
+
+	for (i = 0; i < MPMC_PER_PUSHER; i++)
+		while (!pto_mpmc_push(a->q, a->id * MPMC_PER_PUSHER + i))
+			cpu_relax();
+	return NULL;
+}
+
+static void *mpmc_popper(void *p)
+{
+	struct mpmc_arg *a = p;
+	uint64_t v;
+
+	while (__atomic_load_n(a->left, __ATOMIC_RELAXED)) {
+		if (!pto_mpmc_pop(a->q, &v)) {
+			cpu_relax();
+			continue;
+		}
+		a->dup += v >= MPMC_THREADS * MPMC_PER_PUSHER ||
+			  __atomic_exchange_n(&a->seen[v], 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(a->left, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* Every value pushed by several threads is popped once, by one thread. */
+static void test_mpmc_threads(void)
+{
+	struct mpmc_arg a[2 * MPMC_THREADS];
+	pthread_t th[2 * MPMC_THREADS];
+	uint64_t left = MPMC_THREADS * MPMC_PER_PUSHER, dup = 0, missing = 0;
+	uint8_t *seen = calloc(left, 1);
+	struct pto_mpmc q;
+	uint32_t i;
+
+	if (!seen || pto_mpmc_init(&q, 64))
+		bail_out("out of memory");
+	for (i = 0; i < 2 * MPMC_THREADS; i++) {
+		a[i] = (struct mpmc_arg){ .q = &q, .id = i % MPMC_THREADS,
+					  .seen = seen, .left = &left };
+		if (pthread_create(&th[i], NULL, i < MPMC_THREADS ?
+				   mpmc_pusher : mpmc_popper, &a[i]))
+			bail_out("pthread_create");
+	}
+	for (i = 0; i < 2 * MPMC_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		dup += a[i].dup;
+	}
+	for (i = 0; i < MPMC_THREADS * MPMC_PER_PUSHER; i++)
+		missing += !seen[i];
+	ok_eq(dup + missing, 0, "mpmc: %u pushers and %u poppers on a 64-cell "
+	      "queue: each of %u values popped once", MPMC_THREADS,
+	      MPMC_THREADS, MPMC_THREADS * MPMC_PER_PUSHER);
+	pto_mpmc_fini(&q);
+	free(seen);
+}
+
+/*
+ * The core bitmaps against a model: after random dispatches and
+ * completions, a pick is a core with the fewest queued tasks and room,
+ * the first such at or after the start (wrapping), or none when all full.
+ */
+static void test_coreload(uint64_t seed)
+{
+	static const uint32_t sizes[] = { 1, 3, 64, 65, 72, 200, 256 };
+	uint32_t depth[256], z, k, i, n, start, want, got, best;
+	struct pto_coreload l;
+	struct tl_rng rng;
+	int bad = 0;
+
+	tl_rng_seed(&rng, seed);
+	for (z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		n = sizes[z];
+		pto_coreload_init(&l, n);
+		memset(depth, 0, sizeof(depth));
+		for (k = 0; k < 20000; k++) {
+			i = (uint32_t)tl_range(&rng, 0, n - 1);
+			if (tl_range(&rng, 0, 1) && depth[i] <
+			    PTO_CORE_QUEUE_SLOTS) {
+				pto_coreload_move(&l, i, depth[i], depth[i] + 1);
+				depth[i]++;
+			} else if (depth[i]) {
+				pto_coreload_move(&l, i, depth[i], depth[i] - 1);
+				depth[i]--;
+			}
+			start = (uint32_t)tl_range(&rng, 0, n - 1);
+			best = PTO_CORE_QUEUE_SLOTS;
+			for (i = 0; i < n; i++)
+				best = depth[i] < best ? depth[i] : best;
+			want = PTO_CORELOAD_NONE;
+			for (i = 0; i < n && best < PTO_CORE_QUEUE_SLOTS; i++)
+				if (depth[(start + i) % n] == best) {
+					want = (start + i) % n;
+					break;
+				}
+			got = pto_coreload_pick(&l, n, start);
+			bad += got != want;
+		}
+	}
+	ok_eq(bad, 0, "coreload: picks the least loaded core with room, "
+	      "rotating, for 1 to 256 cores");
 }
 
 /* ---- TensorMap ----------------------------------------------------------- */
@@ -559,6 +712,9 @@ int main(void)
 	test_heap_fixed();
 	test_heap_random(seed);
 	test_ready_queue();
+	test_mpmc_alone();
+	test_mpmc_threads();
+	test_coreload(seed);
 	test_tm_fixed();
 	test_tm_reuse();
 	test_tm_owner();

@@ -38,6 +38,9 @@
  *	PTO_TEST_PRIOR=1	with PTO_TEST_DAG: and the programs before it
  *				on its runtime (a failure may need them)
  *	PTO_TEST_KIND=k		only programs of kind k: plain, views, tiles
+ *
+ * Runtimes schedule with a thread, on the workers and with shards in
+ * turn, unless PTO_SCHED names one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -89,11 +92,16 @@ static uint64_t edges_now(struct pto_runtime *rt)
 static void report(int idx, uint64_t seed, const struct rp_cfg *cfg,
 		   const struct rp_prog *pg, struct totals *tot)
 {
-	diag("dag %d (%s): seed %llu, %u rings, window %u, heap %llu, cores %u/%u/%u/%u, %d tasks",
+	static const char *const sched[] = { "thread", "workers", "shards" };
+	const char *env_sched = getenv("PTO_SCHED");
+
+	diag("dag %d (%s): seed %llu, %u rings, window %u, heap %llu, "
+	     "cores %u/%u/%u/%u, sched %s, %d tasks",
 	     idx, kind_names[dag_kind(seed, idx)], (unsigned long long)seed,
 	     cfg->nrings, cfg->window[0],
 	     (unsigned long long)cfg->heap[0], cfg->cores[0], cfg->cores[1],
-	     cfg->cores[2], cfg->cores[3], pg->ntasks);
+	     cfg->cores[2], cfg->cores[3],
+	     env_sched ? env_sched : sched[idx / PER_RUNTIME % 3], pg->ntasks);
 	if (tot->dumped++ < 3)
 		rp_dump(pg);
 }
@@ -187,6 +195,9 @@ static void run_group(uint64_t seed, int group, int first, int last,
 	cfg.nrings = rc.nrings;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
 		cfg.cores[t] = rc.cores[t];
+	/* every way of scheduling in turn, unless PTO_SCHED says one */
+	if (!getenv("PTO_SCHED"))
+		cfg.sched = PTO_SCHED_THREAD + group % 3;
 	rt = tl_runtime(&cfg);
 	tl_rec_init(&rec, rt);
 	if (rp_register(&rec, &rc))

@@ -61,7 +61,7 @@ struct opts {
 
 struct totals {
 	uint64_t iters, runs, tasks, gated, waits;
-	uint64_t per_sched[3], per_pattern[RP_NPATTERNS + 1];
+	uint64_t per_sched[4], per_pattern[RP_NPATTERNS + 1];
 	uint64_t pattern_tasks[RP_NPATTERNS + 1];
 	uint64_t failed_iters, run_failed, mismatched, bad_out, stalls, logs;
 	uint64_t max_run_ns;
@@ -81,7 +81,8 @@ struct iter {
 
 static struct iter cur;
 static struct pto_runtime *volatile cur_rt;
-static const char *const sched_names[] = { "auto", "thread", "workers" };
+static const char *const sched_names[] = { "auto", "thread", "workers",
+					    "shards" };
 
 /* ---- libpto's log and the heartbeat -------------------------------------- */
 
@@ -196,7 +197,7 @@ static void random_config(struct tl_rng *rng, struct iter *it, int sched)
 
 	memset(rc, 0, sizeof(*rc));
 	it->sched = sched ? sched : (int)tl_range(rng, PTO_SCHED_THREAD,
-						  PTO_SCHED_WORKERS);
+						  PTO_SCHED_SHARDS);
 	/* every core to one type, or spread over some */
 	if (tl_range(rng, 0, 3) == 0)
 		rc->cores[tl_range(rng, 0, PTO_NUM_WORKER_TYPES - 1)] = total;
@@ -418,8 +419,10 @@ static void options(struct opts *o)
 		o->sched = PTO_SCHED_THREAD;
 	else if (s && !strcmp(s, "workers"))
 		o->sched = PTO_SCHED_WORKERS;
+	else if (s && !strcmp(s, "shards"))
+		o->sched = PTO_SCHED_SHARDS;
 	else if (s && *s)
-		bail_out("STRESS_SCHED must be thread or workers");
+		bail_out("STRESS_SCHED must be thread, workers or shards");
 	o->wedge = (int)tl_env_u64("STRESS_WEDGE", 0);
 	o->log_fd = redirect_log(getenv("STRESS_LOG"));
 	beat = getenv("STRESS_HEARTBEAT");
@@ -430,10 +433,12 @@ static void summary(const struct totals *tot, uint64_t ns)
 {
 	int p;
 
-	diag("%llu iterations (%llu thread, %llu workers), %llu runs, %llu tasks in %.1f s",
+	diag("%llu iterations (%llu thread, %llu workers, %llu shards), "
+	     "%llu runs, %llu tasks in %.1f s",
 	     (unsigned long long)tot->iters,
 	     (unsigned long long)tot->per_sched[PTO_SCHED_THREAD],
 	     (unsigned long long)tot->per_sched[PTO_SCHED_WORKERS],
+	     (unsigned long long)tot->per_sched[PTO_SCHED_SHARDS],
 	     (unsigned long long)tot->runs, (unsigned long long)tot->tasks,
 	     ns / 1e9);
 	diag("programs held until their last submit: %llu",

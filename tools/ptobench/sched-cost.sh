@@ -4,8 +4,9 @@
 # Scheduler instructions per task as the simulated device grows: runs the
 # ptobench-pto worker under callgrind for each core count and prints, per
 # task, the instructions of the scheduling steps (reap, scan, releases,
-# dispatch, retire: sched_steps) and of the kicks that follow a dispatch
-# (sim_kick, with the short tasks it runs on the kicking thread).
+# dispatch, retire: sched_steps), of the completions done outside them
+# (with shards: hook_complete) and of waking cores (sim_kick, with the
+# short tasks it runs on the kicking thread; with shards sim_ready).
 # Instruction counts, not time: on a machine with fewer CPUs than
 # simulated cores only they say whether the per-task cost stays flat.
 #
@@ -13,7 +14,7 @@
 #
 # DIR holds ptobench-pto (default: this script's directory, where make
 # puts both; tools/ptobench/sched-cost.sh itself looks in build/tools).
-# MODES: thread,workers (PTO_SCHED); SHAPES: ptobench shapes; CORES: the
+# MODES: thread,workers,shards (PTO_SCHED); SHAPES: ptobench shapes; CORES: the
 # sim's cores per type (default 8 16 32 72).  In thread mode sched_steps
 # also counts the scheduler thread's idle polls, which depend on how
 # valgrind interleaves the threads: compare a wide shape (bgemm) there.
@@ -22,7 +23,7 @@ set -eu
 dir=$(dirname "$0")
 [ -x "$dir/ptobench-pto" ] || dir=build/tools
 tasks=20000
-modes=workers,thread
+modes=workers,thread,shards
 shapes=chain,bgemm
 usage() {
 	sed -n '4,20p' "$0" | sed 's/^# \{0,1\}//'
@@ -49,15 +50,17 @@ command -v valgrind >/dev/null || {
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 
-# inclusive instructions of function $2 in callgrind output $1 (0: none)
+# inclusive instructions of function $2 in callgrind output $1 (0: none);
+# with LTO a static function may be named f.lto_priv.N
 inclusive() {
 	callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
-		awk -v f="$2" '$0 ~ ":" f " \\[" { gsub(",", "", $1); print $1; exit }
+		awk -v f="$2" '$0 ~ ":" f "(\\.[a-z_]+\\.[0-9]+)* \\[" {
+				gsub(",", "", $1); print $1; exit }
 			END { print 0 }' | head -1
 }
 
-printf '%-8s %-7s %6s %8s %12s %10s\n' mode shape cores tasks \
-	'steps/task' 'kick/task'
+printf '%-8s %-7s %6s %8s %11s %14s %10s\n' mode shape cores tasks \
+	'steps/task' 'complete/task' 'wake/task'
 for mode in $(echo "$modes" | tr , ' '); do
 	for shape in $(echo "$shapes" | tr , ' '); do
 		for cores in "$@"; do
@@ -74,9 +77,12 @@ for mode in $(echo "$modes" | tr , ' '); do
 			n=$(sed -n 's/.* tasks=\([0-9]*\) .*/\1/p' "$out.log")
 			n=$((n * 2))
 			steps=$(inclusive "$out" sched_steps)
-			kick=$(inclusive "$out" sim_kick)
-			printf '%-8s %-7s %6s %8s %12s %10s\n' "$mode" "$shape" \
-				"$cores" "$n" $((steps / n)) $((kick / n))
+			done_=$(inclusive "$out" hook_complete)
+			wake=$(($(inclusive "$out" sim_kick) +
+				$(inclusive "$out" sim_ready)))
+			printf '%-8s %-7s %6s %8s %11s %14s %10s\n' "$mode" \
+				"$shape" "$cores" "$n" $((steps / n)) \
+				$((done_ / n)) $((wake / n))
 		done
 	done
 done
