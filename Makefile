@@ -170,6 +170,8 @@ PKGDATADIR = $(DATADIR)/pto
 # Documentation and example configuration (DOCDIR), sample sources with a
 # Makefile that builds them against the installed libpto (PKGDATADIR).
 INSTALL_DOCS := README.md CHANGELOG COPYING $(wildcard Documentation/*.rst)
+# the figures the .rst files show (.. image:: images/...)
+INSTALL_DOC_IMAGES := $(wildcard Documentation/images/*)
 # packaging/FILE:examples/PATH
 INSTALL_EXAMPLES := 60-pto.rules:60-pto.rules modprobe.conf:modprobe.d/pto.conf \
 	modules-load.conf:modules-load.d/pto.conf
@@ -207,6 +209,8 @@ install: all
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/images
+	install -m 0644 $(INSTALL_DOC_IMAGES) $(DESTDIR)$(DOCDIR)/images/
 	$(Q)for f in $(INSTALL_EXAMPLES); do install -D -m 0644 \
 		packaging/$${f%%:*} $(DESTDIR)$(DOCDIR)/examples/$${f#*:} \
 		|| exit 1; done

@@ -46,6 +46,14 @@ for f in usr/include/pto/pto.h usr/include/pto/pto_uapi.h \
 	test -e "$dest/$f"
 	check $? "installed $f"
 done
+# every figure an installed document shows is installed beside it
+missing=""
+for img in $(sed -n 's/^\.\. image:: //p' "$dest"/usr/share/doc/pto/*.rst); do
+	test -e "$dest/usr/share/doc/pto/$img" || missing="$missing $img"
+done
+test -z "$missing"
+check $? "the documents' images are installed (missing:${missing:- none})"
+
 soname=$(readelf -d "$dest"/usr/lib/libpto.so.0.* 2>/dev/null |
 	 sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 test "$soname" = libpto.so.0 && test -L "$dest/usr/lib/libpto.so.0"
