@@ -124,13 +124,25 @@ void pto_tm_destroy(struct pto_tensormap *tm)
 	memset(tm, 0, sizeof(*tm));
 }
 
+/*
+ * Writers that together cover the range looked up, each only a part of it
+ * (a stencil reading the cells of several writers): the parts found so
+ * far, merged.  Only this many separate parts are kept; a part that would
+ * need one more is not counted, which only prunes less.
+ */
+#define WALK_PARTS 4
+
 struct walk {
 	uint64_t base, begin, end;
+	uint64_t floor;		/* entries older than this are implied */
 	uint64_t cover;		/* order of the newest covering writer */
 	bool covered;		/* cover is set */
 	unsigned int level;
 	const struct pto_vshape *shape;	/* the key's, or NULL: solid */
 	bool shapes;		/* the key or some entry may have a shape */
+	uint32_t nparts;
+	uint64_t parts_oldest;	/* order of the oldest writer in parts[] */
+	struct { uint64_t begin, end; } parts[WALK_PARTS];
 	pto_tm_visit_fn visit;
 	void *ctx;
 };
@@ -196,7 +208,92 @@ static inline bool note_cover(struct walk *w, uint64_t order)
 	if (!w->covered || order > w->cover)
 		w->cover = order;
 	w->covered = true;
+	if (order > w->floor)
+		w->floor = order;
 	return false;
+}
+
+/*
+ * A writer of part of the range (solid, both).  Once the parts cover all
+ * of it, everything older than the oldest of their writers is implied:
+ * whatever it touched in the range, one of those writers overwrote, and
+ * each of them was ordered after it by its own lookup (or through a newer
+ * writer, by the same argument).  Unlike a single covering writer, such a
+ * writer does not make the walk's result (see drop_implied_cover()).
+ */
+static __attribute__((noinline))
+bool note_part(struct walk *w, const struct pto_tm_entry *e, uint64_t order)
+{
+	uint64_t b = e->begin > w->begin ? e->begin : w->begin;
+	uint64_t x = e->end < w->end ? e->end : w->end;
+	bool first = !w->nparts;
+	uint32_t i, n = 0;
+
+	/* merge every part b..x meets or touches into b..x */
+	for (i = 0; i < w->nparts; i++) {
+		if (w->parts[i].end < b || w->parts[i].begin > x) {
+			w->parts[n++] = w->parts[i];
+			continue;
+		}
+		if (w->parts[i].begin < b)
+			b = w->parts[i].begin;
+		if (w->parts[i].end > x)
+			x = w->parts[i].end;
+	}
+	if (n == WALK_PARTS) {
+		w->nparts = n;	/* no room: count it as not found */
+		return true;
+	}
+	w->parts[n].begin = b;
+	w->parts[n].end = x;
+	w->nparts = n + 1;
+	if (first || order < w->parts_oldest)
+		w->parts_oldest = order;
+	if (b > w->begin || x < w->end)
+		return true;
+	if (w->parts_oldest > w->floor)
+		w->floor = w->parts_oldest;
+	return true;
+}
+
+/* Is b..x (inside the range looked up) inside one of the parts found? */
+static bool in_parts(const struct walk *w, uint64_t b, uint64_t x)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->nparts; i++)
+		if (w->parts[i].begin <= b && w->parts[i].end >= x)
+			return true;
+	return false;
+}
+
+/*
+ * An entry older than every writer of the parts found, whose bytes in the
+ * range those writers overwrote, is implied by them as the entries behind
+ * a whole cover are (see note_part()): skipped.  When the parts cover all
+ * the range has in the entry's block, so is every later entry of the
+ * block's chain (older still, and inside the block): false ends the chain.
+ * A stencil that rewrites double-buffered cells finds the newest writer of
+ * each cell instead of every writer still alive.
+ */
+static __attribute__((noinline))
+bool implied_by_parts(const struct walk *w, const struct pto_tm_entry *e,
+		      int64_t blk, bool *stop)
+{
+	uint64_t b = e->begin > w->begin ? e->begin : w->begin;
+	uint64_t x = e->end < w->end ? e->end : w->end;
+
+	*stop = false;
+	if (blk >= 0) {
+		uint64_t lo = (uint64_t)blk << w->level;
+		uint64_t hi = lo + (1ull << w->level);
+
+		*stop = in_parts(w, lo > w->begin ? lo : w->begin,
+				 hi < w->end ? hi : w->end);
+		if (*stop)
+			return true;
+	}
+	return in_parts(w, b, x);
 }
 
 /* walk_entry() once the ranges meet, where shapes may be involved. */
@@ -212,6 +309,10 @@ bool walk_shaped(struct walk *w, const struct pto_tm_ring *r,
 	} else {
 		covers = e_writer(e) && e->begin <= w->begin &&
 			 e->end >= w->end;
+		if (!covers && e_writer(e)) {
+			w->visit(w->ctx, e->task, order, e->owner, proven);
+			return note_part(w, e, order);
+		}
 	}
 	w->visit(w->ctx, e->task, order, e->owner, proven);
 	return covers ? note_cover(w, order) : true;
@@ -223,19 +324,27 @@ bool walk_entry(struct walk *w, const struct pto_tm_ring *r,
 {
 	uint64_t order = e_order(e);
 
-	if (w->covered && order < w->cover)
+	if (order < w->floor)
 		return false;
 	if (e->base != w->base || e_level(e) != w->level ||
 	    (blk >= 0 && (e->begin >> w->level) != (uint64_t)blk) ||
 	    e->end <= w->begin || e->begin >= w->end)
 		return true;
+	if (w->nparts && order < w->parts_oldest) {
+		bool stop;
+
+		if (implied_by_parts(w, e, blk, &stop))
+			return !stop;
+	}
 	/* programs without views never take this branch */
 	if (__builtin_expect(w->shapes, 0))
 		return walk_shaped(w, r, e, order);
 	w->visit(w->ctx, e->task, order, e->owner, true);
-	if (e_writer(e) && e->begin <= w->begin && e->end >= w->end)
+	if (!e_writer(e))
+		return true;
+	if (e->begin <= w->begin && e->end >= w->end)
 		return note_cover(w, order);
-	return true;
+	return note_part(w, e, order);
 }
 
 /* The common case: one ring's chain, newest first.  Inlined: hot. */
@@ -422,11 +531,21 @@ uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 			   const struct pto_tm_key *k, bool as_writer,
 			   pto_tm_visit_fn visit, void *ctx)
 {
-	struct walk w = {
-		.base = k->base, .begin = k->begin, .end = k->end,
-		.shape = k->shape, .shapes = k->shape || tm->shaped,
-		.visit = visit, .ctx = ctx,
-	};
+	struct walk w;
+
+	/* field by field: parts[] is read only below nparts, and not zeroed */
+	w.base = k->base;
+	w.begin = k->begin;
+	w.end = k->end;
+	w.floor = 0;
+	w.cover = 0;
+	w.covered = false;
+	w.level = 0;
+	w.shape = k->shape;
+	w.shapes = k->shape || tm->shaped;
+	w.nparts = 0;
+	w.visit = visit;
+	w.ctx = ctx;
 
 	if (!k->bucket || !tm->active)
 		return PTO_TM_NO_COVER;

@@ -172,7 +172,9 @@ void pto_tm_destroy(struct pto_tensormap *tm);
  * newest first: writers always, readers too when as_writer.  The newest
  * writer covering the whole range ends the lookup (everything older is
  * ordered behind it already); its submission order is returned, or
- * PTO_TM_NO_COVER when none was found.
+ * PTO_TM_NO_COVER when none was found.  Newer writers that each cover a
+ * part of the range prune in the same way what they overwrote together,
+ * but are not returned.
  */
 #define PTO_TM_NO_COVER UINT64_MAX
 uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,

@@ -153,6 +153,14 @@ static const struct pcase cases[] = {
 		{ A, R(OUTPUT_EXISTING, 1, 0, 8), NONE, NONE, 1,
 		  { R(INPUT, 0, 8, 8) } },
 	  }, 2, { { 0, 1 }, { 1, 2 } }, -1 },
+	/* the read needs 0's bytes from nobody: 1 overwrote them all */
+	{ "a read covered by two newer writers, not the older", 4, {
+		{ V, R(OUTPUT_EXISTING, 0, 0, 64), 0, NONE, 0 },
+		{ C, R(OUTPUT_EXISTING, 0, 0, 64), NONE, NONE, 0 },
+		{ A, R(OUTPUT_EXISTING, 0, 64, 64), NONE, NONE, 0 },
+		{ V, R(OUTPUT_EXISTING, 1, 0, 8), NONE, NONE, 1,
+		  { R(INPUT, 0, 0, 128) } },
+	  }, 3, { { 0, 1 }, { 1, 3 }, { 2, 3 } }, 3 },
 	{ "disjoint writes, then a read of a gap", 3, {
 		{ V, R(OUTPUT_EXISTING, 0, 0, 32), 0, NONE, 0 },
 		{ C, R(OUTPUT_EXISTING, 0, 64, 32), 0, NONE, 0 },
