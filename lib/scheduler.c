@@ -1032,9 +1032,10 @@ static int sched_poll(struct pto_runtime *rt, bool force, uint32_t core)
  * A worker is going to sleep.  Each looks for the orchestrator's part batch
  * first (the one thread that does when nobody schedules); the last of them
  * also tells the orchestrator (which then wakes one with notify()) and
- * looks for work once more.  A worker that finds the right to schedule
- * taken sleeps: the holder is awake, and looks before it sleeps itself.
- * False: do not sleep, there is work.
+ * looks for work once more.  One that finds the right to schedule taken
+ * sleeps, as the holder looks before it sleeps itself, except the last:
+ * the holder may be another worker on its way to sleep, which counted on
+ * the last one to tell the orchestrator.  False: do not sleep (yet).
  */
 static bool worker_idle(struct pto_runtime *rt, bool last)
 {
@@ -1043,7 +1044,7 @@ static bool worker_idle(struct pto_runtime *rt, bool last)
 	bool found;
 
 	if (!sched_trylock(&rt->sched))
-		return true;
+		return !last;
 	found = peek_unpublished(rt, &rb);
 	if (found) {
 		sched_locked(rt, &rb);
