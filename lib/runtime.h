@@ -35,7 +35,6 @@ struct pto_view_params;
 
 #define PTO_KERNEL_NAME_MAX 32
 
-
 struct pto_kernel {
 	bool registered;
 	bool builtin;
