@@ -13,6 +13,7 @@
 #include "config.h"
 #include "coreload.h"
 #include "log.h"
+#include "ringsize.h"
 #include "rings.h"
 #include "runtime.h"
 
@@ -25,7 +26,8 @@
 #define DEFAULT_HEAP_SIZE	(64ull << 20)
 #define DEFAULT_ARENA_SIZE	(1ull << 30)
 #define DEFAULT_STALL_MS	3000
-#define MAX_TASK_WINDOW		(1u << 24)
+_Static_assert(PTO_DEP_POOL_MAX == PTO_MAX_DEP_POOL,
+	       "the advised and the accepted dependency pool sizes agree");
 /* CPU numbers PTO_CPUS may name */
 #define CPU_LIMIT		4096
 
@@ -424,16 +426,20 @@ static int validate_ring(const struct pto_config *cfg, uint32_t ring)
 {
 	struct pto_ring_config r = pto_ring_cfg(cfg, ring);
 
-	if (!pto_is_pow2(r.task_window) || r.task_window < 4 ||
-	    r.task_window > MAX_TASK_WINDOW)
+	if (!pto_is_pow2(r.task_window) ||
+	    r.task_window < PTO_TASK_WINDOW_MIN ||
+	    r.task_window > PTO_TASK_WINDOW_MAX)
 		return bad_ring(ring, "task_window must be a power of two in "
 				"[4, 2^24]");
-	if (r.heap_size < 4096 || r.heap_size > (1ull << 40))
+	if (r.heap_size < PTO_HEAP_SIZE_MIN || r.heap_size > PTO_HEAP_SIZE_MAX)
 		return bad_ring(ring, "heap_size must be in [4 KiB, 1 TiB]");
-	if (r.dep_pool_size < 16 || r.dep_pool_size > PTO_MAX_DEP_POOL)
+	if (r.dep_pool_size < PTO_DEP_POOL_MIN ||
+	    r.dep_pool_size > PTO_DEP_POOL_MAX)
 		return bad_ring(ring, "dep_pool_size must be in [16, 2^30 - 1)");
-	if (r.tensormap_pool_size < 16)
-		return bad_ring(ring, "tensormap_pool_size must be at least 16");
+	if (r.tensormap_pool_size < PTO_TENSORMAP_POOL_MIN ||
+	    r.tensormap_pool_size > PTO_TENSORMAP_POOL_MAX)
+		return bad_ring(ring, "tensormap_pool_size must be in [16, "
+				"2^30]");
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "ringsize.h"
 #include "runtime.h"
 #include "stats.h"
 #include "statspage.h"
@@ -150,20 +151,22 @@ static void print_ring_advice(FILE *out, const struct pto_stats *st,
 			      uint32_t r, enum pto_ring k)
 {
 	const struct pto_ring_stats *rs = &st->depth[r][k];
+	uint64_t grown = pto_ring_size_fit(k, rs->size * 2);
+	uint64_t shrunk = pto_ring_size_fit(k,
+					    pto_next_pow2(rs->high_water * 2));
 
-	if (rs->stalls && rs->stall_ns > 1000000) {
+	if (rs->stalls && rs->stall_ns > 1000000 && grown > rs->size) {
 		fprintf(out, "  ring %u %s: full %" PRIu64 " times, %.1f ms "
 			"waited; ", r, pto_ring_name(k), rs->stalls,
 			rs->stall_ns / 1e6);
-		print_ring_env(out, st, r, k, rs->size * 2);
+		print_ring_env(out, st, r, k, grown);
 		fputs(" would let the orchestrator run further ahead\n", out);
 	} else if (rs->high_water && rs->high_water * 8 < rs->size &&
-		   rs->size > 1024) {
+		   rs->size > 1024 && shrunk < rs->size) {
 		fprintf(out, "  ring %u %s: never more than %" PRIu64 " of %"
 			PRIu64 " used; ", r, pto_ring_name(k), rs->high_water,
 			rs->size);
-		print_ring_env(out, st, r, k,
-			       pto_next_pow2(rs->high_water * 2));
+		print_ring_env(out, st, r, k, shrunk);
 		fputs(" would do and save memory\n", out);
 	}
 }

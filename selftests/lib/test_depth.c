@@ -612,6 +612,68 @@ static void test_advice_rings(void)
 
 /* ---- per-ring statistics ------------------------------------------------- */
 
+/*
+ * A runtime can be made with the setting one advice line names, the
+ * others left at their defaults: 1 if so, 0 if refused.
+ */
+static int advice_accepted(const char *setting)
+{
+	char name[64], *eq = strchr(setting, '=');
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	int ret;
+
+	if (!eq || eq - setting >= (ptrdiff_t)sizeof(name))
+		return 0;
+	memcpy(name, setting, eq - setting);
+	name[eq - setting] = 0;
+	setenv(name, eq + 1, 1);
+	pto_config_init(&cfg);
+	ret = pto_runtime_create(&cfg, &rt);
+	unsetenv(name);
+	if (ret)
+		return 0;
+	pto_runtime_destroy(rt);
+	return 1;
+}
+
+/*
+ * Every size pto_print_stats() advises is one the runtime accepts: after
+ * a run that used a sliver of the default rings, it advises shrinking,
+ * and an advice under the smallest size a ring may have would be refused.
+ */
+static void check_advice_accepted(struct pto_runtime *rt)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	int lines = 0, good = 0;
+
+	if (!out)
+		bail_out("open_memstream");
+	pto_print_stats(rt, out);
+	fclose(out);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *set = strstr(line, "PTO_"), *end;
+
+		if (!set || !strstr(line, "would"))
+			continue;
+		end = strchr(set, ' ');
+		if (end)
+			*end = 0;
+		lines++;
+		if (advice_accepted(set))
+			good++;
+		else
+			diag("refused: %s", set);
+	}
+	ok(lines >= 2 && good == lines,
+	   "stats: every ring size the advice names is accepted (%d of %d)",
+	   good, lines);
+	free(text);
+}
+
 static void test_ring_stats(void)
 {
 	struct pto_runtime *rt = default_runtime();
@@ -639,6 +701,7 @@ static void test_ring_stats(void)
 	ok(st.ring[PTO_RING_HEAP].size ==
 	   st.depth[0][PTO_RING_HEAP].size * st.nrings,
 	   "stats: the 0.1 totals sum the rings");
+	check_advice_accepted(rt);
 	pto_runtime_destroy(rt);
 }
 

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "model.h"
+#include "ringsize.h"
 
 const struct pt_sort_key pt_sort_keys[PT_NSORTS] = {
 	[PT_SORT_PID] = { "pid", 'P', "PID" },
@@ -693,15 +694,17 @@ bool pt_ring_advice(const struct pt_proc *p, int ring, enum pto_ring res,
 		    struct pt_advice *adv)
 {
 	const struct pt_ring *g = &p->depth[ring][res];
+	uint64_t grown = pto_ring_size_fit(res, g->size * 2);
+	uint64_t shrunk = pto_ring_size_fit(res, next_pow2(g->high_water * 2));
 
 	memset(adv, 0, sizeof(*adv));
-	if (g->stalls && g->stall_ns > 1000000) {
+	if (g->stalls && g->stall_ns > 1000000 && grown > g->size) {
 		adv->kind = PT_ADVICE_GROW;
-		adv->size = g->size * 2;
+		adv->size = grown;
 	} else if (g->high_water && g->high_water * 8 < g->size &&
-		   g->size > 1024) {
+		   g->size > 1024 && shrunk < g->size) {
 		adv->kind = PT_ADVICE_SHRINK;
-		adv->size = next_pow2(g->high_water * 2);
+		adv->size = shrunk;
 	} else {
 		return false;
 	}
