@@ -16,6 +16,7 @@
 #include "log.h"
 #include "flow.h"
 #include "orchestrator.h"
+#include "ringsize.h"
 #include "stats.h"
 #include "trace.h"
 
@@ -185,8 +186,31 @@ static void explain_oldest(struct pto_runtime *rt, uint32_t ring,
 static uint64_t size_for(enum pto_ring kind, uint64_t n)
 {
 	if (kind == PTO_RING_TASK)
-		return pto_next_pow2(n + 1);
-	return n;
+		n = pto_next_pow2(n + 1);
+	return pto_ring_size_fit(kind, n);
+}
+
+/*
+ * "at least N so far (PTO_<resource>=...)": the size of ring n->ring's
+ * resource that holds the held part and the request, as the setting that
+ * gives it that size and leaves the other rings as they are.
+ */
+static void print_size_wanted(struct pto_runtime *rt,
+			      const struct pto_need *n, uint64_t held)
+{
+	uint64_t want = size_for(n->kind, held + n->amount);
+	uint64_t sizes[PTO_MAX_RINGS];
+	struct pto_need ni = *n;
+	uint32_t i;
+
+	for (i = 0; i < rt->nrings; i++) {
+		ni.ring = i;
+		sizes[i] = capacity(rt, &ni);
+	}
+	fprintf(stderr, "at least %" PRIu64 " so far (", want);
+	pto_ring_env_fprint(stderr, n->kind, rt->nrings, sizes, n->ring,
+			    want);
+	fputc(')', stderr);
 }
 
 /*
@@ -208,21 +232,10 @@ static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
 	pto_log("  the scope at depth %u has submitted %" PRIu64 " tasks (%"
 		PRIu64 " %s of the %s) and holds them until it ends\n", scope,
 		tasks, held, unit, pto_ring_name(n->kind));
-	uint64_t want = size_for(n->kind, held + n->amount);
-	uint64_t sizes[PTO_MAX_RINGS];
-	struct pto_need ni = *n;
-	uint32_t i;
-
-	for (i = 0; i < rt->nrings; i++) {
-		ni.ring = i;
-		sizes[i] = capacity(rt, &ni);
-	}
 	pto_log("  advice: ring %u's %s must hold everything that scope "
-		"submits before it ends: at least %" PRIu64 " so far (",
-		n->ring, pto_ring_name(n->kind), want);
-	pto_ring_env_fprint(stderr, n->kind, rt->nrings, sizes, n->ring,
-			    want);
-	fputs("), more if it goes on; or end the scope sooner, e.g. open "
+		"submits before it ends: ", n->ring, pto_ring_name(n->kind));
+	print_size_wanted(rt, n, held);
+	fputs(", more if it goes on; or end the scope sooner, e.g. open "
 	      "a scope inside its loop\n", stderr);
 }
 
@@ -240,6 +253,12 @@ static void advise_rings(struct pto_runtime *rt, const struct pto_need *n,
 		"it (depths %u-%u) share ring %u with it: no ring size lets a "
 		"loop of any length through\n", scope, scope + 1, deepest,
 		n->ring);
+	/* what the open scopes hold now: enough for nesting without a loop */
+	pto_log("  the open scopes hold %" PRIu64 " of its %s: ring %u needs ",
+		in_use(rt, n), pto_ring_name(n->kind), n->ring);
+	print_size_wanted(rt, n, in_use(rt, n));
+	fputs(" to let them this far, more for every task a loop or deeper "
+	      "nesting adds\n", stderr);
 	if (deepest < PTO_MAX_RINGS && rt->nrings <= deepest)
 		pto_log("  advice: %s=%u gives every depth up to %u a ring of "
 			"its own\n", pto_env_name(PTO_ENV_RINGS), deepest + 1,

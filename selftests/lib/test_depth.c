@@ -593,6 +593,10 @@ static void test_advice_rings(void)
 	   "its diagnosis says no size helps and a ring per depth does");
 	if (err && !strstr(err, "PTO_RINGS=3"))
 		diag("%s", err);
+	ok(err && strstr(err, "the open scopes hold 32 of its task window") &&
+	   strstr(err, "needs at least 64 so far (PTO_TASK_WINDOW=32,64)"),
+	   "and the size that lets the open scopes this far, for nesting "
+	   "without a loop");
 	free(err);
 	/* and with the rings it asks for, the same program runs */
 	pto_runtime_destroy(rt);
