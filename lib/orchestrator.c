@@ -245,8 +245,34 @@ static inline uint64_t out_lead(const struct pto_runtime *rt, uint64_t size)
 	return !rt->be.check ? 0 : pto_check_out_lead(rt->be.check, size);
 }
 
-static int check_params(struct pto_runtime *rt, const struct pto_param *p,
-			uint32_t n, uint32_t nviews, struct plan *plan)
+/*
+ * A task's heap block does not fit its ring's heap: say what is in it.
+ * fn: the call the program made.
+ */
+static int block_too_big(const char *fn, const struct plan *plan,
+			 uint64_t heap_size)
+{
+	uint64_t outs = plan->out_bytes - plan->views_bytes - plan->args_bytes;
+
+	pto_log("%s: %s (%llu bytes)", fn, plan->views_bytes &&
+		!strcmp(fn, "pto_alloc") ? "the buffer" : "its OUTPUTs",
+		(unsigned long long)outs);
+	if (plan->views_bytes)
+		fprintf(stderr, " and view descriptors (%llu)",
+			(unsigned long long)plan->views_bytes);
+	if (plan->args_bytes)
+		fprintf(stderr, " and argument array (%llu)",
+			(unsigned long long)plan->args_bytes);
+	fprintf(stderr, " take %llu bytes of heap in all, more than ring "
+		"%u's heap ring (%llu bytes)\n",
+		(unsigned long long)plan->out_bytes, plan->ring,
+		(unsigned long long)heap_size);
+	return -E2BIG;
+}
+
+static int check_params(struct pto_runtime *rt, const char *fn,
+			const struct pto_param *p, uint32_t n, uint32_t nviews,
+			struct plan *plan)
 {
 	uint64_t heap_size = rt->ring[plan->ring].heap_size;
 	uint32_t i;
@@ -264,9 +290,9 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 						 "OUTPUT of size 0" :
 						 "OUTPUT with a NULL ref");
 			if (p[i].size > heap_size) {
-				pto_log("pto_submit_task: parameter %u: OUTPUT "
-					"of %llu bytes, larger than ring %u's "
-					"heap ring (%llu bytes)\n", i,
+				pto_log("%s: parameter %u: OUTPUT of %llu "
+					"bytes, larger than ring %u's heap "
+					"ring (%llu bytes)\n", fn, i,
 					(unsigned long long)p[i].size,
 					plan->ring,
 					(unsigned long long)heap_size);
@@ -298,15 +324,8 @@ static int check_params(struct pto_runtime *rt, const struct pto_param *p,
 	plan->args_bytes = n > PTO_MAX_ARGS ?
 			   out_span(rt, n * sizeof(uint64_t)) : 0;
 	plan->out_bytes += plan->views_bytes + plan->args_bytes;
-	if (plan->out_bytes > heap_size) {
-		pto_log("pto_submit_task: its OUTPUTs%s%s take %llu bytes, "
-			"more than ring %u's heap ring (%llu bytes)\n",
-			plan->views_bytes ? " and view descriptors" : "",
-			plan->args_bytes ? " and argument array" : "",
-			(unsigned long long)plan->out_bytes, plan->ring,
-			(unsigned long long)heap_size);
-		return -E2BIG;
-	}
+	if (plan->out_bytes > heap_size)
+		return block_too_big(fn, plan, heap_size);
 	return 0;
 }
 
@@ -791,7 +810,9 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 		t0 = pto_now_ns();
 	r = orch_ring(rt);
 	plan.ring = r;
-	ret = check_params(rt, p, n, sub->vp ? sub->vp->nviews : 0, &plan);
+	ret = check_params(rt, sub->flags & PTO_TASK_F_NO_DISPATCH ?
+			   "pto_alloc" : "pto_submit_task", p, n,
+			   sub->vp ? sub->vp->nviews : 0, &plan);
 	if (ret)
 		return ret;
 	if (rt->orch.error)

@@ -563,7 +563,8 @@ int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
  * are ordered after that.  Orchestrator thread only.
  *
  * Return: 0; -EINVAL (a bad view, outside a run), -EPERM (another
- * thread), -E2BIG (larger than the heap ring), -EDEADLK, -ECANCELED.
+ * thread), -E2BIG (it and its view descriptor take more than the heap
+ * ring), -EDEADLK, -ECANCELED.
  */
 int pto_alloc(struct pto_runtime *rt, struct pto_view *view);
 

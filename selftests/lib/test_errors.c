@@ -380,6 +380,48 @@ static void test_bad_submits(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * pto_alloc() of exactly the heap ring's size: its view descriptor shares
+ * the task's heap block, so it does not fit; the message names the call
+ * the program made and what the block holds.
+ */
+static int alloc_rc;
+
+static int orch_alloc_whole_heap(struct pto_runtime *rt, void *arg)
+{
+	uint64_t words = (1 << 16) / 4;
+	struct pto_view v = pto_view_nd(NULL, PTO_DTYPE_U32, 1, &words);
+
+	(void)arg;
+	alloc_rc = pto_alloc(rt, &v);
+	return 0;
+}
+
+static void test_alloc_too_big(void)
+{
+	static const char *const words[] = { "pto_alloc:", "the buffer",
+					     "(65536 bytes)", "view descriptors",
+					     "ring 0's heap ring", NULL };
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	char *text;
+
+	tl_config(&cfg, 16, 1 << 16);
+	if (pto_runtime_create(&cfg, &rt))
+		bail_out("pto_runtime_create");
+	tl_capture_begin(&cap);
+	pto_run(rt, orch_alloc_whole_heap, NULL);
+	text = tl_capture_end(&cap);
+	ok_eq(alloc_rc, -E2BIG, "pto_alloc of the whole heap ring is -E2BIG");
+	if (!ok(line_has(text, words),
+		"pto_alloc: the message names pto_alloc, the buffer and its "
+		"view descriptor"))
+		diag("  stderr: %s", text);
+	free(text);
+	pto_runtime_destroy(rt);
+}
+
 /* ---- unbalanced scopes --------------------------------------------------- */
 
 static int scope_rc[2];
@@ -1011,6 +1053,7 @@ int main(void)
 {
 	test_config();
 	test_bad_submits();
+	test_alloc_too_big();
 	test_scopes();
 	for (size_t i = 0; i < sizeof(dl_cases) / sizeof(dl_cases[0]); i++)
 		deadlock_case(&dl_cases[i]);
