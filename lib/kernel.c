@@ -63,6 +63,9 @@ void pto_kernel_set_error(int err)
 {
 	struct pto_kernel_ctx *c = pto_kernel_current;
 
+	/* an errno as userspace writes it (EIO) fails the task all the same */
+	if (err > 0)
+		err = -err;
 	if (c && err < 0 && !c->status)
 		c->status = err;
 }

@@ -29,12 +29,12 @@
 #include "kernels.h"
 #include "opcheck.h"
 
-#define K_FAIL 45		/* sets -EIO */
+#define K_FAIL 45		/* sets -EIO, or EIO when its argument is 1 */
 #define K_UNKNOWN 55		/* never registered */
 
 static void k_fail(const uint64_t *a, uint32_t n)
 {
-	pto_kernel_set_error(-EIO);
+	pto_kernel_set_error(n && a[0] == 1 ? EIO : -EIO);
 }
 
 static struct pto_runtime *make_rt(struct pto_config *cfg, struct tl_rec *r)
@@ -681,8 +681,10 @@ static int orch_fail(struct pto_runtime *rt, void *arg)
 
 	f->first_bad = f->again = 0;
 	f->submits = 0;
+	/* the second time as userspace spells an errno: EIO */
 	if (pto_submit_task(rt, K_FAIL, PTO_WORKER_VECTOR,
-			    (struct pto_param[]){ PTO_SCALAR(0) }, 1) < 0)
+			    (struct pto_param[]){
+				    PTO_SCALAR(f->return_error) }, 1) < 0)
 		return -EPROTO;
 	/*
 	 * Keep submitting (a scope per task, so the window never fills)
@@ -728,8 +730,9 @@ static void test_failing_kernel(void)
 	memset(gbuf, 0, 64);
 	for (f.return_error = 0; f.return_error < 2; f.return_error++) {
 		const char *how = f.return_error ?
-				  "orchestration returns -ECANCELED" :
-				  "orchestration returns 0";
+				  "set_error(EIO), orchestration returns "
+				  "-ECANCELED" :
+				  "set_error(-EIO), orchestration returns 0";
 
 		static const char *const words[] = {
 			"task ", "kernel 45", "\"fail\"", "vector", "core ",
