@@ -35,7 +35,19 @@ $(O)/tools/ptotop-objs/ptotop.o $(O)/tools/ptotop-objs/main.o \
 $(O)/tools/ptobench-obj/ptobench.o: VERSION
 
 .PHONY: lib-all
-lib-all: $(LIBPTO_A) $(LIBPTO_SO)
+lib-all: $(LIBPTO_A) $(LIBPTO_SO) $(O)/libpto-uninstalled.pc
+
+# For programs built against the build tree: pkg-config takes
+# libpto-uninstalled.pc over libpto.pc when PKG_CONFIG_PATH names build/,
+# so `PKG_CONFIG_PATH=build pkg-config --cflags --libs libpto` gives the
+# source headers and this library (with an rpath to it).
+$(O)/libpto-uninstalled.pc: lib/libpto.pc.in lib/build.mk VERSION
+	$(if $(Q),@echo "  GEN     $@")
+	$(Q)sed -e 's|@PREFIX@|$(abspath .)|' -e 's|@LIBDIR@|$(abspath $(O))|' \
+		-e 's|@INCLUDEDIR@|$(abspath include)|' \
+		-e 's|@VERSION@|$(PTO_VERSION)|' \
+		-e 's|^Cflags:.*|& -I$${includedir}/uapi|' \
+		-e 's|^Libs:.*|& -Wl,-rpath,$${libdir}|' $< >$@
 
 $(LIBPTO_A): $(LIBPTO_OBJS)
 	$(if $(Q),@echo "  AR      $@")

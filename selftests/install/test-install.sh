@@ -84,6 +84,18 @@ done
 test -z "$bad"
 check $? "man pages share one .TH header form${bad:+ (not:$bad)}"
 
+awk '/code-block:: c/ { f = 1; next } f && /^Build it/ { f = 0 } f' \
+	"$src/Documentation/libpto.rst" | sed 's/^   //' >"$tmp/prog.c"
+# before installing: the build tree's libpto-uninstalled.pc (README)
+# shellcheck disable=SC2046
+cc "$tmp/prog.c" $(PKG_CONFIG_PATH="$obj" pkg-config --cflags --libs \
+	libpto) -o "$tmp/prog-tree" 2>"$tmp/cc0.log"
+check $? "cc prog.c against the build tree (PKG_CONFIG_PATH=build)" ||
+	cat "$tmp/cc0.log"
+out=$(PTO_STATS=0 "$tmp/prog-tree" 2>&1)
+test "$out" = 1000
+check $? "it runs from the build tree without LD_LIBRARY_PATH (got '$out')"
+
 export PKG_CONFIG_SYSROOT_DIR="$dest"
 export PKG_CONFIG_PATH="$dest/usr/lib/pkgconfig"
 test "$(pkg-config --modversion libpto)" = "$(cat "$src/VERSION")"
@@ -91,8 +103,6 @@ check $? "pkg-config --modversion libpto is VERSION's"
 pkg-config --print-requires-private libpto | grep -q '^liburing'
 check $? "libpto.pc: Requires.private: liburing"
 
-awk '/code-block:: c/ { f = 1; next } f && /^Build it/ { f = 0 } f' \
-	"$src/Documentation/libpto.rst" | sed 's/^   //' >"$tmp/prog.c"
 # shellcheck disable=SC2046
 cc "$tmp/prog.c" $(pkg-config --cflags --libs libpto) -o "$tmp/prog" \
 	2>"$tmp/cc.log"
