@@ -41,6 +41,15 @@ struct pto_backend_sched {
 	 * thread said it sleeps (ready()'s other side).
 	 */
 	bool (*take)(void *ctx, uint32_t core, uint64_t *task);
+	/*
+	 * The same, but only a task accept(actx, task) accepts (which must
+	 * not look at the task's descriptor: until taken, the task may be
+	 * run, retired and its slot reused by another thread meanwhile).
+	 */
+	bool (*take_if)(void *ctx, uint32_t core, uint64_t *task,
+			bool (*accept)(void *actx, uint64_t task), void *actx);
+	/* Put back a task taken for core and not run, for another thread. */
+	void (*give_back)(void *ctx, uint32_t core, uint64_t task);
 	void (*complete)(void *ctx, uint32_t core, uint64_t task, int status,
 			 uint64_t start_ns, uint64_t end_ns);
 	bool (*has_work)(void *ctx, uint32_t core);

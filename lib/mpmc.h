@@ -71,7 +71,7 @@ static inline bool pto_mpmc_push(struct pto_mpmc *q, uint64_t v)
 						__ATOMIC_RELAXED))
 			break;
 	}
-	c->val = v;
+	__atomic_store_n(&c->val, v, __ATOMIC_RELAXED);	/* see pop_if */
 	store_release(&c->seq, pos + 1 - (pos & q->mask));
 	return true;
 }
@@ -101,6 +101,46 @@ static inline bool pto_mpmc_pop(struct pto_mpmc *q, uint64_t *v)
 	}
 	*v = c->val;
 	/* the cell is the pushers' again, one lap on */
+	store_release(&c->seq, pos + q->mask + 1 - (pos & q->mask));
+	return true;
+}
+
+/*
+ * Pop the oldest handle only if accept(ctx, handle) says so; false when empty
+ * or when it does not.  The handle is read before it is claimed: a cell
+ * that has been pushed keeps its value until its position is popped, and
+ * a claim that succeeds proves nobody popped it, so the value judged is
+ * the value taken.  accept() may see a value another popper takes meanwhile
+ * (then the claim fails and the next one is judged).
+ */
+static inline bool pto_mpmc_pop_if(struct pto_mpmc *q, uint64_t *v,
+				   bool (*accept)(void *ctx, uint64_t v),
+				   void *ctx)
+{
+	uint64_t pos = __atomic_load_n(&q->head, __ATOMIC_RELAXED), val;
+	struct pto_mpmc_cell *c;
+
+	for (;;) {
+		int64_t lag;
+
+		c = &q->cell[pos & q->mask];
+		lag = (int64_t)(load_acquire(&c->seq) + (pos & q->mask) -
+				(pos + 1));
+		if (lag < 0)
+			return false;	/* not pushed yet: empty */
+		if (lag > 0) {
+			pos = __atomic_load_n(&q->head, __ATOMIC_RELAXED);
+			continue;
+		}
+		val = __atomic_load_n(&c->val, __ATOMIC_RELAXED);
+		if (!accept(ctx, val))
+			return false;
+		if (__atomic_compare_exchange_n(&q->head, &pos, pos + 1, true,
+						__ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	*v = val;
 	store_release(&c->seq, pos + q->mask + 1 - (pos & q->mask));
 	return true;
 }

@@ -1079,10 +1079,12 @@ static void worker_awake(struct pto_runtime *rt)
 
 /*
  * Shards: the next ready task for core, from its own shard of its type's
- * queues first, then from the others (stealing).  After a failure the
- * tasks taken are completed as cancelled instead of run.
+ * queues first, then from the others (stealing); with accept, only one
+ * that accept(actx, task) accepts.  After a failure the tasks taken are
+ * completed as cancelled instead of run.
  */
-static bool shard_take(struct pto_runtime *rt, uint32_t core, uint64_t *task)
+static bool shard_take(struct pto_runtime *rt, uint32_t core, uint64_t *task,
+		       bool (*accept)(void *actx, uint64_t task), void *actx)
 {
 	struct pto_sched *s = &rt->sched;
 	uint32_t type = s->core_type[core], n = s->nshards[type];
@@ -1093,7 +1095,9 @@ static bool shard_take(struct pto_runtime *rt, uint32_t core, uint64_t *task)
 		struct ready_batch rb = { .home = core };
 
 		for (i = 0; i < n; i++)
-			if (pto_mpmc_pop(&q[(own + i) % n], task))
+			if (accept ? pto_mpmc_pop_if(&q[(own + i) % n], task,
+						     accept, actx) :
+				 pto_mpmc_pop(&q[(own + i) % n], task))
 				break;
 		if (i == n)
 			return false;
@@ -1102,6 +1106,18 @@ static bool shard_take(struct pto_runtime *rt, uint32_t core, uint64_t *task)
 		complete_task(rt, *task, UINT32_MAX, -ECANCELED, &rb);
 		flush_ready(rt, &rb);
 	}
+}
+
+/* Shards: a task taken for core goes back to its type's queues, unrun. */
+static void shard_give_back(struct pto_runtime *rt, uint32_t core,
+			    uint64_t task)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t type = s->core_type[core], n = s->nshards[type];
+
+	/* sized for every task of every window: never full */
+	pto_mpmc_push(&s->shard[type][(core - rt->be.first_core[type]) % n],
+		      task);
 }
 
 /* Shards: core ran task (status, its start and end times); complete it. */
@@ -1156,7 +1172,18 @@ static void hook_awake(void *ctx)
 
 static bool hook_take(void *ctx, uint32_t core, uint64_t *task)
 {
-	return shard_take(ctx, core, task);
+	return shard_take(ctx, core, task, NULL, NULL);
+}
+
+static bool hook_take_if(void *ctx, uint32_t core, uint64_t *task,
+			 bool (*accept)(void *actx, uint64_t task), void *actx)
+{
+	return shard_take(ctx, core, task, accept, actx);
+}
+
+static void hook_give_back(void *ctx, uint32_t core, uint64_t task)
+{
+	shard_give_back(ctx, core, task);
 }
 
 static void hook_complete(void *ctx, uint32_t core, uint64_t task,
@@ -1181,6 +1208,8 @@ static const struct pto_backend_sched shard_hooks = {
 	.idle = hook_idle,
 	.awake = hook_awake,
 	.take = hook_take,
+	.take_if = hook_take_if,
+	.give_back = hook_give_back,
 	.complete = hook_complete,
 	.has_work = hook_has_work,
 };

@@ -69,6 +69,13 @@ struct sim_core {
 	bool started;
 	uint32_t spin_budget;	/* PTO_SCHED_WORKERS, when last awake */
 	uint32_t wake;		/* PTO_SCHED_SHARDS: futex it sleeps on */
+	/*
+	 * PTO_SCHED_SHARDS: 1 while a thread runs a task as this core, its
+	 * own or one helping it (help_sleepers()): a core runs one task at
+	 * a time, whichever thread runs it.  A line of its own: its thread
+	 * takes it for every task.
+	 */
+	PTO_OWN_LINES uint32_t running;
 };
 
 struct sim {
@@ -169,9 +176,11 @@ static int start_cores(struct sim *sim)
 	uint32_t i;
 	int ret;
 
-	sim->cores = calloc(be->num_cores, sizeof(*sim->cores));
+	sim->cores = aligned_alloc(_Alignof(struct sim_core),
+				   be->num_cores * sizeof(*sim->cores));
 	if (!sim->cores)
 		return -ENOMEM;
+	memset(sim->cores, 0, be->num_cores * sizeof(*sim->cores));
 	for (i = 0; i < be->num_cores; i++) {
 		sim->cores[i].sim = sim;
 		sim->cores[i].index = i;
@@ -320,20 +329,51 @@ static uint32_t wake_sleepers(struct sim *sim, uint32_t type, uint32_t n)
 }
 
 /*
- * Tasks were pushed: wake sleepers for those that the core threads of the
- * type awake and looking for work will not take.  One that stops looking
- * to sleep does so before it sets its asleep bit and looks at the queues
- * once more, so counting it as looking never loses a task.
+ * n tasks of type were pushed: wake sleepers for those that the core
+ * threads of the type awake and looking for work will not take.  One that
+ * stops looking to sleep does so before it sets its asleep bit and looks
+ * at the queues once more, so counting it as looking never loses a task.
  */
-static void sim_ready(struct pto_backend *be, uint32_t type, uint32_t n)
+static void wake_for(struct sim *sim, uint32_t type, uint32_t n)
 {
-	struct sim *sim = be->priv;
 	uint32_t looking;
 
 	smp_mb();	/* the pushes before the loads; see shard_sleep() */
 	looking = READ_ONCE(sim->looking[type]);
 	if (n > looking)
 		wake_sleepers(sim, type, n - looking);
+}
+
+/*
+ * PTO_SCHED_SHARDS: the wake-ups a core thread took over, per type the
+ * tasks readied, settled at the top of its loop (settle_wakeups()).
+ */
+struct wake_debt {
+	uint32_t types;
+	uint32_t n[PTO_NUM_WORKER_TYPES];
+	bool ran_short;		/* the thread's own last task was short */
+};
+
+/* Set while the calling thread is a core thread in shard_loop(). */
+static __thread struct wake_debt *thread_wake_debt
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * Tasks were pushed.  A core thread scheduling with shards wakes nobody
+ * yet: back at the top of its loop it runs the short ones of a sleeping
+ * type itself and wakes sleepers only for the rest (settle_wakeups()).
+ * Everyone else wakes at once.
+ */
+static void sim_ready(struct pto_backend *be, uint32_t type, uint32_t n)
+{
+	struct wake_debt *d = thread_wake_debt;
+
+	if (d) {
+		d->types |= 1u << type;
+		d->n[type] += n;
+		return;
+	}
+	wake_for(be->priv, type, n);
 }
 
 static uint32_t core_type(struct sim *sim, uint32_t core)
@@ -898,6 +938,7 @@ static void shard_sleep(struct sim *sim, const struct pto_backend_sched *h,
 		WRITE_ONCE(r->core_waiting, 1);
 		__atomic_fetch_or(word, bit, __ATOMIC_SEQ_CST);
 		if (!h->has_work(sim->hook_ctx, sc->index) &&
+		    !thread_wake_debt->types &&
 		    !load_acquire(&sim->stop) && load_acquire(&sim->hooks) == h)
 			futex_wait(&sc->wake, seen, !last ? UINT32_MAX :
 				   (*naps)++ ? 50 : 1);
@@ -905,6 +946,166 @@ static void shard_sleep(struct sim *sim, const struct pto_backend_sched *h,
 		WRITE_ONCE(r->core_waiting, 0);
 	}
 	woke_up(sim, h, sc, t0);
+}
+
+/* PTO_SCHED_SHARDS: run tasks as core c, alone (see sim_core.running). */
+static bool core_try_enter(struct sim_core *c)
+{
+	return !__atomic_exchange_n(&c->running, 1, __ATOMIC_ACQUIRE);
+}
+
+static void core_enter(struct sim_core *c)
+{
+	while (!core_try_enter(c))
+		cpu_relax();	/* a helper, for one short task */
+}
+
+static void core_leave(struct sim_core *c)
+{
+	__atomic_store_n(&c->running, 0, __ATOMIC_RELEASE);
+}
+
+/* Run a task taken for core c on this thread and complete it. */
+static void shard_run(struct sim *sim, const struct pto_backend_sched *h,
+		      uint32_t c, uint64_t id, uint64_t *clock)
+{
+	struct pto_core_regs *r = pto_regs(sim->be, c);
+	uint64_t start;
+	int status;
+
+	status = run_timed(sim, r, c, id, clock, &start);
+	__atomic_fetch_add(&r->busy_ns, *clock - start, __ATOMIC_RELAXED);
+	h->complete(sim->hook_ctx, c, id, status, start, *clock);
+}
+
+/*
+ * Whether core c's type has ready tasks queued.  Only the queue cells are
+ * read: the descriptor of a task not taken may be rewritten meanwhile.
+ */
+static bool look_any(void *ctx, uint64_t id)
+{
+	*(bool *)ctx = true;
+	return false;
+}
+
+static bool tasks_queued(struct sim *sim, const struct pto_backend_sched *h,
+			 uint32_t c)
+{
+	bool any = false;
+	uint64_t id;
+
+	h->take_if(sim->hook_ctx, c, &id, look_any, &any);
+	return any;
+}
+
+/* A core of type t whose thread sleeps, or UINT32_MAX. */
+static uint32_t sleeping_core(struct sim *sim, uint32_t t)
+{
+	uint32_t w;
+
+	for (w = 0; w < PTO_CORELOAD_WORDS; w++) {
+		uint64_t v = READ_ONCE(sim->asleep[t][w]);
+
+		if (v)
+			return sim->be->first_core[t] + w * 64 +
+			       (uint32_t)__builtin_ctzll(v);
+	}
+	return UINT32_MAX;
+}
+
+/* Tasks one thread runs for a sleeping type before it looks at its own. */
+#define HELP_BATCH 32
+
+/*
+ * Run type t's ready tasks as its sleeping core c while they are short,
+ * up to budget; the first that is not goes back to the queue.  While it
+ * does, the thread counts as looking for t, so that the tasks it readies
+ * there wake no sleeper; when it stops, one that is left needs one: the
+ * decrement before the look pairs with wake_for()'s push before its load.
+ */
+static uint32_t help_core(struct sim *sim, const struct pto_backend_sched *h,
+			  uint32_t t, uint32_t c, uint32_t budget,
+			  uint64_t *clock)
+{
+	uint32_t ran = 0;
+	uint64_t id;
+
+	if (!core_try_enter(&sim->cores[c]))
+		return 0;
+	__atomic_add_fetch(&sim->looking[t], 1, __ATOMIC_SEQ_CST);
+	while (ran < budget && h->take(sim->hook_ctx, c, &id)) {
+		if (!task_is_short(sim, task_desc(sim, id))) {
+			h->give_back(sim->hook_ctx, c, id);
+			break;
+		}
+		shard_run(sim, h, c, id, clock);
+		ran++;
+	}
+	core_leave(&sim->cores[c]);
+	__atomic_sub_fetch(&sim->looking[t], 1, __ATOMIC_SEQ_CST);
+	if (tasks_queued(sim, h, c))
+		wake_for(sim, t, 1);
+	return ran;
+}
+
+/*
+ * The wake-ups this thread took over (sim_ready()), back at the top of
+ * its loop.  Of its own type it takes one itself (flush_ready() did not
+ * count it), and the others are worth a sleeper only when its own tasks
+ * are not short (the one it ran last says); another type's tasks it runs as a sleeping core of that
+ * type while they are short (help_core(), whose tasks add to the debt,
+ * settled in turn), and wakes sleepers for the rest.
+ */
+static void settle_wakeups(struct sim *sim, struct sim_core *me,
+			   const struct pto_backend_sched *h,
+			   struct wake_debt *d, uint64_t *clock)
+{
+	uint32_t mine = core_type(sim, me->index);
+
+	while (d->types) {
+		uint32_t t = (uint32_t)__builtin_ctz(d->types), n = d->n[t];
+		uint32_t c = UINT32_MAX;
+
+		d->types &= ~(1u << t);
+		d->n[t] = 0;
+		if (t == mine) {	/* n counts none it takes itself */
+			if (!d->ran_short)
+				wake_for(sim, t, n);
+			continue;
+		}
+		smp_mb();	/* the pushes before the loads: see wake_for() */
+		if (!READ_ONCE(sim->looking[t]))
+			c = sleeping_core(sim, t);
+		if (c != UINT32_MAX &&
+		    help_core(sim, h, t, c, HELP_BATCH, clock))
+			continue;	/* it woke a sleeper if one is needed */
+		wake_for(sim, t, n);
+	}
+}
+
+/*
+ * PTO_SCHED_SHARDS, a thread that found nothing of its own type to do:
+ * run the short ready tasks of a type whose core threads all sleep, as
+ * one of those cores, instead of waking it, as the kick does for a
+ * sleeping core in the other modes.  A wake-up costs more than such a
+ * task, and on a host with fewer CPUs than core threads the woken one
+ * would take a CPU from a thread with work.  True when it ran something.
+ */
+static bool help_sleepers(struct sim *sim, struct sim_core *me,
+			  const struct pto_backend_sched *h, uint64_t *clock)
+{
+	uint32_t mine = core_type(sim, me->index), t, c, ran = 0;
+
+	for (t = 0; t < PTO_NUM_WORKER_TYPES && ran < HELP_BATCH; t++) {
+		if (t == mine || !sim->be->cores[t] ||
+		    READ_ONCE(sim->looking[t]))
+			continue;
+		c = sleeping_core(sim, t);
+		if (c == UINT32_MAX || !tasks_queued(sim, h, c))
+			continue;
+		ran += help_core(sim, h, t, c, HELP_BATCH - ran, clock);
+	}
+	return ran;
 }
 
 /*
@@ -917,25 +1118,34 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 		       const struct pto_backend_sched *h)
 {
 	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
-	uint32_t *looking = &sim->looking[core_type(sim, sc->index)];
+	uint32_t *looking = &sim->looking[core_type(sim, sc->index)], t;
+	struct wake_debt debt = { 0 };
 	unsigned int idle = 0;
 	uint32_t naps = 0;
-	uint64_t clock = 0, id, start;
-	int status;
+	uint64_t clock = 0, id;
 
+	thread_wake_debt = &debt;
 	for (;;) {
+		settle_wakeups(sim, sc, h, &debt, &clock);
 		if (h->take(sim->hook_ctx, sc->index, &id)) {
 			if (idle)
 				__atomic_sub_fetch(looking, 1, __ATOMIC_SEQ_CST);
-			status = run_timed(sim, r, sc->index, id, &clock,
-					   &start);
-			__atomic_fetch_add(&r->busy_ns, clock - start,
-					   __ATOMIC_RELAXED);
-			h->complete(sim->hook_ctx, sc->index, id, status,
-				    start, clock);
+			/* busy for long: what waits behind it needs a sleeper */
+			debt.ran_short = task_is_short(sim, task_desc(sim, id));
+			if (!debt.ran_short && tasks_queued(sim, h, sc->index))
+				wake_for(sim, core_type(sim, sc->index), 1);
+			core_enter(sc);
+			shard_run(sim, h, sc->index, id, &clock);
+			core_leave(sc);
 			h->schedule(sim->hook_ctx, sc->index);
 			idle = 0;
 			naps = 0;
+			continue;
+		}
+		if (help_sleepers(sim, sc, h, &clock)) {
+			h->schedule(sim->hook_ctx, sc->index);
+			if (idle)	/* still looking: spin afresh */
+				idle = 1;
 			continue;
 		}
 		clock = 0;	/* idle time is not busy time */
@@ -957,6 +1167,10 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 	}
 	if (idle)
 		__atomic_sub_fetch(looking, 1, __ATOMIC_SEQ_CST);
+	thread_wake_debt = NULL;
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)	/* leaving: wake */
+		if (debt.types & 1u << t)
+			wake_for(sim, t, debt.n[t]);
 }
 
 static void *core_main(void *arg)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "testlib.h"
 
@@ -198,10 +199,88 @@ static void test_policy(enum pto_sched_policy sched, const char *policy)
 	deadlock_case(sched, policy);
 }
 
+/*
+ * Sharded scheduling with short tasks hopping between worker types, one
+ * core each: the thread that readies a task of a type whose core thread
+ * sleeps runs it itself rather than waking that thread for every task,
+ * which cost a system call and a context switch per task (and, with
+ * more core threads than CPUs, the CPU the woken thread took).  The
+ * process's voluntary context switches count the wake-ups.
+ */
+#define K_NOP_BASE 10
+#define HOPS 3000
+
+static int orch_hops(struct pto_runtime *rt, void *arg)
+{
+	uint32_t i, n = *(uint32_t *)arg;
+	int ret = 0;
+
+	for (i = 0; i < n && !ret; i++) {
+		enum pto_worker_type t = (enum pto_worker_type)(i % 3);
+		/* SPIN_NS 0: short however slow the build (sanitizers) */
+		struct pto_param prm[] = { PTO_SCALAR(0),
+					   PTO_INOUT(chain_buf, 0, 8) };
+		int64_t id;
+
+		if (i % 100 == 0 && i)
+			ret = pto_scope_end(rt);
+		if (i % 100 == 0 && !ret)
+			ret = pto_scope_begin(rt);
+		id = pto_submit_task(rt, K_NOP_BASE + t, t, prm, 2);
+		if (id < 0)
+			ret = (int)id;
+	}
+	return ret ? ret : pto_scope_end(rt);
+}
+
+static long voluntary_switches(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_nvcsw;
+}
+
+static void test_shard_hops(void)
+{
+	uint32_t warm = 100, hops = HOPS, t;
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	long before;
+	int ret;
+
+	tl_config(&cfg, 0, 0);
+	cfg.sched = PTO_SCHED_SHARDS;
+	memset(cfg.cores, 0, sizeof(cfg.cores));
+	for (t = 0; t < 3; t++)
+		cfg.cores[t] = 1;
+	rt = tl_runtime(&cfg);
+	for (t = 0; t < 3; t++)
+		if (pto_kernel_register_builtin(rt, K_NOP_BASE + t,
+						(enum pto_worker_type)t,
+						PTO_OP_SPIN_NS))
+			bail_out("cannot register the kernels");
+	chain_buf = pto_malloc(rt, 64);
+	if (!chain_buf)
+		bail_out("pto_malloc");
+	if (pto_run(rt, orch_hops, &warm))
+		bail_out("warm-up run");
+	before = voluntary_switches();
+	ret = pto_run(rt, orch_hops, &hops);
+	before = voluntary_switches() - before;
+	ok_eq(ret, 0, "shards: %d short tasks hopping across three types",
+	      HOPS);
+	ok(before < HOPS / 10,
+	   "shards: and no wake-up per hop (%ld voluntary context switches, "
+	   "fewer than %d)", before, HOPS / 10);
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	test_policy(PTO_SCHED_THREAD, "scheduler thread");
 	test_policy(PTO_SCHED_WORKERS, "scheduling on the core threads");
 	test_policy(PTO_SCHED_SHARDS, "sharded scheduling on the core threads");
+	test_shard_hops();
 	return tap_done();
 }

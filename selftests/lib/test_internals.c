@@ -164,33 +164,61 @@ static void test_ready_queue(void)
 
 /* ---- the sharded scheduler's queue and core bitmaps ---------------------- */
 
+/* pop_if's judge: even values only, and what it was shown */
+struct mpmc_judge {
+	uint64_t shown;
+	bool all;		/* accept odd ones too */
+};
+
+static bool mpmc_even(void *ctx, uint64_t v)
+{
+	struct mpmc_judge *j = ctx;
+
+	j->shown = v;
+	return j->all || !(v & 1);
+}
+
 static void test_mpmc_alone(void)
 {
 	uint64_t next_in = 0, next_out = 0, v = 0;
+	struct mpmc_judge judge = { 0 };
 	struct pto_mpmc q;
 	struct tl_rng rng;
-	int i, bad = 0;
+	int i, bad = 0, refused = 0;
 
 	if (pto_mpmc_init(&q, 8))
 		bail_out("pto_mpmc_init");
 	tl_rng_seed(&rng, 11);
 	bad += pto_mpmc_pop(&q, &v);	/* empty */
 	for (i = 0; i < 100000; i++) {
-		if (tl_range(&rng, 0, 1)) {
+		uint32_t op = (uint32_t)tl_range(&rng, 0, 3);
+		bool some = next_in != next_out, take = some;
+
+		if (op < 2) {
 			bool room = next_in - next_out < 8;
 
 			bad += pto_mpmc_push(&q, next_in) != room;
 			next_in += room;
-		} else {
-			bool some = next_in != next_out;
-
-			bad += pto_mpmc_pop(&q, &v) != some;
-			bad += some && v != next_out;
-			next_out += some;
+			continue;
 		}
+		if (op == 2) {
+			bad += pto_mpmc_pop(&q, &v) != some;
+		} else {
+			/* pop_if shows the head and takes it only if even */
+			judge.shown = UINT64_MAX;
+			take = some && !(next_out & 1);
+			bad += pto_mpmc_pop_if(&q, &v, mpmc_even, &judge) !=
+			       take;
+			bad += judge.shown != (some ? next_out : UINT64_MAX);
+			refused += some && !take;
+		}
+		bad += take && v != next_out;
+		next_out += take;
 	}
 	pto_mpmc_fini(&q);
-	ok_eq(bad, 0, "mpmc: FIFO, full at capacity, empty, across laps");
+	ok_eq(bad, 0, "mpmc: FIFO, full at capacity, empty, across laps; "
+	      "pop_if judges the head and takes it only if accepted (%d "
+	      "refused, left in place)", refused);
 }
 
 #define MPMC_PER_PUSHER 200000
@@ -220,8 +248,12 @@ static void *mpmc_popper(void *p)
 	struct mpmc_arg *a = p;
 	uint64_t v;
 
+	struct mpmc_judge judge = { .all = true };
+
 	while (__atomic_load_n(a->left, __ATOMIC_RELAXED)) {
-		if (!pto_mpmc_pop(a->q, &v)) {
+		/* the second popper claims through pop_if */
+		if (!(a->id ? pto_mpmc_pop_if(a->q, &v, mpmc_even, &judge) :
+			      pto_mpmc_pop(a->q, &v))) {
 			cpu_relax();
 			continue;
 		}
@@ -257,8 +289,9 @@ static void test_mpmc_threads(void)
 	}
 	for (i = 0; i < MPMC_THREADS * MPMC_PER_PUSHER; i++)
 		missing += !seen[i];
-	ok_eq(dup + missing, 0, "mpmc: %u pushers and %u poppers on a 64-cell "
-	      "queue: each of %u values popped once", MPMC_THREADS,
+	ok_eq(dup + missing, 0, "mpmc: %u pushers and %u poppers (pop and "
+	      "pop_if) on a 64-cell queue: each of %u values popped once",
+	      MPMC_THREADS,
 	      MPMC_THREADS, MPMC_THREADS * MPMC_PER_PUSHER);
 	pto_mpmc_fini(&q);
 	free(seen);
