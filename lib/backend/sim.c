@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -70,10 +71,12 @@ struct sim_core {
 	uint32_t spin_budget;	/* PTO_SCHED_WORKERS, when last awake */
 	uint32_t wake;		/* PTO_SCHED_SHARDS: futex it sleeps on */
 	/*
-	 * PTO_SCHED_SHARDS: 1 while a thread runs a task as this core, its
-	 * own or one helping it (help_sleepers()): a core runs one task at
-	 * a time, whichever thread runs it.  A line of its own: its thread
-	 * takes it for every task.
+	 * 1 while a thread runs a task as this core: its own, or one that
+	 * runs tasks for it while it sleeps (run_on_host(), help_core()).
+	 * A core runs one task at a time whichever thread runs it, which
+	 * per-core scratch (pto_core_id()) relies on: a sleeping core
+	 * thread can wake, and claim, while the kicker runs its tasks.  A
+	 * line of its own: its thread takes it for every task.
 	 */
 	PTO_OWN_LINES uint32_t running;
 };
@@ -698,6 +701,32 @@ static uint32_t claim_short(struct sim *sim, struct pto_core_regs *r,
 }
 
 /*
+ * Run tasks as core c, alone (sim_core.running): its own thread around
+ * each task, a thread running tasks on its behalf around a batch.
+ */
+static bool core_try_enter(struct sim_core *c)
+{
+	return !__atomic_exchange_n(&c->running, 1, __ATOMIC_ACQUIRE);
+}
+
+static void core_enter(struct sim_core *c)
+{
+	unsigned int spins = 0;
+
+	/* another thread, for a few short tasks: unless it lost its CPU */
+	while (!core_try_enter(c))
+		if (++spins < 1000)
+			cpu_relax();
+		else
+			sched_yield();
+}
+
+static void core_leave(struct sim_core *c)
+{
+	__atomic_store_n(&c->running, 0, __ATOMIC_RELEASE);
+}
+
+/*
  * Run a sleeping core's short queued tasks on the kicking thread, on the
  * core's behalf.  The host's own thread is awake and reaps after the kick
  * returns, so the completions need no interrupt, nor the fence that
@@ -712,6 +741,8 @@ static void run_on_host(struct sim *sim, struct pto_core_regs *r,
 	int status[PTO_CORE_QUEUE_SLOTS];
 	uint32_t n, i;
 
+	if (!core_try_enter(&sim->cores[core]))
+		return;		/* its thread is awake and running: it claims */
 	while ((n = claim_short(sim, r, ids))) {
 		for (i = 0; i < n; i++) {
 			status[i] = run_timed(sim, r, core, ids[i], clock,
@@ -724,6 +755,7 @@ static void run_on_host(struct sim *sim, struct pto_core_regs *r,
 			cring_post(sim, pos + i, core, ids[i], status[i],
 				   start[i], end[i]);
 	}
+	core_leave(&sim->cores[core]);
 	if (busy)
 		__atomic_fetch_add(&r->busy_ns, busy, __ATOMIC_RELAXED);
 }
@@ -815,7 +847,9 @@ static void core_loop(struct sim *sim, struct sim_core *sc)
 		 */
 		if (task_is_short(sim, task_desc(sim, id)))
 			idle = CORE_SPINS;
+		core_enter(sc);
 		execute(sim, r, sc->index, id, &clock);
+		core_leave(sc);
 	}
 }
 
@@ -894,7 +928,9 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 
 	for (;;) {
 		if (claim(r, &id)) {
+			core_enter(sc);
 			execute(sim, r, sc->index, id, &clock);
+			core_leave(sc);
 			h->schedule(sim->hook_ctx, sc->index);
 			idle = 0;
 			naps = 0;
@@ -946,23 +982,6 @@ static void shard_sleep(struct sim *sim, const struct pto_backend_sched *h,
 		WRITE_ONCE(r->core_waiting, 0);
 	}
 	woke_up(sim, h, sc, t0);
-}
-
-/* PTO_SCHED_SHARDS: run tasks as core c, alone (see sim_core.running). */
-static bool core_try_enter(struct sim_core *c)
-{
-	return !__atomic_exchange_n(&c->running, 1, __ATOMIC_ACQUIRE);
-}
-
-static void core_enter(struct sim_core *c)
-{
-	while (!core_try_enter(c))
-		cpu_relax();	/* a helper, for one short task */
-}
-
-static void core_leave(struct sim_core *c)
-{
-	__atomic_store_n(&c->running, 0, __ATOMIC_RELEASE);
 }
 
 /* Run a task taken for core c on this thread and complete it. */

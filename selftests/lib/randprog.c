@@ -34,6 +34,10 @@ static uint64_t align64(uint64_t x)
 
 static struct tl_gate gate;
 atomic_int rp_gate_timeouts;
+atomic_int rp_core_overlaps;
+/* per core: a task runs as it (pto_core_id()); two at once is a bug */
+#define RP_CORES 256
+static atomic_int core_busy[RP_CORES];
 /* the replay runs the kernels without their delays */
 static int replaying;
 
@@ -142,7 +146,12 @@ static void k_rand(const uint64_t *a, uint32_t n)
 {
 	uint64_t h = tl_mix(a[0]), np = a[1], p, b;
 	const uint64_t *desc = a + 4, *addr = a + 4 + np;
+	int core = replaying ? -1 : pto_core_id();
 
+	/* per-core scratch relies on a core running one task at a time */
+	if (core >= 0 && core < RP_CORES &&
+	    atomic_exchange(&core_busy[core], 1))
+		atomic_fetch_add(&rp_core_overlaps, 1);
 	if (a[2] && tl_gate_wait(&gate, 10000))
 		atomic_fetch_add(&rp_gate_timeouts, 1);
 	take_time(a[3]);
@@ -171,6 +180,8 @@ static void k_rand(const uint64_t *a, uint32_t n)
 			for (b = 0; b < nb; b++)
 				d[b] = (uint8_t)tl_mix(h ^ (b << 8 | p));
 	}
+	if (core >= 0 && core < RP_CORES)
+		atomic_store(&core_busy[core], 0);
 }
 
 int rp_register(struct tl_rec *rec, const struct rp_cfg *cfg)

@@ -176,5 +176,7 @@ void rp_dump(const struct rp_prog *pg);
 
 /* Gated tasks that gave up waiting (a wrongly inferred dependency). */
 extern atomic_int rp_gate_timeouts;
+/* Tasks that started on a core (pto_core_id()) already running one. */
+extern atomic_int rp_core_overlaps;
 
 #endif /* PTO_SELFTESTS_RANDPROG_H */

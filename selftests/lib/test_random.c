@@ -256,6 +256,8 @@ int main(void)
 	      "random: every result equals the sequential replay");
 	ok_eq(atomic_load(&rp_gate_timeouts), 0,
 	      "random: no gated task waited in vain");
+	ok_eq(atomic_load(&rp_core_overlaps), 0,
+	      "random: no core ran two tasks at once (pto_core_id())");
 	ok_eq(tot.bad_out, 0,
 	      "random: OUTPUTs aligned to 64 and disjoint while alive");
 	ok_eq(tot.wrong_edges, 0,

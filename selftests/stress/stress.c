@@ -489,5 +489,7 @@ int main(void)
 	      "stress: OUTPUTs aligned to 64 and disjoint while alive");
 	ok_eq(atomic_load(&rp_gate_timeouts), 0,
 	      "stress: no gated task waited in vain");
+	ok_eq(atomic_load(&rp_core_overlaps), 0,
+	      "stress: no core ran two tasks at once (pto_core_id())");
 	return tap_done();
 }
