@@ -25,21 +25,35 @@ static void bgemm_defaults(struct bgemm *g)
 
 static int bgemm_check_sizes(const struct bgemm *g)
 {
+	const struct {
+		const char *name;
+		uint64_t rows, cols;
+	} mat[] = {
+		{ "A", g->mt, g->kt }, { "B", g->kt, g->nt },
+		{ "C", g->mt, g->nt },
+	};
 	uint64_t lim = 1ull << 16;
+	unsigned int i;
 
 	if (!g->batch || !g->mt || !g->nt || !g->kt || !g->tile ||
 	    g->batch > lim || g->mt > lim || g->nt > lim || g->kt > lim ||
 	    g->tile > 1024) {
 		fprintf(stderr,
-			"%s: sizes must be at least 1 (tile at most 1024)\n",
+			"%s: batch=, m=, n=, k= must be in [1, 65536] and tile= in [1, 1024]\n",
 			g->prog);
 		return -EINVAL;
 	}
 	/* keep every matrix under 2^40 bytes so offsets cannot overflow */
-	if (g->batch * g->mt * g->kt > (1ull << 40) / bgemm_tile_bytes(g) ||
-	    g->batch * g->kt * g->nt > (1ull << 40) / bgemm_tile_bytes(g) ||
-	    g->batch * g->mt * g->nt > (1ull << 40) / bgemm_tile_bytes(g)) {
-		fprintf(stderr, "%s: problem too large\n", g->prog);
+	for (i = 0; i < sizeof(mat) / sizeof(mat[0]); i++) {
+		if (g->batch * mat[i].rows * mat[i].cols <=
+		    (1ull << 40) / bgemm_tile_bytes(g))
+			continue;
+		fprintf(stderr,
+			"%s: %s (batch=%" PRIu64 " x %" PRIu64 " x %" PRIu64
+			" tiles of %" PRIu64 "x%" PRIu64
+			" floats) would exceed 1 TiB\n",
+			g->prog, mat[i].name, g->batch, mat[i].rows,
+			mat[i].cols, g->tile, g->tile);
 		return -EINVAL;
 	}
 	return 0;

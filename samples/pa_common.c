@@ -31,6 +31,8 @@ static const struct pa_shape pa_shapes[] = {
 struct pa_args {
 	const char *cases;
 	uint64_t batch, heads, head_dim, context, var_len;
+	bool named;	/* case= was given */
+	bool custom;	/* a custom-case size was given */
 };
 
 static int pa_add_case(struct pa *pa, const char *name, uint64_t batch,
@@ -42,8 +44,11 @@ static int pa_add_case(struct pa *pa, const char *name, uint64_t batch,
 	if (!batch || !heads || !head_dim || !context ||
 	    batch > (1u << 16) || heads > 1024 || head_dim > 4096 ||
 	    context > (1u << 20)) {
-		fprintf(stderr, "%s: %s: sizes out of range\n", pa->prog,
-			name);
+		fprintf(stderr,
+			"%s: %s: batch=%" PRIu64 " heads=%" PRIu64
+			" head_dim=%" PRIu64 " context=%" PRIu64
+			" out of range (batch 1..65536, heads 1..1024, head_dim 1..4096, context 1..1048576)\n",
+			pa->prog, name, batch, heads, head_dim, context);
 		return -EINVAL;
 	}
 	c->name = name;
@@ -64,6 +69,10 @@ static int pa_select(struct pa *pa, char *list)
 	unsigned int i;
 	int ret = 0;
 
+	if (!list[strspn(list, ",")]) {
+		fprintf(stderr, "%s: case= names no case\n", pa->prog);
+		return -EINVAL;
+	}
 	for (tok = strtok_r(list, ",", &save); tok && !ret;
 	     tok = strtok_r(NULL, ",", &save)) {
 		for (i = 0; i < PA_NSHAPES; i++) {
@@ -90,21 +99,27 @@ static int pa_select(struct pa *pa, char *list)
 	return ret;
 }
 
-/* An explicit batch=/heads=/head_dim=/context= makes one custom case. */
+/*
+ * An explicit batch=/heads=/head_dim=/context=/varlen= makes one custom case
+ * (the sizes not given are Case1's); it does not mix with case=.
+ */
 static int pa_cases(struct pa *pa, struct pa_args *a)
 {
-	const struct pa_shape *d = &pa_shapes[0];
 	char *list;
 	int ret;
 
+	if (a->named && a->custom) {
+		fprintf(stderr,
+			"%s: case= and the custom-case sizes (batch=, heads=, head_dim=, context=, varlen=) exclude each other\n",
+			pa->prog);
+		return -EINVAL;
+	}
 	pa->cases = calloc(PA_NSHAPES * 4, sizeof(*pa->cases));
 	if (!pa->cases)
 		return -ENOMEM;
-	if (a->batch || a->heads || a->head_dim || a->context)
-		return pa_add_case(pa, "custom", a->batch ?: d->batch,
-				   a->heads ?: d->heads,
-				   a->head_dim ?: d->head_dim,
-				   a->context ?: d->context, a->var_len);
+	if (a->custom)
+		return pa_add_case(pa, "custom", a->batch, a->heads,
+				   a->head_dim, a->context, a->var_len);
 	list = strdup(a->cases);
 	if (!list)
 		return -ENOMEM;
@@ -201,26 +216,48 @@ static int pa_make_inputs(struct pto_runtime *rt, const struct pa *pa,
 static uint64_t pa_case_chunk(struct pto_runtime *rt, const struct pa *pa,
 			      const struct pa_case *c);
 
+/*
+ * A case's inputs depend on the seed and its name only, so its checksum is
+ * the same whichever other cases run with it.
+ */
+static uint64_t pa_case_seed(uint64_t seed, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
+
+	while (*name)
+		h = (h ^ (unsigned char)*name++) * 0x100000001b3ull;
+	return seed * 0x9e3779b97f4a7c15ull ^ h;
+}
+
 /* The chunk sizes are fixed here, not while a run is in flight. */
 int pa_setup(struct pto_runtime *rt, struct pa *pa, int argc, char **argv)
 {
-	struct pa_args a = { .cases = "all" };
+	const struct pa_shape *d = &pa_shapes[0];
+	struct pa_args a = {
+		.cases = "all", .batch = d->batch, .heads = d->heads,
+		.head_dim = d->head_dim, .context = d->context,
+	};
 	const char *layout = "tiled";
 	const struct sample_opt opts[] = {
 		{ "case", NULL, &a.cases,
-		  "Case1, CaseBatch256, CaseVarLen, comma lists, all" },
+		  "Case1, CaseBatch256, CaseVarLen, comma lists, all",
+		  &a.named },
 		{ "block", &pa->block_size, NULL, "tokens per KV block" },
 		{ "chunk", &pa->chunk, NULL,
 		  "sequences per scope (0: up to 16, fitting the rings)" },
 		{ "seed", &pa->seed, NULL, "input data seed" },
 		{ "layout", NULL, &layout,
 		  "tiled, or rowmajor (fused KV matrix, 2-D views)" },
-		{ "batch", &a.batch, NULL, "custom case: sequences" },
-		{ "heads", &a.heads, NULL, "custom case: query heads" },
-		{ "head_dim", &a.head_dim, NULL, "custom case: head size" },
-		{ "context", &a.context, NULL, "custom case: context length" },
+		{ "batch", &a.batch, NULL, "custom case: sequences",
+		  &a.custom },
+		{ "heads", &a.heads, NULL, "custom case: query heads",
+		  &a.custom },
+		{ "head_dim", &a.head_dim, NULL, "custom case: head size",
+		  &a.custom },
+		{ "context", &a.context, NULL, "custom case: context length",
+		  &a.custom },
 		{ "varlen", &a.var_len, NULL,
-		  "custom case: lengths vary in [1, context]" },
+		  "custom case: lengths vary in [1, context]", &a.custom },
 		{ NULL }
 	};
 	uint64_t state;
@@ -241,7 +278,7 @@ int pa_setup(struct pto_runtime *rt, struct pa *pa, int argc, char **argv)
 	if (!ret)
 		ret = pa_cases(pa, &a);
 	for (i = 0; i < pa->ncases && !ret; i++) {
-		state = pa->seed * 0x100000001b3ull + i;
+		state = pa_case_seed(pa->seed, pa->cases[i].name);
 		ret = pa_make_inputs(rt, pa, &pa->cases[i], &state);
 		pa->cases[i].chunk = pa_case_chunk(rt, pa, &pa->cases[i]);
 	}

@@ -33,6 +33,8 @@ static int sample_set(const char *prog, const struct sample_opt *o,
 	unsigned long long v;
 	char *end;
 
+	if (o->given)
+		*o->given = true;
 	if (!o->val) {
 		*o->str = value;
 		return 0;

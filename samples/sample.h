@@ -32,6 +32,7 @@ struct sample_opt {
 	uint64_t *val;		/* numeric options */
 	const char **str;	/* string options (val == NULL) */
 	const char *help;
+	bool *given;		/* optional: set when the option appears */
 };
 
 /*

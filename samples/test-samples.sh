@@ -257,6 +257,45 @@ else
 	not_ok "a bad sample argument (exit $rc)" "$TMP/out"
 fi
 
+# Sample arguments that describe nothing runnable fail init, naming why.
+while IFS='|' read -r args want; do
+	# shellcheck disable=SC2086
+	run "$TMP/out" "$SO/paged_attention.so" $args
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q -- "$want" "$TMP/out" &&
+	   ! grep -q ': PASS$' "$TMP/out"; then
+		ok "paged_attention $args: refused ($want)"
+	else
+		not_ok "paged_attention $args: not refused (exit $rc)" "$TMP/out"
+	fi
+done <<EOF
+case=|names no case
+case=,|names no case
+heads=0|heads=0 .*out of range
+case=Case1 heads=4|exclude each other
+EOF
+run "$TMP/out" "$SO/bgemm.so" batch=65536 m=65536 k=65536 tile=1024
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'A (batch=65536 .*exceed 1 TiB' "$TMP/out"; then
+	ok "bgemm: a matrix over 1 TiB is refused, naming the matrix"
+else
+	not_ok "bgemm: a matrix over 1 TiB (exit $rc)" "$TMP/out"
+fi
+
+# A case's inputs do not depend on which other cases run with it.
+run "$TMP/alone" "$SO/paged_attention.so" case=CaseVarLen
+rc1=$?
+run "$TMP/with" "$SO/paged_attention.so" case=Case1,CaseBatch256,CaseVarLen
+rc2=$?
+a=$(grep 'CaseVarLen.*checksum' "$TMP/alone" | grep -o 'checksum: [0-9a-f]*')
+b=$(grep 'CaseVarLen.*checksum' "$TMP/with" | grep -o 'checksum: [0-9a-f]*')
+if [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ -n "$a" ] && [ "$a" = "$b" ]; then
+	ok "paged_attention: CaseVarLen has one checksum alone and with others"
+else
+	not_ok "paged_attention: CaseVarLen checksum '$a' alone, '$b' with others" \
+		"$TMP/with"
+fi
+
 # A sequence of 7 blocks needs 31 tasks in one scope: a window of 16 must
 # fail with an error naming the task ring, not hang and not pass.
 run "$TMP/out" --task-window 16 --stall-timeout 300 \
