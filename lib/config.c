@@ -3,6 +3,7 @@
  * pto_config: defaults, PTO_* environment overrides, validation.
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <errno.h>
@@ -150,12 +151,31 @@ static const char *env(enum pto_env e)
 }
 
 /*
+ * Reading the environment: pto_config_init() reads it quietly and keeps the
+ * default for a bad value; pto_runtime_create() reads it again, names every
+ * bad value and fails, so a typo never runs a configuration nobody asked for.
+ */
+struct env_read {
+	bool report;
+	int bad;
+};
+
+static void env_refuse(struct env_read *rd, enum pto_env e, const char *want)
+{
+	rd->bad++;
+	if (rd->report)
+		pto_log("invalid environment: %s=%s: %s\n", env_names[e],
+			env(e), want);
+}
+
+/*
  * A ring size from the environment: "N" for every ring, or "N0,N1,..."
  * per ring from ring 0, rings past the list taking its last value.
  * Fills vals[0..PTO_MAX_RINGS); returns how many were given (0: none or
- * unparsable, reported).
+ * unparsable, refused).
  */
-static int env_ring_list(enum pto_env e, uint64_t vals[PTO_MAX_RINGS])
+static int env_ring_list(struct env_read *rd, enum pto_env e,
+			 uint64_t vals[PTO_MAX_RINGS])
 {
 	const char *s = env(e);
 	char buf[128], *save = NULL, *tok;
@@ -178,23 +198,21 @@ static int env_ring_list(enum pto_env e, uint64_t vals[PTO_MAX_RINGS])
 		vals[i] = vals[n - 1];
 	return n;
 bad:
-	pto_log("ignoring %s=%s: want a size, or up to %d sizes separated by "
-		"commas, one per task ring\n", env_names[e], s, PTO_MAX_RINGS);
+	env_refuse(rd, e, "want a size, or up to 4 sizes separated by commas, one per task ring");
 	return 0;
 }
 
-static void env_ring_u32(enum pto_env e, uint32_t *all,
+static void env_ring_u32(struct env_read *rd, enum pto_env e, uint32_t *all,
 			 struct pto_config *cfg, size_t field)
 {
 	uint64_t v[PTO_MAX_RINGS];
-	int r, n = env_ring_list(e, v);
+	int r, n = env_ring_list(rd, e, v);
 
 	if (!n)
 		return;
 	for (r = 0; r < PTO_MAX_RINGS; r++) {
 		if (v[r] > UINT32_MAX) {
-			pto_log("ignoring %s: %llu is too large\n",
-				env_names[e], (unsigned long long)v[r]);
+			env_refuse(rd, e, "a size is too large");
 			return;
 		}
 	}
@@ -203,10 +221,10 @@ static void env_ring_u32(enum pto_env e, uint32_t *all,
 		*(uint32_t *)((char *)&cfg->ring[r] + field) = (uint32_t)v[r];
 }
 
-static void env_ring_heap(struct pto_config *cfg)
+static void env_ring_heap(struct env_read *rd, struct pto_config *cfg)
 {
 	uint64_t v[PTO_MAX_RINGS];
-	int r, n = env_ring_list(PTO_ENV_HEAP_SIZE, v);
+	int r, n = env_ring_list(rd, PTO_ENV_HEAP_SIZE, v);
 
 	if (!n)
 		return;
@@ -215,23 +233,23 @@ static void env_ring_heap(struct pto_config *cfg)
 		cfg->ring[r].heap_size = v[r];
 }
 
-static void env_size(enum pto_env e, uint64_t *v)
+static void env_size(struct env_read *rd, enum pto_env e, uint64_t *v)
 {
 	const char *s = env(e);
 
 	if (s && pto_parse_size(s, v))
-		pto_log("ignoring %s=%s: not a size\n", env_names[e], s);
+		env_refuse(rd, e, "not a size (a number, K, M or G suffix)");
 }
 
-static void env_u32(enum pto_env e, uint32_t *v)
+static void env_u32(struct env_read *rd, enum pto_env e, uint32_t *v)
 {
 	const char *s = env(e);
 
 	if (s && parse_u32(s, v))
-		pto_log("ignoring %s=%s: not a number\n", env_names[e], s);
+		env_refuse(rd, e, "not a number");
 }
 
-static void env_sched(struct pto_config *cfg)
+static void env_sched(struct env_read *rd, struct pto_config *cfg)
 {
 	static const char *const names[] = {
 		[PTO_SCHED_AUTO] = "auto",
@@ -250,8 +268,16 @@ static void env_sched(struct pto_config *cfg)
 			return;
 		}
 	}
-	pto_log("ignoring %s=%s: want auto, thread, workers or shards\n",
-		env_names[PTO_ENV_SCHED], s);
+	env_refuse(rd, PTO_ENV_SCHED, "want auto, thread, workers or shards");
+}
+
+/* PTO_STATS is read where the stats page is made; only its form here. */
+static void env_stats(struct env_read *rd)
+{
+	const char *s = env(PTO_ENV_STATS);
+
+	if (s && strcmp(s, "0") && strcmp(s, "1"))
+		env_refuse(rd, PTO_ENV_STATS, "want 0 (off) or 1 (on)");
 }
 
 int pto_parse_cpus(const char *s, uint32_t *cpus, uint32_t max)
@@ -288,7 +314,7 @@ int pto_parse_cpus(const char *s, uint32_t *cpus, uint32_t max)
 }
 
 /* Defaults, then the environment's overrides, into a whole struct. */
-static void config_defaults(struct pto_config *cfg)
+static void config_defaults(struct pto_config *cfg, struct env_read *rd)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint32_t half = ncpu > 3 ? (uint32_t)(ncpu / 2) : 1;
@@ -313,38 +339,40 @@ static void config_defaults(struct pto_config *cfg)
 	s = env(PTO_ENV_DEVICE);
 	if (s && *s)
 		cfg->device = s;
-	env_u32(PTO_ENV_RINGS, &cfg->nrings);
-	env_ring_u32(PTO_ENV_TASK_WINDOW, &cfg->task_window, cfg,
+	env_u32(rd, PTO_ENV_RINGS, &cfg->nrings);
+	env_ring_u32(rd, PTO_ENV_TASK_WINDOW, &cfg->task_window, cfg,
 		     offsetof(struct pto_ring_config, task_window));
-	env_ring_heap(cfg);
-	env_ring_u32(PTO_ENV_DEP_POOL, &cfg->dep_pool_size, cfg,
+	env_ring_heap(rd, cfg);
+	env_ring_u32(rd, PTO_ENV_DEP_POOL, &cfg->dep_pool_size, cfg,
 		     offsetof(struct pto_ring_config, dep_pool_size));
-	env_ring_u32(PTO_ENV_TENSORMAP_POOL, &cfg->tensormap_pool_size, cfg,
-		     offsetof(struct pto_ring_config, tensormap_pool_size));
-	env_u32(PTO_ENV_STALL_TIMEOUT_MS, &cfg->stall_timeout_ms);
-	env_size(PTO_ENV_ARENA_SIZE, &cfg->arena_size);
+	env_ring_u32(rd, PTO_ENV_TENSORMAP_POOL, &cfg->tensormap_pool_size,
+		     cfg, offsetof(struct pto_ring_config,
+				   tensormap_pool_size));
+	env_u32(rd, PTO_ENV_STALL_TIMEOUT_MS, &cfg->stall_timeout_ms);
+	env_size(rd, PTO_ENV_ARENA_SIZE, &cfg->arena_size);
 	s = env(PTO_ENV_SIM_CORES);
 	if (s && pto_parse_cores(s, cfg->cores))
-		pto_log("ignoring %s=%s: want e.g. "
-			"cube=4,vector=8,aicpu=1,accel=1\n",
-			env_names[PTO_ENV_SIM_CORES], s);
+		env_refuse(rd, PTO_ENV_SIM_CORES,
+			   "want e.g. cube=4,vector=8,aicpu=1,accel=1 (at most 256 each)");
 	s = env(PTO_ENV_TRACE);
 	if (s && *s)
 		cfg->trace_path = s;
-	env_sched(cfg);
+	env_sched(rd, cfg);
 	s = env(PTO_ENV_CPUS);
 	if (s && *s)
 		cfg->cpus = s;
-	env_u32(PTO_ENV_CHECK, &cfg->check);
+	env_u32(rd, PTO_ENV_CHECK, &cfg->check);
+	env_stats(rd);
 }
 
 void pto_config_init_sized(struct pto_config *cfg, size_t size)
 {
+	struct env_read quiet = { .report = false };
 	struct pto_config full;
 
 	if (!cfg || size < PTO_CONFIG_SIZE_0_1)
 		return;
-	config_defaults(&full);
+	config_defaults(&full, &quiet);
 	full.size = (uint32_t)size;
 	/* a caller newer than us gets our fields and zeroes past them */
 	memset(cfg, 0, size);
@@ -360,6 +388,7 @@ int pto_config_import(const struct pto_config *cfg, struct pto_config *out)
 {
 	size_t size = cfg->size ? cfg->size : PTO_CONFIG_SIZE_0_1;
 	const unsigned char *tail = (const unsigned char *)cfg;
+	struct env_read rd = { .report = true };
 	size_t i;
 
 	if (size < PTO_CONFIG_SIZE_0_1) {
@@ -379,16 +408,30 @@ int pto_config_import(const struct pto_config *cfg, struct pto_config *out)
 		}
 	}
 	/* fields the caller does not know take their defaults */
-	config_defaults(out);
+	config_defaults(out, &rd);
+	if (rd.bad)
+		return -EINVAL;
 	memcpy(out, cfg, size < sizeof(*out) ? size : sizeof(*out));
 	out->size = sizeof(*out);
 	return 0;
 }
 
+/* what is wrong, and the variable that may have set it */
+static int bad_from(enum pto_env e, const char *what)
+{
+	const char *s = (unsigned int)e < PTO_NUM_ENV ? env(e) : NULL;
+
+	if (s)
+		pto_log("invalid configuration: %s (the environment has %s=%s)\n",
+			what, env_names[e], s);
+	else
+		pto_log("invalid configuration: %s\n", what);
+	return -EINVAL;
+}
+
 static int bad(const char *what)
 {
-	pto_log("invalid configuration: %s\n", what);
-	return -EINVAL;
+	return bad_from(PTO_NUM_ENV, what);
 }
 
 void pto_ring_env_fprint(FILE *out, enum pto_ring kind, uint32_t nrings,
@@ -416,10 +459,12 @@ struct pto_ring_config pto_ring_cfg(const struct pto_config *cfg,
 	};
 }
 
-static int bad_ring(uint32_t ring, const char *what)
+static int bad_ring(uint32_t ring, enum pto_env e, const char *what)
 {
-	pto_log("invalid configuration: ring %u's %s\n", ring, what);
-	return -EINVAL;
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "ring %u's %s", ring, what);
+	return bad_from(e, msg);
 }
 
 static int validate_ring(const struct pto_config *cfg, uint32_t ring)
@@ -429,16 +474,17 @@ static int validate_ring(const struct pto_config *cfg, uint32_t ring)
 	if (!pto_is_pow2(r.task_window) ||
 	    r.task_window < PTO_TASK_WINDOW_MIN ||
 	    r.task_window > PTO_TASK_WINDOW_MAX)
-		return bad_ring(ring, "task_window must be a power of two in "
+		return bad_ring(ring, PTO_ENV_TASK_WINDOW, "task_window must be a power of two in "
 				"[4, 2^24]");
 	if (r.heap_size < PTO_HEAP_SIZE_MIN || r.heap_size > PTO_HEAP_SIZE_MAX)
-		return bad_ring(ring, "heap_size must be in [4 KiB, 1 TiB]");
+		return bad_ring(ring, PTO_ENV_HEAP_SIZE, "heap_size must be in [4 KiB, 1 TiB]");
 	if (r.dep_pool_size < PTO_DEP_POOL_MIN ||
 	    r.dep_pool_size > PTO_DEP_POOL_MAX)
-		return bad_ring(ring, "dep_pool_size must be in [16, 2^30 - 1)");
+		return bad_ring(ring, PTO_ENV_DEP_POOL, "dep_pool_size must be in [16, 2^30 - 1)");
 	if (r.tensormap_pool_size < PTO_TENSORMAP_POOL_MIN ||
 	    r.tensormap_pool_size > PTO_TENSORMAP_POOL_MAX)
-		return bad_ring(ring, "tensormap_pool_size must be in [16, "
+		return bad_ring(ring, PTO_ENV_TENSORMAP_POOL,
+				"tensormap_pool_size must be in [16, "
 				"2^30]");
 	return 0;
 }
@@ -451,30 +497,32 @@ int pto_config_validate(const struct pto_config *cfg)
 	if (!cfg->device || !*cfg->device)
 		return bad("no device");
 	if (!cfg->nrings || cfg->nrings > PTO_MAX_RINGS)
-		return bad("nrings must be in [1, 4]");
+		return bad_from(PTO_ENV_RINGS, "nrings must be in [1, 4]");
 	for (r = 0; r < cfg->nrings; r++) {
 		ret = validate_ring(cfg, r);
 		if (ret)
 			return ret;
 	}
 	if (!cfg->stall_timeout_ms)
-		return bad("stall_timeout_ms must be at least 1");
+		return bad_from(PTO_ENV_STALL_TIMEOUT_MS,
+				"stall_timeout_ms must be at least 1");
 	if (cfg->sched > PTO_SCHED_SHARDS)
 		return bad("sched must be PTO_SCHED_AUTO, _THREAD, _WORKERS "
 			   "or _SHARDS");
 	if (cfg->check > 1)
-		return bad("check must be 0 or 1");
+		return bad_from(PTO_ENV_CHECK, "check must be 0 or 1");
 	if (cfg->cpus && pto_parse_cpus(cfg->cpus, cpus, 256) < 0)
-		return bad("cpus must be a list like 0-3,8 (at most 256 CPUs)");
+		return bad_from(PTO_ENV_CPUS, "cpus must be a list like 0-3,8 (at most 256 CPUs)");
 	if (cfg->arena_size > (1ull << 40))
-		return bad("arena_size must be at most 1 TiB");
+		return bad_from(PTO_ENV_ARENA_SIZE, "arena_size must be at most 1 TiB");
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
 		if (cfg->cores[t] > PTO_CORES_PER_TYPE_MAX)
-			return bad("at most 256 cores per worker type");
+			return bad_from(PTO_ENV_SIM_CORES,
+					"at most 256 cores per worker type");
 		total += cfg->cores[t];
 	}
 	if (!total)
-		return bad("no cores");
+		return bad_from(PTO_ENV_SIM_CORES, "no cores");
 	return 0;
 }
 

@@ -204,18 +204,19 @@ static int open_backend(struct pto_runtime *rt)
 
 int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 {
-	struct pto_config own;
+	struct pto_config own, dflt;
 	struct pto_runtime *rt;
 	int ret;
 
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	ret = 0;
-	if (cfg)
-		ret = pto_config_import(cfg, &own);
-	else
-		pto_config_init(&own);
+	if (!cfg) {
+		pto_config_init(&dflt);
+		cfg = &dflt;
+	}
+	/* the import also refuses a bad PTO_* variable, naming it */
+	ret = pto_config_import(cfg, &own);
 	if (!ret)
 		ret = pto_config_validate(&own);
 	if (ret)

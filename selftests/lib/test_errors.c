@@ -188,6 +188,79 @@ static void test_device_messages(void)
 	free(text);
 }
 
+static int count_of(const char *text, const char *want)
+{
+	const char *p;
+	int n = 0;
+
+	for (p = text; (p = strstr(p, want)); p++)
+		n++;
+	return n;
+}
+
+/*
+ * Create with the environment var=val: rc, and want said exactly once
+ * (NULL: nothing said).
+ */
+static void check_env(const char *var, const char *val, int rc,
+		      const char *want)
+{
+	struct pto_runtime *rt = NULL;
+	struct pto_config cfg;
+	struct tl_capture cap;
+	char *text;
+	int ret;
+
+	setenv(var, val, 1);
+	tl_capture_begin(&cap);
+	pto_config_init(&cfg);
+	ret = pto_runtime_create(&cfg, &rt);
+	text = tl_capture_end(&cap);
+	if (!ok(ret == rc && (want ? count_of(text, want) == 1 : !*text),
+		"config: %s=%s: create returns %d, says \"%s\" once", var,
+		val, rc, want ? want : "nothing"))
+		diag("  rc %d, stderr: %s", ret, text);
+	free(text);
+	if (rt)
+		pto_runtime_destroy(rt);
+	unsetenv(var);
+}
+
+/*
+ * Every bad PTO_* value fails pto_runtime_create(), named once, whether it
+ * does not parse or is out of range; a NULL configuration reads it too.
+ */
+static void test_config_env(void)
+{
+	struct pto_runtime *rt = NULL;
+
+	check_env("PTO_TASK_WINDOW", "abc", -EINVAL,
+		  "PTO_TASK_WINDOW=abc: want a size");
+	check_env("PTO_TASK_WINDOW", "6", -EINVAL,
+		  "power of two in [4, 2^24] (the environment has PTO_TASK_WINDOW=6)");
+	check_env("PTO_HEAP_SIZE", "64Q", -EINVAL, "PTO_HEAP_SIZE=64Q");
+	check_env("PTO_SCHED", "fast", -EINVAL,
+		  "PTO_SCHED=fast: want auto, thread, workers or shards");
+	check_env("PTO_SIM_CORES", "cube=999", -EINVAL,
+		  "PTO_SIM_CORES=cube=999: want e.g.");
+	check_env("PTO_STALL_TIMEOUT_MS", "-1", -EINVAL,
+		  "PTO_STALL_TIMEOUT_MS=-1: not a number");
+	check_env("PTO_STALL_TIMEOUT_MS", "0", -EINVAL,
+		  "(the environment has PTO_STALL_TIMEOUT_MS=0)");
+	check_env("PTO_CPUS", "x", -EINVAL, "(the environment has PTO_CPUS=x)");
+	check_env("PTO_STATS", "yes", -EINVAL,
+		  "PTO_STATS=yes: want 0 (off) or 1 (on)");
+	check_env("PTO_RINGS", "9", -EINVAL,
+		  "nrings must be in [1, 4] (the environment has PTO_RINGS=9)");
+	setenv("PTO_ARENA_SIZE", "lots", 1);
+	ok_eq(pto_runtime_create(NULL, &rt), -EINVAL,
+	      "config: a bad PTO_ARENA_SIZE fails a create with no config");
+	unsetenv("PTO_ARENA_SIZE");
+	check_env("PTO_RINGS", "2", 0, NULL);
+	if (rt)
+		pto_runtime_destroy(rt);
+}
+
 static void test_config(void)
 {
 	struct pto_config cfg;
@@ -199,6 +272,7 @@ static void test_config(void)
 	test_bad_device();
 	test_device_messages();
 	test_config_sizes();
+	test_config_env();
 
 	setenv("PTO_TASK_WINDOW", "32", 1);
 	setenv("PTO_HEAP_SIZE", "65536", 1);
