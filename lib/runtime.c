@@ -339,8 +339,12 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	t0 = pto_now_ns();
 	/* before the scheduler starts: it must not see the last run's end */
 	WRITE_ONCE(rt->win->notify.orch_done, 0);
+	/* ptotop shows the run from its start (the page has one writer) */
+	WRITE_ONCE(rt->orch.in_run, true);
+	pto_stats_publish_idle(rt);
 	ret = pto_sched_start(rt);
 	if (ret) {
+		WRITE_ONCE(rt->orch.in_run, false);
 		__atomic_store_n(&rt->orch.owner, 0, __ATOMIC_RELEASE);
 		return ret;
 	}

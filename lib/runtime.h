@@ -210,11 +210,12 @@ struct pto_sched {
 	uint32_t outstanding;		/* dispatched, not completed */
 	uint32_t cring_size;
 	uint32_t idle_sleeps;		/* sleeps since work was last found */
-	uint32_t busy_steps;		/* shards: steps that found work */
+	uint32_t busy_steps;		/* steps that found work */
 	uint32_t spin_budget;		/* idle iterations before sleeping */
 	uint32_t wake_batch;		/* retirements per orchestrator wake */
 	uint32_t retired_unwoken;	/* retired since it was last woken */
 	uint64_t last_stats_ns;
+	uint64_t stats_completed;	/* tasks_completed last published */
 	bool failed;			/* a task failed: cancel the rest */
 	uint32_t error_said;		/* the first failure was reported */
 	bool finished;			/* every task of the run retired */

@@ -817,16 +817,24 @@ static bool work_pending(struct pto_runtime *rt)
 	       (s->shared && retirable(rt));
 }
 
-static void maybe_publish_stats(struct pto_runtime *rt)
+/*
+ * Busy, the page is refreshed every STATS_INTERVAL_NS at most; going idle,
+ * whenever tasks completed since, so that a monitor never shows work as
+ * still to do while the machine sleeps.
+ */
+static void maybe_publish_stats(struct pto_runtime *rt, bool idle)
 {
-	uint64_t now;
+	uint64_t now, done;
 
 	if (!rt->page)
 		return;
 	now = pto_now_ns();
-	if (now - rt->sched.last_stats_ns < STATS_INTERVAL_NS)
+	done = READ_ONCE(rt->sst.tasks_completed);
+	if (idle ? done == rt->sched.stats_completed :
+	    now - rt->sched.last_stats_ns < STATS_INTERVAL_NS)
 		return;
 	rt->sched.last_stats_ns = now;
+	rt->sched.stats_completed = done;
 	pto_stats_publish(rt);
 }
 
@@ -841,10 +849,13 @@ static int sched_steps(struct pto_runtime *rt, struct ready_batch *rb)
 	n += retire(rt);
 	if (n) {
 		rt->sched.idle_sleeps = 0;
-		/* with shards completions happen elsewhere: count steps */
-		if (rt->sched.shared ? (++rt->sched.busy_steps & 255) == 0 :
-		    (READ_ONCE(rt->sst.tasks_completed) & 1023) == 0)
-			maybe_publish_stats(rt);
+		/*
+		 * Look at the clock every 64 steps that found work, in every
+		 * mode: a count of completions would skip its multiples when
+		 * they come in batches (and with shards they come elsewhere).
+		 */
+		if ((++rt->sched.busy_steps & 63) == 0)
+			maybe_publish_stats(rt, false);
 	}
 	return n;
 }
@@ -922,7 +933,7 @@ static void *sched_main(void *arg)
 			idle_poll(idle);
 			continue;
 		}
-		maybe_publish_stats(rt);
+		maybe_publish_stats(rt, true);
 		if (peek_unpublished(rt, &rb)) {
 			idle = 0;
 			continue;
@@ -1051,6 +1062,8 @@ static bool worker_idle(struct pto_runtime *rt, bool last)
 	} else if (last) {
 		publish_heads(rt);
 		wake_orchestrator(rt, 0, true);
+		/* ptotop sees what is done before the machine goes quiet */
+		maybe_publish_stats(rt, true);
 	}
 	sched_unlock(&rt->sched);
 	if (found) {

@@ -26,7 +26,8 @@ void pto_stats_init(struct pto_runtime *rt);
 void pto_stats_publish(struct pto_runtime *rt);
 /*
  * The same with what the rings hold now, read afresh: only when no run
- * moves them (after pto_sched_wait_done() and the run's cleanup).
+ * moves them (before pto_sched_start(), or after pto_sched_wait_done()
+ * and the run's cleanup).
  */
 void pto_stats_publish_idle(struct pto_runtime *rt);
 

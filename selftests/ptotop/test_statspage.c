@@ -2,8 +2,9 @@
 /*
  * The stats page writer (lib/statspage.c) and the seqlock reader monitors
  * use: file name, mode and header; PTO_STATS=0; begin/end; a reader in
- * another process never sees a torn update; destroy unlinks; and a
- * runtime's page after a run shows its rings empty again.
+ * another process never sees a torn update; destroy unlinks; a
+ * runtime's page after a run shows its rings empty again; and during a
+ * run, in every scheduling mode, the page is live.
  */
 #include <errno.h>
 #include <signal.h>
@@ -216,6 +217,68 @@ static void test_after_run(void)
 	pto_runtime_destroy(rt);
 }
 
+#define LIVE_TASKS 64
+
+/* Read the page as a monitor would: a whole snapshot of two fields. */
+static void page_read(const struct pto_statspage *pg, uint32_t *running,
+		      uint64_t *completed)
+{
+	uint64_t seq;
+
+	do {
+		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
+		*running = READ_ONCE(pg->running);
+		*completed = READ_ONCE(pg->tasks_completed);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((seq & 1) || seq != READ_ONCE(pg->seq));
+}
+
+/*
+ * The orchestration itself watches the page: it must say running from the
+ * start, and once the machine has run every task and gone quiet it must
+ * show them completed, not what it had at the last periodic refresh.
+ */
+static int orch_watch(struct pto_runtime *rt, void *arg)
+{
+	uint64_t *seen = arg, done = 0;
+	uint32_t running;
+	int i, polls;
+
+	page_read(rt->page, &running, &done);
+	seen[0] = running;
+	for (i = 0; i < LIVE_TASKS; i++)
+		if (pto_submit_task(rt, 1, PTO_WORKER_VECTOR, NULL, 0) < 0)
+			return -1;
+	/* bounded: a page that never catches up fails below, not hangs */
+	for (polls = 0; polls < 10000 && done < LIVE_TASKS; polls++) {
+		usleep(1000);
+		page_read(rt->page, &running, &done);
+	}
+	seen[1] = done;
+	return 0;
+}
+
+static void test_live(const char *mode)
+{
+	struct pto_runtime *rt;
+	uint64_t seen[2] = { 0, 0 };
+
+	setenv("PTO_SCHED", mode, 1);
+	if (!ok(pto_runtime_create(NULL, &rt) == 0 && rt->page,
+		"%s: a runtime publishes a page", mode))
+		goto out;
+	pto_kernel_register(rt, 1, PTO_WORKER_VECTOR, k_nop, "nop");
+	ok(pto_run(rt, orch_watch, seen) == 0, "%s: a watched run", mode);
+	ok(seen[0] == 1, "%s: the page says running from the run's start",
+	   mode);
+	ok(seen[1] == LIVE_TASKS,
+	   "%s: the page shows all %d tasks done while the run idles (%llu)",
+	   mode, LIVE_TASKS, (unsigned long long)seen[1]);
+	pto_runtime_destroy(rt);
+out:
+	unsetenv("PTO_SCHED");
+}
+
 static void test_bad_dir(void)
 {
 	setenv("PTO_STATS_DIR", "/nonexistent/pto", 1);
@@ -234,6 +297,9 @@ int main(void)
 	test_disabled();
 	test_seqlock();
 	test_after_run();
+	test_live("thread");
+	test_live("workers");
+	test_live("shards");
 	test_bad_dir();
 	ok(rmdir(dir) == 0, "no file left behind");
 	return tap_done();
