@@ -513,7 +513,7 @@ int pto_config_validate(const struct pto_config *cfg)
 		return bad_from(PTO_ENV_CHECK, "check must be 0 or 1");
 	if (cfg->cpus && pto_parse_cpus(cfg->cpus, cpus, 256) < 0)
 		return bad_from(PTO_ENV_CPUS, "cpus must be a list like 0-3,8 (at most 256 CPUs)");
-	if (cfg->arena_size > (1ull << 40))
+	if (cfg->arena_size > PTO_ARENA_SIZE_MAX)
 		return bad_from(PTO_ENV_ARENA_SIZE, "arena_size must be at most 1 TiB");
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
 		if (cfg->cores[t] > PTO_CORES_PER_TYPE_MAX)

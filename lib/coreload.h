@@ -14,8 +14,8 @@
 
 #include <pto/pto_uapi.h>
 
-/* Cores of one type the scheduler can track (config.c's bound). */
-#define PTO_CORES_PER_TYPE_MAX 256
+#include "ringsize.h"	/* PTO_CORES_PER_TYPE_MAX */
+
 #define PTO_CORELOAD_WORDS (PTO_CORES_PER_TYPE_MAX / 64)
 #define PTO_CORELOAD_NONE UINT32_MAX
 

@@ -21,6 +21,10 @@
 #define PTO_TENSORMAP_POOL_MIN	16u
 #define PTO_TENSORMAP_POOL_MAX	(1u << 30)
 
+/* The other bounds a configuration (and so a tool's option) must keep. */
+#define PTO_CORES_PER_TYPE_MAX	256	/* cores of one type, tracked */
+#define PTO_ARENA_SIZE_MAX	(1ull << 40)	/* pto_malloc arena */
+
 /* The smallest and largest size of a resource of kind k. */
 static inline uint64_t pto_ring_size_min(enum pto_ring k)
 {

@@ -13,7 +13,7 @@ SELFTESTS_LIB_COMMON := $(O)/selftests/lib/testlib.o \
 TEST_PROGS += $(SELFTESTS_LIB_PROGS)
 
 # Unit tests reach into libpto's internals; they say so here.
-$(O)/selftests/lib/%.o: EXTRA_CFLAGS += -Ilib
+$(O)/selftests/lib/%.o: EXTRA_CFLAGS += -Ilib -Iutil
 
 $(SELFTESTS_LIB_PROGS): $(O)/selftests/lib/%: $(O)/selftests/lib/%.o \
 		$(SELFTESTS_LIB_COMMON) $(LIBPTO_A)

@@ -11,7 +11,7 @@ BINS += $(PTOTOP_LOADGEN)
 TEST_PROGS += $(PTOTOP_TESTS)
 
 # test_statspage drives the writer side, which is libpto-internal.
-$(PTOTOP_TEST_DIR)/test_statspage.o: EXTRA_CFLAGS += -Ilib
+$(PTOTOP_TEST_DIR)/test_statspage.o: EXTRA_CFLAGS += -Ilib -Iutil
 
 $(PTOTOP_LOADGEN) $(PTOTOP_TEST_DIR)/test_statspage: %: %.o $(LIBPTO_A)
 	$(if $(Q),@echo "  LD      $@")

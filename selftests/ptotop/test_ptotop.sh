@@ -127,6 +127,93 @@ fi
 [ $? -eq 2 ]
 ok $? "an unknown option exits 2"
 
+# ---- 0b. usage errors, write errors, no terminal ---------------------------
+# Nothing to show here: an empty stats directory, /proc and /sys.  A value
+# ptotop takes runs one quick sample; timeout catches one that loops.
+mkdir -p "$tmp/none"
+quiet_top() {
+	PTO_STATS_DIR="$tmp/none" PTOTOP_PROC_ROOT="$tmp/none" \
+		PTOTOP_SYSFS_ROOT="$tmp/none" timeout -k 5 10 "$PTOTOP" "$@" \
+		</dev/null >"$tmp/top.out" 2>"$tmp/top.err"
+}
+# top_refused OPTION VALUE WANT: exit 2 and a message naming OPTION, VALUE
+# and WANT, the values it takes (the status is kept in st, not rc)
+top_refused() {
+	quiet_top -b -n 1 "$1" "$2"
+	st=$?
+	[ $st -eq 2 ] && grep -qF -- "ptotop: invalid $1/" "$tmp/top.err" &&
+		grep -qF -- "'$2': expected $3" "$tmp/top.err" && return 0
+	echo "# ptotop $1 '$2': exit $st"
+	sed 's/^/# /' "$tmp/top.err"
+	return 1
+}
+
+quiet_top -b -n 0
+st=$?
+[ $st -eq 2 ] && grep -qF -- \
+	"ptotop: invalid -n/--iterations '0': expected a count from 1 to 2147483647" \
+	"$tmp/top.err"
+ok $? "-n 0 exits 2 naming -n and its range (exit $st, 124: it ran on)"
+rc=0
+for v in 0 -1 2147483648 99999999999999999999 1x "" " 1" +1; do
+	top_refused -n "$v" "a count from 1 to 2147483647" || rc=1
+done
+for v in 0 0.009 -1 86401 0.5x "" " 1" nan inf 1e-400 1e999; do
+	top_refused -d "$v" "seconds from 0.01 to 86400" || rc=1
+done
+for v in 0 -5 2147483648 4294967297 12a "" " 1"; do
+	top_refused -p "$v" "a process id from 1 to 2147483647" || rc=1
+done
+ok $rc "-n, -d, -p: out of range, negative, overflow, garbage exit 2"
+quiet_top -b -n 2147483647 -d 0.01 -p 2147483647 --help &&
+	quiet_top -b -n 1 -d 86400 -p 1 && grep -q 'No PTO devices' "$tmp/top.out"
+ok $? "the ends of the ranges are accepted"
+top_refused -s bogus "pid, tasks, inflight, stalls, failures, device, command or user" &&
+	top_refused -D "" "a device name" && top_refused -D /dev/ "a device name"
+ok $? "an unknown sort key or an empty device name exits 2"
+
+pid_opts=""
+for i in $(seq 32); do pid_opts="$pid_opts -p $((1000000 + i))"; done
+# shellcheck disable=SC2086
+quiet_top -b -n 1 $pid_opts && grep -q 'No PTO devices' "$tmp/top.out"
+ok $? "32 -p options are accepted"
+# shellcheck disable=SC2086
+quiet_top -b -n 1 $pid_opts -p 42
+st=$?
+[ $st -eq 2 ] && [ "$(cat "$tmp/top.err")" = "ptotop: -p: at most 32 processes" ]
+ok $? "a 33rd -p exits 2: 'ptotop: -p: at most 32 processes' (exit $st)"
+
+# not a terminal: batch text, never the screen's escape sequences
+esc=$(printf '\033')
+quiet_top -n 1 && grep -q 'No PTO devices' "$tmp/top.out" &&
+	! grep -q "$esc" "$tmp/top.out"
+ok $? "without -b into a file: batch text, no escape sequences"
+PTO_STATS_DIR="$tmp/none" PTOTOP_PROC_ROOT="$tmp/none" \
+	PTOTOP_SYSFS_ROOT="$tmp/none" timeout -k 5 10 "$PTOTOP" -R -n 1 \
+	</dev/null 2>&1 | cat >"$tmp/top.out"
+grep -q 'No PTO devices' "$tmp/top.out" && ! grep -q "$esc" "$tmp/top.out"
+ok $? "-R without -b into a pipe: batch text, no escape sequences"
+quiet_top -R "$tmp/recording" -n 1
+st=$?
+[ $st -eq 2 ] && grep -qF "unexpected argument '$tmp/recording'" "$tmp/top.err"
+ok $? "-R (--rings) takes no file: 'ptotop -R FILE' exits 2 naming it"
+
+if [ -w /dev/full ]; then
+	for a in --help --version "-b -n 1" "-j -n 1" "-n 1"; do
+		# shellcheck disable=SC2086
+		PTO_STATS_DIR="$tmp/none" PTOTOP_PROC_ROOT="$tmp/none" \
+			PTOTOP_SYSFS_ROOT="$tmp/none" timeout -k 5 10 \
+			"$PTOTOP" $a </dev/null >/dev/full 2>"$tmp/top.err"
+		st=$?
+		[ $st -eq 1 ] && grep -q \
+			'^ptotop: error writing standard output: No space left' \
+			"$tmp/top.err"
+		ok $? "ptotop $a >/dev/full exits 1 with a message (exit $st)"
+	done
+else
+	for a in 1 2 3 4 5; do skip "no /dev/full"; done
+fi
+
 # ---- 1. a live sim runtime, through its stats page -------------------------
 shm=${PTO_STATS_DIR:-/dev/shm}
 PTO_DEVICE=sim PTO_RINGS=4 "$LOADGEN" -t 60 -n 64 -s 20000 -p 5 \
@@ -240,6 +327,11 @@ sed -n 's/^ *advice: //p' "$tmp/rings.txt" >"$tmp/ptotop-advice.txt"
 [ -s "$tmp/ptotop-advice.txt" ] &&
 	cmp -s "$tmp/libpto-advice.txt" "$tmp/ptotop-advice.txt"
 ok $? "-R prints pto_print_stats()'s sizing advice under the process"
+"$PTOTOP" -R -n 1 -p "$lg2" </dev/null >"$tmp/rings-nob.txt"
+sed -n 's/^ *advice: //p' "$tmp/rings-nob.txt" |
+	cmp -s "$tmp/libpto-advice.txt" - && ! grep -q "$(printf '\033')" \
+	"$tmp/rings-nob.txt"
+ok $? "-R without -b into a file: the same advice as batch text"
 # ring, resource, size, high water, stalls, stall ms; in use is live there
 ring_table() { awk '$1 ~ /^[0-9]$/ { print $1, $2, $3, $4, $6, $7, $8 }' "$1"; }
 ring_table "$tmp/loadgen2.out" >"$tmp/libpto-rings.txt"

@@ -8,7 +8,7 @@ STRESS_DRIVER := $(O)/selftests/stress/stress
 
 BINS += $(STRESS_DRIVER)
 
-$(O)/selftests/stress/%.o: EXTRA_CFLAGS += -Ilib -Iselftests/lib
+$(O)/selftests/stress/%.o: EXTRA_CFLAGS += -Ilib -Iutil -Iselftests/lib
 
 $(STRESS_DRIVER): $(O)/selftests/stress/stress.o $(SELFTESTS_LIB_COMMON) \
 		$(LIBPTO_A)

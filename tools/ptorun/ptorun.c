@@ -9,17 +9,21 @@
  * Documentation/ptorun.rst.  ORCH.so is not linked against libpto: its pto_*
  * references resolve to the libpto.so this program is linked with.
  */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <pto/pto.h>
+
+#include "ringsize.h"		/* the sizes and counts libpto accepts */
 
 typedef int (*orch_init_fn)(struct pto_runtime *rt, int argc, char **argv,
 			    void **arg);
@@ -63,14 +67,14 @@ static void usage(FILE *out)
 "ARGs after ORCH.so go to its pto_orchestration_init().\n"
 "\n"
 "  -d, --device DEV          sim (default) or a device node such as /dev/pto0\n"
-"  -w, --task-window N       task ring slots (a power of two)\n"
-"  -H, --heap-size SIZE      heap ring bytes (suffix K, M or G)\n"
-"  -A, --arena-size SIZE     pto_malloc arena bytes (suffix K, M or G)\n"
-"  -D, --dep-pool N          dependency list entries\n"
-"  -T, --tensormap-pool N    TensorMap entries\n"
-"  -c, --cores LIST          sim cores per type, e.g.\n"
+"  -w, --task-window N       task ring slots, a power of two from 4 to 2^24\n"
+"  -H, --heap-size SIZE      heap ring bytes from 4K to 1024G (suffix K, M, G)\n"
+"  -A, --arena-size SIZE     pto_malloc arena bytes up to 1024G (suffix K, M, G)\n"
+"  -D, --dep-pool N          dependency list entries, 16 to 2^30 - 2\n"
+"  -T, --tensormap-pool N    TensorMap entries, 16 to 2^30\n"
+"  -c, --cores LIST          sim cores per type, 0 to 256, e.g.\n"
 "                            cube=N,vector=N,aicpu=N,accel=N\n"
-"  -s, --stall-timeout MS    report a deadlock after MS ms without progress\n"
+"  -s, --stall-timeout MS    report a deadlock after MS >= 1 ms without progress\n"
 "  -t, --trace FILE          write a Perfetto/Chrome JSON trace to FILE\n"
 "  -S, --stats               print flow-control statistics after the runs\n"
 "  -r, --repeat N            run the orchestration N times (default 1)\n"
@@ -80,23 +84,77 @@ static void usage(FILE *out)
 "  -V, --version             show the version and exit\n"
 "\n"
 "Options not given keep the defaults of pto_config_init(), including its\n"
-"PTO_* environment overrides.  Exit status: 0 on success, 1 when loading,\n"
-"running or verifying failed, 2 on a bad command line.\n");
+"PTO_* environment overrides.  Numbers are decimal, or hexadecimal after 0x.\n"
+"Exit status: 0 on success, 1 when loading, running or verifying failed or\n"
+"standard output could not be written, 2 on a bad command line.\n");
+}
+
+/* The long options; bad_value() names an option by both its names. */
+static const struct option longopts[] = {
+	{ "device", required_argument, NULL, 'd' },
+	{ "task-window", required_argument, NULL, 'w' },
+	{ "heap-size", required_argument, NULL, 'H' },
+	{ "arena-size", required_argument, NULL, 'A' },
+	{ "dep-pool", required_argument, NULL, 'D' },
+	{ "tensormap-pool", required_argument, NULL, 'T' },
+	{ "cores", required_argument, NULL, 'c' },
+	{ "stall-timeout", required_argument, NULL, 's' },
+	{ "trace", required_argument, NULL, 't' },
+	{ "stats", no_argument, NULL, 'S' },
+	{ "repeat", required_argument, NULL, 'r' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const char *long_name(int c)
+{
+	const struct option *o;
+
+	for (o = longopts; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return "?";
+}
+
+/* Say what option c expected instead of val; returns -EINVAL. */
+__attribute__((format(printf, 3, 4)))
+static int bad_value(int c, const char *val, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ptorun: invalid -%c/--%s '%s': expected ", c,
+		long_name(c), val);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -EINVAL;
 }
 
 /*
- * A decimal (or 0x hex) number, with a binary K/M/G suffix (KiB, MB, ...
- * accepted too) when suffix is set.  Returns 0 or -EINVAL.
+ * A decimal number, or hex after 0x, with no sign nor blanks; with a
+ * binary K/M/G suffix (KiB, MB, ... accepted too) when suffix is set.
+ * Returns 0 or -EINVAL.
  */
 static int parse_num(const char *s, int suffix, uint64_t *out)
 {
 	unsigned long long v;
 	unsigned int shift = 0;
+	int base = 10;
 	char *end;
 
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!isxdigit((unsigned char)*s) ||
+	    (base == 10 && !isdigit((unsigned char)*s)))
+		return -EINVAL;
 	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || s[0] == '-' || s[0] == '+')
+	v = strtoull(s, &end, base);
+	if (errno)
 		return -EINVAL;
 	if (suffix && *end) {
 		const char *p = strchr("KMG", *end & ~0x20);
@@ -116,124 +174,184 @@ static int parse_num(const char *s, int suffix, uint64_t *out)
 	return 0;
 }
 
-/* a positive count that fits in 32 bits */
-static int parse_u32(const char *s, uint32_t *out)
+/* parse_num() from lo to hi */
+static int parse_range(const char *s, int suffix, uint64_t lo, uint64_t hi,
+		       uint64_t *out)
 {
 	uint64_t v;
 
-	if (parse_num(s, 0, &v) || !v || v > UINT32_MAX)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int parse_bytes(const char *s, uint64_t *out)
-{
-	uint64_t v;
-
-	if (parse_num(s, 1, &v) || !v)
+	if (parse_num(s, suffix, &v) || v < lo || v > hi)
 		return -EINVAL;
 	*out = v;
 	return 0;
 }
 
-/* "cube=4,vector=8": set the named types (0 allowed), keep the others */
-static int parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES])
+/* "4096" as "4K": the largest of G, M and K that divides v, which parses */
+static const char *size_str(uint64_t v, char buf[32])
 {
-	char *copy = strdup(s), *tok, *save = NULL, *eq;
-	int ret = copy ? 0 : -ENOMEM;
+	static const char units[] = "KMG";
+	int i = 0;
+
+	while (i < 3 && v && !(v & 1023)) {
+		v >>= 10;
+		i++;
+	}
+	snprintf(buf, 32, "%" PRIu64 "%.*s", v, i ? 1 : 0,
+		 i ? &units[i - 1] : "");
+	return buf;
+}
+
+/* A count of option c from lo to hi, of what; into *out. */
+static int set_u32(int c, const char *arg, uint32_t lo, uint32_t hi,
+		   const char *what, uint32_t *out)
+{
+	uint64_t v;
+
+	if (parse_range(arg, 0, lo, hi, &v))
+		return bad_value(c, arg, "%s from %" PRIu32 " to %" PRIu32,
+				 what, lo, hi);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Bytes of option c from lo to hi, with a K, M or G suffix; into *out. */
+static int set_bytes(int c, const char *arg, uint64_t lo, uint64_t hi,
+		     uint64_t *out)
+{
+	char los[32], his[32];
+
+	if (parse_range(arg, 1, lo, hi, out))
+		return bad_value(c, arg, "bytes from %s to %s (suffix K, M or G)",
+				 size_str(lo, los), size_str(hi, his));
+	return 0;
+}
+
+static int set_task_window(struct ptorun *pr, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_range(arg, 0, PTO_TASK_WINDOW_MIN, PTO_TASK_WINDOW_MAX,
+			&v) || v & (v - 1))
+		return bad_value('w', arg, "a power of two from %u to %u",
+				 PTO_TASK_WINDOW_MIN, PTO_TASK_WINDOW_MAX);
+	pr->cfg.task_window = (uint32_t)v;
+	return 0;
+}
+
+/* One "TYPE=N" of --cores, the len characters at s, into cores[TYPE]. */
+static int parse_core_item(const char *s, size_t len, uint32_t *cores)
+{
+	const char *eq = memchr(s, '=', len);
+	char num[24];
 	uint64_t v;
 	int t;
 
-	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !ret;
-	     tok = strtok_r(NULL, ",", &save)) {
-		eq = strchr(tok, '=');
-		if (!eq) {
-			ret = -EINVAL;
+	if (!eq || (size_t)(s + len - eq) > sizeof(num))
+		return -EINVAL;
+	memcpy(num, eq + 1, s + len - eq - 1);
+	num[s + len - eq - 1] = '\0';
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
+		if (strlen(worker_names[t]) == (size_t)(eq - s) &&
+		    !strncmp(s, worker_names[t], eq - s))
 			break;
-		}
-		*eq = '\0';
-		for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
-			if (!strcmp(tok, worker_names[t]))
-				break;
-		if (t == PTO_NUM_WORKER_TYPES || parse_num(eq + 1, 0, &v) ||
-		    v > 4096)
-			ret = -EINVAL;
-		else
-			cores[t] = (uint32_t)v;
-	}
-	free(copy);
-	return ret;
+	if (t == PTO_NUM_WORKER_TYPES ||
+	    parse_range(num, 0, 0, PTO_CORES_PER_TYPE_MAX, &v))
+		return -EINVAL;
+	cores[t] = (uint32_t)v;
+	return 0;
 }
 
-static int bad_value(const char *opt, const char *val, const char *what)
+/*
+ * "cube=4,vector=8": set the named types (0 allowed), keep the others;
+ * no empty item, and at least one core in all.
+ */
+static int parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES])
 {
-	fprintf(stderr, "ptorun: invalid %s '%s': %s\n", opt, val, what);
-	return -EINVAL;
+	uint32_t tmp[PTO_NUM_WORKER_TYPES], total = 0;
+	size_t len;
+	int t;
+
+	memcpy(tmp, cores, sizeof(tmp));
+	for (;; s += len + 1) {
+		len = strcspn(s, ",");
+		if (parse_core_item(s, len, tmp))
+			return -EINVAL;
+		if (!s[len])
+			break;
+	}
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
+		total += tmp[t];
+	if (!total)
+		return -EINVAL;
+	memcpy(cores, tmp, sizeof(tmp));
+	return 0;
+}
+
+static int set_cores(struct ptorun *pr, const char *arg)
+{
+	if (parse_cores(arg, pr->cfg.cores))
+		return bad_value('c', arg, "TYPE=N[,TYPE=N]... with TYPE cube, "
+				 "vector, aicpu or accel, N from 0 to %d, and "
+				 "at least one core", PTO_CORES_PER_TYPE_MAX);
+	return 0;
+}
+
+static int set_repeat(struct ptorun *pr, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_range(arg, 0, 1, ULONG_MAX, &v))
+		return bad_value('r', arg, "a count from 1 to %lu",
+				 ULONG_MAX);
+	pr->repeat = (unsigned long)v;
+	return 0;
+}
+
+/* A non-empty string of option c, which expects what. */
+static int set_string(int c, const char *arg, const char *what,
+		      const char **out)
+{
+	if (!*arg)
+		return bad_value(c, arg, "%s", what);
+	*out = arg;
+	return 0;
 }
 
 static int parse_option(struct ptorun *pr, int c, const char *arg)
 {
-	unsigned long long n;
-	uint64_t sz;
-	char *end;
+	struct pto_config *cfg = &pr->cfg;
 
 	switch (c) {
 	case 'd':
-		pr->cfg.device = arg;
-		return 0;
+		return set_string(c, arg, "sim or a device node such as "
+				  "/dev/pto0", &cfg->device);
 	case 'w':
-		if (parse_u32(arg, &pr->cfg.task_window) ||
-		    pr->cfg.task_window & (pr->cfg.task_window - 1))
-			return bad_value("--task-window", arg,
-					 "expected a power of two");
-		return 0;
+		return set_task_window(pr, arg);
 	case 'H':
-		if (parse_bytes(arg, &pr->cfg.heap_size))
-			return bad_value("--heap-size", arg,
-					 "expected bytes, e.g. 64M");
-		return 0;
+		return set_bytes(c, arg, PTO_HEAP_SIZE_MIN, PTO_HEAP_SIZE_MAX,
+				 &cfg->heap_size);
 	case 'A':
-		if (parse_bytes(arg, &sz))
-			return bad_value("--arena-size", arg,
-					 "expected bytes, e.g. 256M");
-		pr->cfg.arena_size = sz;
-		return 0;
+		return set_bytes(c, arg, 1, PTO_ARENA_SIZE_MAX,
+				 &cfg->arena_size);
 	case 'D':
-		if (parse_u32(arg, &pr->cfg.dep_pool_size))
-			return bad_value("--dep-pool", arg,
-					 "expected a positive count");
-		return 0;
+		return set_u32(c, arg, PTO_DEP_POOL_MIN, PTO_DEP_POOL_MAX,
+			       "entries", &cfg->dep_pool_size);
 	case 'T':
-		if (parse_u32(arg, &pr->cfg.tensormap_pool_size))
-			return bad_value("--tensormap-pool", arg,
-					 "expected a positive count");
-		return 0;
+		return set_u32(c, arg, PTO_TENSORMAP_POOL_MIN,
+			       PTO_TENSORMAP_POOL_MAX, "entries",
+			       &cfg->tensormap_pool_size);
 	case 'c':
-		if (parse_cores(arg, pr->cfg.cores))
-			return bad_value("--cores", arg,
-					 "expected e.g. cube=2,vector=4");
-		return 0;
+		return set_cores(pr, arg);
 	case 's':
-		if (parse_u32(arg, &pr->cfg.stall_timeout_ms))
-			return bad_value("--stall-timeout", arg,
-					 "expected milliseconds");
-		return 0;
+		return set_u32(c, arg, 1, UINT32_MAX, "milliseconds",
+			       &cfg->stall_timeout_ms);
 	case 't':
-		pr->cfg.trace_path = arg;
-		return 0;
+		return set_string(c, arg, "a file name", &cfg->trace_path);
 	case 'S':
 		pr->stats = 1;
 		return 0;
 	case 'r':
-		errno = 0;
-		n = strtoull(arg, &end, 10);
-		if (errno || end == arg || *end || !n || arg[0] == '-' ||
-		    n > ULONG_MAX)
-			return bad_value("--repeat", arg,
-					 "expected a positive count");
-		pr->repeat = n;
-		return 0;
+		return set_repeat(pr, arg);
 	case 'q':
 		pr->quiet = 1;
 		return 0;
@@ -244,23 +362,6 @@ static int parse_option(struct ptorun *pr, int c, const char *arg)
 /* 0: run; 1: --help/--version done; negative: usage error */
 static int parse_args(struct ptorun *pr, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "task-window", required_argument, NULL, 'w' },
-		{ "heap-size", required_argument, NULL, 'H' },
-		{ "arena-size", required_argument, NULL, 'A' },
-		{ "dep-pool", required_argument, NULL, 'D' },
-		{ "tensormap-pool", required_argument, NULL, 'T' },
-		{ "cores", required_argument, NULL, 'c' },
-		{ "stall-timeout", required_argument, NULL, 's' },
-		{ "trace", required_argument, NULL, 't' },
-		{ "stats", no_argument, NULL, 'S' },
-		{ "repeat", required_argument, NULL, 'r' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int c;
 
 	/* '+': stop at ORCH.so, the rest of the line belongs to it */
@@ -355,6 +456,16 @@ static int run_repeated(struct ptorun *pr, struct pto_runtime *rt, void *arg)
 	return 0;
 }
 
+/* The first error writing standard output, for flush_stdout() to report */
+static int stdout_err;
+
+/* Flush standard output before what another stream or ORCH.so prints. */
+static void flush_out(void)
+{
+	if (fflush(stdout) == EOF && !stdout_err)
+		stdout_err = errno;
+}
+
 /* Create the runtime, init, run, fini, stats.  Returns an exit code. */
 static int run_orchestration(struct ptorun *pr)
 {
@@ -368,7 +479,7 @@ static int run_orchestration(struct ptorun *pr)
 		return EXIT_FAILED;
 	}
 	if (pr->init) {
-		fflush(stdout);
+		flush_out();
 		ret = pr->init(rt, pr->orch_argc, pr->orch_argv, &arg);
 		if (ret > 0)	/* e.g. the sample printed its help */
 			goto out;
@@ -381,7 +492,7 @@ static int run_orchestration(struct ptorun *pr)
 	ret = run_repeated(pr, rt, arg);
 	if (ret)
 		status = EXIT_FAILED;
-	fflush(stdout);
+	flush_out();
 	if (pr->fini) {
 		/* fini verifies; it frees what init allocated even on error */
 		int vret = pr->fini(rt, arg, ret);
@@ -394,13 +505,30 @@ static int run_orchestration(struct ptorun *pr)
 		}
 	}
 	if (pr->stats) {
-		fflush(stdout);
+		flush_out();
 		pto_print_stats(rt, stdout);
 	}
 out:
-	fflush(stdout);
+	flush_out();
 	pto_runtime_destroy(rt);
 	return status;
+}
+
+/*
+ * Flush standard output and report a write error (a full disk, a closed
+ * descriptor) that stdio kept to itself: 0, or -EIO after saying so.  Not
+ * fclose(): ORCH.so's and libpto's destructors may still print at exit.
+ */
+static int flush_stdout(void)
+{
+	flush_out();
+	if (!stdout_err && ferror(stdout))
+		stdout_err = EIO;
+	if (!stdout_err)
+		return 0;
+	fprintf(stderr, "ptorun: error writing standard output: %s\n",
+		strerror(stdout_err));
+	return -EIO;
 }
 
 int main(int argc, char **argv)
@@ -410,15 +538,17 @@ int main(int argc, char **argv)
 
 	pto_config_init(&pr.cfg);
 	ret = parse_args(&pr, argc, argv);
-	if (ret) {
-		if (ret < 0)
-			fprintf(stderr,
-				"Try 'ptorun --help' for more information.\n");
-		return ret < 0 ? EXIT_USAGE : EXIT_OK;
+	if (ret < 0) {
+		fprintf(stderr, "Try 'ptorun --help' for more information.\n");
+		return EXIT_USAGE;
 	}
+	if (ret > 0)	/* --help or --version */
+		return flush_stdout() ? EXIT_FAILED : EXIT_OK;
 	if (load_orchestration(&pr))
 		return EXIT_FAILED;
 	ret = run_orchestration(&pr);
+	if (flush_stdout())
+		ret = EXIT_FAILED;
 	/*
 	 * ORCH.so stays mapped until exit, so sanitizer reports printed at
 	 * exit can still name its functions.

@@ -4,17 +4,23 @@
  * The options, and the loop of the batch modes; the interactive screen
  * runs its own loop (view_tui.c).  Keep usage() in step with ptotop.1.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "view.h"
 
 #define PTOTOP_VERSION	PTO_VERSION_STRING
+#define PT_MAX_ITERATIONS	INT_MAX		/* -n */
 
 static void usage(FILE *out)
 {
@@ -23,13 +29,15 @@ static void usage(FILE *out)
 		"Monitor PTO devices (/dev/ptoN) and the libpto runtimes using them.\n"
 		"\n"
 		"  -b, --batch           print text to stdout instead of the interactive UI\n"
+		"                        (the default when stdout is not a terminal)\n"
 		"  -j, --json            print one JSON document per iteration (implies -b)\n"
 		"  -R, --rings           batch text: each task ring's figures and sizing\n"
 		"                        advice under its process\n"
-		"  -n, --iterations=N    stop after N refreshes (default: run until quit)\n"
-		"  -d, --delay=SECONDS   refresh interval, fractions allowed (default 1.0)\n"
+		"  -n, --iterations=N    stop after N refreshes, N from 1 (default: run\n"
+		"                        until quit)\n"
+		"  -d, --delay=SECONDS   refresh interval from 0.01 to 86400 (default 1.0)\n"
 		"  -D, --device=NAME     show only device NAME (sim, pto0 or /dev/pto0)\n"
-		"  -p, --pid=PID         show only process PID (repeatable)\n"
+		"  -p, --pid=PID         show only process PID (repeatable, at most %d)\n"
 		"  -s, --sort=KEY        sort by KEY: pid, tasks, inflight, stalls,\n"
 		"                        failures, device, command, user (default tasks)\n"
 		"  -r, --reverse         reverse the sort order\n"
@@ -41,7 +49,64 @@ static void usage(FILE *out)
 		"up and down select a process, Enter shows its task rings.\n"
 		"\n"
 		"Environment: PTO_STATS_DIR (stats pages, default /dev/shm).\n"
-		"See ptotop(1) for the JSON fields.\n");
+		"See ptotop(1) for the JSON fields.\n", PT_MAX_PIDS);
+}
+
+/* The long options; bad_arg() names an option by both its names. */
+static const struct option opts[] = {
+	{ "batch", no_argument, NULL, 'b' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "rings", no_argument, NULL, 'R' },
+	{ "iterations", required_argument, NULL, 'n' },
+	{ "delay", required_argument, NULL, 'd' },
+	{ "device", required_argument, NULL, 'D' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "reverse", no_argument, NULL, 'r' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const char *long_name(int c)
+{
+	const struct option *o;
+
+	for (o = opts; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return "?";
+}
+
+/* Say what option c expected instead of arg; returns -EINVAL. */
+__attribute__((format(printf, 3, 4)))
+static int bad_arg(int c, const char *arg, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ptotop: invalid -%c/--%s '%s': expected ", c,
+		long_name(c), arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -EINVAL;
+}
+
+/* A decimal number from lo to hi: digits only, no sign nor blanks. */
+static int parse_long(const char *arg, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)arg[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 static int parse_sort(const char *arg, enum pt_sort *out)
@@ -54,15 +119,21 @@ static int parse_sort(const char *arg, enum pt_sort *out)
 			return 0;
 		}
 	}
+	fprintf(stderr, "ptotop: invalid -s/--sort '%s': expected", arg);
+	for (i = 0; i < PT_NSORTS; i++)
+		fprintf(stderr, "%s %s", !i ? "" : i < PT_NSORTS - 1 ? "," :
+			" or", pt_sort_keys[i].name);
+	fputc('\n', stderr);
 	return -EINVAL;
 }
 
+/* 0 means "until quit" inside, but is refused: it reads like "none". */
 static int parse_iterations(const char *arg, long *out)
 {
-	char *end;
-
-	*out = strtol(arg, &end, 10);
-	return *end || *out < 0 ? -EINVAL : 0;
+	if (parse_long(arg, 1, PT_MAX_ITERATIONS, out))
+		return bad_arg('n', arg, "a count from 1 to %d",
+			       PT_MAX_ITERATIONS);
+	return 0;
 }
 
 /* From 10 ms, so that ptotop is no load itself, to a day. */
@@ -70,35 +141,44 @@ static int parse_delay(const char *arg, double *out)
 {
 	char *end;
 
+	errno = 0;
 	*out = strtod(arg, &end);
-	if (*end || !isfinite(*out) || *out < 0.01 || *out > 86400)
-		return -EINVAL;
+	if ((!isdigit((unsigned char)arg[0]) && arg[0] != '.') || errno ||
+	    *end || !isfinite(*out) || *out < 0.01 || *out > 86400)
+		return bad_arg('d', arg, "seconds from 0.01 to 86400");
 	return 0;
 }
 
 static int add_pid(struct pt_state *st, const char *arg)
 {
-	char *end;
+	long pid;
 
-	if (st->npids == PT_MAX_PIDS)
+	if (st->npids == PT_MAX_PIDS) {
+		fprintf(stderr, "ptotop: -p: at most %d processes\n",
+			PT_MAX_PIDS);
 		return -EINVAL;
-	st->pids[st->npids] = strtol(arg, &end, 10);
-	if (*end || st->pids[st->npids] <= 0)
-		return -EINVAL;
-	st->npids++;
+	}
+	if (parse_long(arg, 1, INT_MAX, &pid))
+		return bad_arg('p', arg, "a process id from 1 to %d",
+			       INT_MAX);
+	st->pids[st->npids++] = (int)pid;
 	return 0;
 }
 
 /* "/dev/pto0" and "pto0" both mean device pto0. */
-static void set_device(struct pt_state *st, const char *arg)
+static int set_device(struct pt_state *st, const char *arg)
 {
 	const char *slash = strrchr(arg, '/');
+	const char *name = slash ? slash + 1 : arg;
 
-	snprintf(st->device_filter, sizeof(st->device_filter), "%s",
-		 slash ? slash + 1 : arg);
+	if (!*name || strlen(name) >= sizeof(st->device_filter))
+		return bad_arg('D', arg, "a device name: sim, pto0 or "
+			       "/dev/pto0");
+	strcpy(st->device_filter, name);
+	return 0;
 }
 
-/* Apply option c; -EINVAL when its argument is not valid. */
+/* Apply option c: 0; 1 when it was --help or --version; -EINVAL. */
 static int apply_option(struct pt_state *st, int c, const char *arg)
 {
 	switch (c) {
@@ -117,8 +197,7 @@ static int apply_option(struct pt_state *st, int c, const char *arg)
 	case 'd':
 		return parse_delay(arg, &st->delay_s);
 	case 'D':
-		set_device(st, arg);
-		return 0;
+		return set_device(st, arg);
 	case 'p':
 		return add_pid(st, arg);
 	case 's':
@@ -128,44 +207,25 @@ static int apply_option(struct pt_state *st, int c, const char *arg)
 		return 0;
 	case 'h':
 		usage(stdout);
-		exit(0);
+		return 1;
 	case 'V':
 		printf("ptotop (PTO) %s\n", PTOTOP_VERSION);
-		exit(0);
+		return 1;
 	}
-	return 0;
+	usage(stderr);		/* '?': getopt_long said what was wrong */
+	return -EINVAL;
 }
 
+/* 0: run; 1: --help or --version done; -EINVAL: a bad command line. */
 static int parse_args(struct pt_state *st, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "batch", no_argument, NULL, 'b' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "rings", no_argument, NULL, 'R' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "delay", required_argument, NULL, 'd' },
-		{ "device", required_argument, NULL, 'D' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "reverse", no_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c;
+	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "bjRn:d:D:p:s:rhV", opts,
 				NULL)) != -1) {
-		if (c == '?') {		/* getopt_long said what was wrong */
-			usage(stderr);
-			return -EINVAL;
-		}
-		if (apply_option(st, c, optarg)) {
-			fprintf(stderr,
-				"ptotop: invalid argument for -%c: '%s'\n",
-				c, optarg);
-			return -EINVAL;
-		}
+		ret = apply_option(st, c, optarg);
+		if (ret)
+			return ret;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "ptotop: unexpected argument '%s'\n",
@@ -198,10 +258,39 @@ static int run_batch(struct pt_state *st)
 			pt_print_json(st, stdout);
 		else
 			pt_print_text(st, stdout);
-		if (ferror(stdout))
-			return 1;	/* e.g. the reader went away */
+		if (ferror(stdout))	/* e.g. a full disk */
+			return -(errno ? errno : EIO);
 	}
 	return 0;
+}
+
+static int write_error(int err)
+{
+	fprintf(stderr, "ptotop: error writing standard output: %s\n",
+		strerror(err));
+	return 1;
+}
+
+/*
+ * Flush standard output and report a write error (a full disk, a closed
+ * descriptor) that stdio kept to itself: 0, or 1 after saying so.
+ */
+static int flush_stdout(void)
+{
+	if (fflush(stdout) == EOF)
+		return write_error(errno);
+	return ferror(stdout) ? write_error(EIO) : 0;
+}
+
+/*
+ * The interactive screen needs a terminal: into a file or a pipe, ptotop
+ * prints batch text rather than the screen's escape sequences.
+ */
+static int run(struct pt_state *st)
+{
+	if (!st->batch && !isatty(STDOUT_FILENO))
+		st->batch = true;
+	return st->batch ? run_batch(st) : pt_ui_run(st);
 }
 
 int main(int argc, char **argv)
@@ -210,12 +299,14 @@ int main(int argc, char **argv)
 	int ret;
 
 	pt_state_init(&st);
-	if (parse_args(&st, argc, argv))
+	ret = parse_args(&st, argc, argv);
+	if (ret < 0) {
+		pt_state_free(&st);
 		return 2;
-	if (st.batch)
-		ret = run_batch(&st);
-	else
-		ret = pt_ui_run(&st);
+	}
+	ret = ret ? 0 : run(&st);
 	pt_state_free(&st);
-	return ret;
+	if (ret < 0)
+		return write_error(-ret);
+	return flush_stdout() ? 1 : ret;
 }

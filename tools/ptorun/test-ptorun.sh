@@ -1,0 +1,171 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# ptorun's command line (TAP): every option value that is empty, negative,
+# too large, out of libpto's range or followed by other characters exits 2
+# with a message naming the option and its range, before anything is
+# loaded; the values at each end of a range are accepted; and a write error
+# on standard output (--help, --version, a run, all into /dev/full) exits 1
+# with a message.  The samples' own test (samples/test-samples.sh) runs
+# them through ptorun.
+#
+# Installed as $(O)/tools/test-ptorun next to ptorun; PTORUN overrides.
+set -u
+dir=$(cd "$(dirname "$0")" && pwd)
+PTORUN=${PTORUN:-$dir/ptorun}
+SO=$dir/../samples/bgemm.so
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+# accepted options then fail to load this (exit 1): nothing runs
+none=$tmp/no-such-orchestration.so
+n=0
+fails=0
+export PTO_STATS=0
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		fails=$((fails + 1))
+	fi
+}
+
+skip() {
+	n=$((n + 1))
+	echo "ok $n # SKIP $1"
+}
+
+# ptorun ARGS... with stdout and stderr in $tmp/out and $tmp/err
+# (the helpers below keep their status in st: rc is their callers')
+run() {
+	timeout -k 5 30 "$PTORUN" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+}
+
+# refused OPTION VALUE WANT: exit 2, and a message naming OPTION, the value
+# and WANT (the range), then the --help hint
+refused() {
+	run "$1" "$2" "$none"
+	st=$?
+	if [ $st -eq 2 ] &&
+	   grep -qF -- "ptorun: invalid $1/" "$tmp/err" &&
+	   grep -qF -- "'$2': expected" "$tmp/err" &&
+	   grep -qF -- "$3" "$tmp/err" &&
+	   grep -q "^Try 'ptorun --help'" "$tmp/err"; then
+		return 0
+	fi
+	echo "# ptorun $1 '$2': exit $st"
+	sed 's/^/# /' "$tmp/err"
+	return 1
+}
+
+# accepted OPTION VALUE: the value passes, so loading $none fails (exit 1)
+accepted() {
+	run "$1" "$2" "$none"
+	st=$?
+	[ $st -eq 1 ] && grep -q 'cannot load' "$tmp/err" && return 0
+	echo "# ptorun $1 '$2': exit $st"
+	sed 's/^/# /' "$tmp/err"
+	return 1
+}
+
+echo "# ptorun: $PTORUN"
+if [ ! -x "$PTORUN" ]; then
+	echo "Bail out! $PTORUN not built"
+	exit 1
+fi
+
+# ---- --cores ------------------------------------------------------------------
+rc=0
+for v in "" "," "cube=1," ",cube=1" "cube=1,,vector=1" "cube" "cube=" "=1" \
+	 "gpu=1" "cube=-1" "cube=1x" "cube= 1" "cube=257" \
+	 "cube=99999999999999999999" "cube=0,vector=0,aicpu=0,accel=0"; do
+	refused -c "$v" "N from 0 to 256" || rc=1
+done
+ok $rc "-c: empty, malformed, out of range and no core at all exit 2"
+rc=0
+for v in "cube=256" "cube=0" "cube=1,vector=0,aicpu=0,accel=0" "accel=0x10"; do
+	accepted -c "$v" || rc=1
+done
+ok $rc "-c: 0 to 256 cores per type are accepted"
+
+# ---- --task-window ----------------------------------------------------------
+refused -w 1 "a power of two from 4 to 16777216"
+ok $? "-w 1 (below the minimum of 4) exits 2 naming the minimum"
+rc=0
+for v in 2 0 12 33554432 -4 " 8" 8x 010 0x "" 99999999999999999999; do
+	refused -w "$v" "a power of two from 4 to 16777216" || rc=1
+done
+ok $rc "-w: not a power of two in [4, 2^24], negative, garbage exit 2"
+rc=0
+for v in 4 16777216 0x10; do
+	accepted -w "$v" || rc=1
+done
+ok $rc "-w 4, 16777216 and 0x10 are accepted"
+
+# ---- sizes and counts ---------------------------------------------------------
+# each option: its range in the message, then values below and above it
+while IFS='|' read -r opt want low high; do
+	rc=0
+	for v in "$low" "$high" -1 " -1" +16 "" 16x 99999999999999999999 \
+		 0x 18446744073709551616; do
+		refused "$opt" "$v" "$want" || rc=1
+	done
+	ok $rc "$opt: out of range, negative, empty, garbage, overflow exit 2"
+done <<EOF
+-H|bytes from 4K to 1024G|4095|1025G
+-A|bytes from 1 to 1024G|0|1025G
+-D|entries from 16 to 1073741822|15|1073741823
+-T|entries from 16 to 1073741824|15|1073741825
+-s|milliseconds from 1 to 4294967295|0|4294967296
+-r|a count from 1 to|0|18446744073709551616
+EOF
+rc=0
+for ov in "-H 4K" "-H 1024G" "-H 64KiB" "-A 1" "-A 1024G" "-D 16" \
+	  "-D 1073741822" "-T 16" "-T 1073741824" "-s 1" "-s 4294967295" \
+	  "-r 1" "-r 0x10"; do
+	# shellcheck disable=SC2086
+	accepted $ov || rc=1
+done
+ok $rc "the values at both ends of each range are accepted"
+rc=0
+for v in 17179869184G 12Q 4KK 4KiBx 4 K; do
+	refused -H "$v" "bytes from 4K to 1024G" || rc=1
+done
+ok $rc "-H: a size that overflows or a bad suffix exits 2"
+
+# ---- strings ------------------------------------------------------------------
+refused -d "" "sim or a device node" && refused -t "" "a file name"
+ok $? "an empty -d or -t exits 2"
+
+# ---- write errors on standard output ----------------------------------------
+if [ -w /dev/full ]; then
+	for a in --help --version; do
+		timeout 30 "$PTORUN" $a >/dev/full 2>"$tmp/err"
+		rc=$?
+		[ $rc -eq 1 ] &&
+			grep -q '^ptorun: error writing standard output: ' "$tmp/err"
+		ok $? "ptorun $a >/dev/full exits 1 with a message (exit $rc)"
+	done
+	if [ -f "$SO" ]; then
+		timeout 60 "$PTORUN" "$SO" </dev/null >/dev/full 2>"$tmp/err"
+		rc=$?
+		[ $rc -eq 1 ] &&
+			grep -q '^ptorun: error writing standard output: No space' \
+				"$tmp/err"
+		ok $? "a run into /dev/full exits 1 with a message (exit $rc)"
+	else
+		skip "$SO not built"
+	fi
+else
+	skip "no /dev/full"
+	skip "no /dev/full"
+	skip "no /dev/full"
+fi
+"$PTORUN" --help >"$tmp/help" 2>"$tmp/err" && [ ! -s "$tmp/err" ] &&
+	grep -q -- '--task-window' "$tmp/help"
+ok $? "ptorun --help into a file exits 0, quietly"
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
