@@ -93,7 +93,7 @@ $(PTOBENCH_KERNEL): tools/ptobench/metg_kernel.c tools/ptobench/taskbench.h
 
 $(PTOBENCH): $(PTOBENCH_OBJ)/ptobench.o $(PTOBENCH_OBJ)/shapes.o \
 	     $(PTOBENCH_OBJ)/metg.o $(PTOBENCH_OBJ)/metg_plot.o \
-	     $(PTOBENCH_OBJ)/views.o \
+	     $(PTOBENCH_OBJ)/views.o $(PTOBENCH_OBJ)/options.o \
 	     $(PTOBENCH_OBJ)/taskbench.o $(PTOBENCH_OBJ)/util/json.o
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lm

@@ -47,16 +47,21 @@
 /* Calibration: iterations per task and duration of the probe. */
 #define CALIB_ITERS	65536
 #define CALIB_MS	100
-/* How long each peak measurement runs, by default. */
+/* How long each peak measurement runs, by default, and at most. */
 #define PEAK_MS		200
+#define MAX_PEAK_MS	3600000u
+/* --steps at most, --min-grain and --max-grain (us) at least and most */
+#define MAX_STEPS	1000000000u
+#define MIN_GRAIN_US	0.001
+#define MAX_GRAIN_US	1e7
 
 struct metg_opts {
 	bool pattern[TB_NUM_PATTERNS];
 	bool impl[NUM_IMPLS];
-	uint32_t width[METG_MAX_WIDTHS];
+	unsigned int width[METG_MAX_WIDTHS];
 	int nwidths;
-	uint32_t steps;
-	uint32_t radix;
+	unsigned int steps;
+	unsigned int radix;
 	int reps;
 	unsigned int cores;
 	int load;
@@ -809,51 +814,56 @@ static int write_plots(void)
 
 static int parse_patterns(const char *arg)
 {
-	char *dup = strdup(arg), *save = NULL, *tok;
-	int err = 0;
+	const char *names[TB_NUM_PATTERNS];
 
-	memset(mo.pattern, 0, sizeof(mo.pattern));
-	for (tok = strtok_r(dup, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		int p = tb_pattern_lookup(tok);
+	for (int p = 0; p < TB_NUM_PATTERNS; p++)
+		names[p] = tb_pattern_name(p);
+	return parse_names("--patterns", arg, mo.pattern, names,
+			   TB_NUM_PATTERNS);
+}
 
-		if (p < 0) {
-			fprintf(stderr, "ptobench: unknown pattern '%s'\n",
-				tok);
-			err = -1;
-			continue;
-		}
-		mo.pattern[p] = true;
+/* One width of --widths: a number, or "cores" for --cores. */
+static int parse_width(const char *tok, unsigned int *w)
+{
+	if (!strcmp(tok, "cores")) {
+		*w = mo.cores;
+		return 0;
 	}
-	free(dup);
-	return err;
+	return opt_uint("--widths", tok, 1, TB_MAX_WIDTH, w);
+}
+
+/* Add w to the widths unless it is there already. */
+static int add_width(unsigned int w)
+{
+	for (int k = 0; k < mo.nwidths; k++)
+		if (mo.width[k] == w)
+			return 0;
+	if (mo.nwidths == METG_MAX_WIDTHS) {
+		fprintf(stderr, "ptobench: --widths: at most %d widths\n",
+			METG_MAX_WIDTHS);
+		return -1;
+	}
+	mo.width[mo.nwidths++] = w;
+	return 0;
 }
 
 /* Widths in the order given, "cores" as --cores, no duplicates. */
 static int resolve_widths(const char *list)
 {
 	char *dup = strdup(list), *save = NULL, *tok;
+	unsigned int w;
 	int err = 0;
 
+	if (!dup)
+		return -1;
 	mo.nwidths = 0;
-	for (tok = strtok_r(dup, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		uint32_t w = strcmp(tok, "cores") ? strtoul(tok, NULL, 0) :
-			     mo.cores;
-		bool dup_w = false;
-
-		if (!w || w > TB_MAX_WIDTH) {
-			fprintf(stderr, "ptobench: bad width '%s' (1-%d)\n",
-				tok, TB_MAX_WIDTH);
-			err = -1;
-			continue;
-		}
-		for (int k = 0; k < mo.nwidths; k++)
-			dup_w |= mo.width[k] == w;
-		if (!dup_w && mo.nwidths < METG_MAX_WIDTHS)
-			mo.width[mo.nwidths++] = w;
-	}
+	for (tok = strtok_r(dup, ",", &save); tok && !err;
+	     tok = strtok_r(NULL, ",", &save))
+		err = parse_width(tok, &w) || add_width(w);
 	free(dup);
+	if (!err && !mo.nwidths)
+		fprintf(stderr, "ptobench: --widths: the list '%s' is empty\n",
+			list);
 	return err || !mo.nwidths ? -1 : 0;
 }
 
@@ -866,117 +876,123 @@ static void defaults(void)
 	mo.steps = 1000;
 	mo.radix = TB_DEF_RADIX;
 	mo.reps = 3;
-	mo.cores = sysconf(_SC_NPROCESSORS_ONLN);
+	mo.cores = default_cores();
 	mo.timeout = 600;
 	mo.min_grain_us = 1;
 	mo.max_grain_us = 4000;
 	mo.peak_ms = PEAK_MS;
 }
 
+/* What no single option can check: after the options, before the run. */
 static int check_opts(const char *widths)
 {
-	if (mo.reps < 1 || mo.reps > MAX_REPS || !mo.steps || !mo.cores ||
-	    !mo.radix || mo.radix > TB_MAX_RADIX || mo.load < 0 ||
-	    mo.load > 256 || !mo.peak_ms || !(mo.min_grain_us > 0) ||
-	    !(mo.max_grain_us >= mo.min_grain_us))
+	if (mo.max_grain_us < mo.min_grain_us) {
+		fprintf(stderr, "ptobench: --max-grain %g is below --min-grain "
+			"%g\n", mo.max_grain_us, mo.min_grain_us);
 		return -1;
+	}
 	if (resolve_widths(widths))
 		return -1;
 	npats = 0;
 	for (int p = 0; p < TB_NUM_PATTERNS; p++)
 		if (mo.pattern[p])
 			pats[npats++] = p;
-	return npats ? 0 : -1;
+	if (mo.json && check_output_file("--json", mo.json))
+		return -1;
+	return mo.plot_dir ? make_output_dir("--plot", mo.plot_dir) : 0;
+}
+
+const struct option metg_long_opts[] = {
+	{ "metg", no_argument, NULL, 'M' },
+	{ "patterns", required_argument, NULL, 'p' },
+	{ "widths", required_argument, NULL, 'w' },
+	{ "steps", required_argument, NULL, 's' },
+	{ "radix", required_argument, NULL, 'x' },
+	{ "min-grain", required_argument, NULL, 'g' },
+	{ "max-grain", required_argument, NULL, 'G' },
+	{ "plot", required_argument, NULL, 'P' },
+	{ "peak-ms", required_argument, NULL, 'K' },
+	{ "impls", required_argument, NULL, 'i' },
+	{ "reps", required_argument, NULL, 'r' },
+	{ "cores", required_argument, NULL, 'c' },
+	{ "load", required_argument, NULL, 'l' },
+	{ "json", required_argument, NULL, 'j' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* One --metg option (c from getopt_long, its optarg); widths: the list. */
+static int metg_option(int c, const char **widths, bool *impls_given)
+{
+	switch (c) {
+	case 'M':
+		return 0;
+	case 'p':
+		return parse_patterns(optarg);
+	case 'w':
+		*widths = optarg;
+		return 0;
+	case 's':
+		return opt_uint("--steps", optarg, 1, MAX_STEPS, &mo.steps);
+	case 'x':
+		return opt_uint("--radix", optarg, 1, TB_MAX_RADIX, &mo.radix);
+	case 'g':
+		return opt_double("--min-grain", optarg, MIN_GRAIN_US,
+				  MAX_GRAIN_US, &mo.min_grain_us);
+	case 'G':
+		return opt_double("--max-grain", optarg, MIN_GRAIN_US,
+				  MAX_GRAIN_US, &mo.max_grain_us);
+	case 'P':
+		mo.plot_dir = optarg;
+		return 0;
+	case 'K':
+		return opt_uint("--peak-ms", optarg, 1, MAX_PEAK_MS,
+				&mo.peak_ms);
+	case 'i':
+		*impls_given = true;
+		return parse_impls(optarg, mo.impl);
+	case 'r':
+		return opt_int("--reps", optarg, 1, MAX_REPS, &mo.reps);
+	case 'c':
+		return opt_uint("--cores", optarg, 1, MAX_CORES, &mo.cores);
+	case 'l':
+		return opt_int("--load", optarg, 0, MAX_LOAD, &mo.load);
+	case 'j':
+		mo.json = optarg;
+		return 0;
+	case 't':
+		return opt_uint("--timeout", optarg, 0, MAX_TIMEOUT,
+				&mo.timeout);
+	case 'v':
+		mo.verbose = true;
+		return 0;
+	default:	/* 'h' */
+		ptobench_usage(stdout);
+		exit(0);
+	}
 }
 
 static int parse_metg_opts(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "metg", no_argument, NULL, 'M' },
-		{ "patterns", required_argument, NULL, 'p' },
-		{ "widths", required_argument, NULL, 'w' },
-		{ "steps", required_argument, NULL, 's' },
-		{ "radix", required_argument, NULL, 'x' },
-		{ "min-grain", required_argument, NULL, 'g' },
-		{ "max-grain", required_argument, NULL, 'G' },
-		{ "plot", required_argument, NULL, 'P' },
-		{ "peak-ms", required_argument, NULL, 'K' },
-		{ "impls", required_argument, NULL, 'i' },
-		{ "reps", required_argument, NULL, 'r' },
-		{ "cores", required_argument, NULL, 'c' },
-		{ "load", required_argument, NULL, 'l' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	char widths[256] = "2,16,cores";
+	const char *widths = "2,16,cores";
 	bool impls_given = false;
-	int c, err = 0;
+	int c;
 
 	defaults();
-	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
-		switch (c) {
-		case 'M':
-			break;
-		case 'p':
-			err |= parse_patterns(optarg);
-			break;
-		case 'w':
-			snprintf(widths, sizeof(widths), "%s", optarg);
-			break;
-		case 's':
-			mo.steps = strtoul(optarg, NULL, 0);
-			break;
-		case 'x':
-			mo.radix = strtoul(optarg, NULL, 0);
-			break;
-		case 'g':
-			mo.min_grain_us = strtod(optarg, NULL);
-			break;
-		case 'G':
-			mo.max_grain_us = strtod(optarg, NULL);
-			break;
-		case 'P':
-			mo.plot_dir = optarg;
-			break;
-		case 'K':
-			mo.peak_ms = strtoul(optarg, NULL, 0);
-			break;
-		case 'i':
-			err |= parse_impls(optarg, mo.impl);
-			impls_given = true;
-			break;
-		case 'r':
-			mo.reps = atoi(optarg);
-			break;
-		case 'c':
-			mo.cores = strtoul(optarg, NULL, 0);
-			break;
-		case 'l':
-			mo.load = atoi(optarg);
-			break;
-		case 'j':
-			mo.json = optarg;
-			break;
-		case 't':
-			mo.timeout = strtoul(optarg, NULL, 0);
-			break;
-		case 'v':
-			mo.verbose = true;
-			break;
-		case 'h':
-			ptobench_usage(stdout);
-			exit(0);
-		default:
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":vh", metg_long_opts,
+				NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			opt_refused(c, argv, metg_long_opts, "--metg");
 			return -1;
 		}
+		if (metg_option(c, &widths, &impls_given))
+			return -1;
 	}
-	if (err || optind < argc || check_opts(widths)) {
-		fprintf(stderr, "ptobench: bad --metg options; see --help\n");
+	if (opt_no_operands(argc, argv) || check_opts(widths))
 		return -1;
-	}
 	return check_impls(mo.impl, impls_given);
 }
 

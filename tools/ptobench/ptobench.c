@@ -69,7 +69,8 @@ struct opts {
 static char worker_dir[PATH_MAX];
 /* 1-minute load average before and after the runs, for the report. */
 static double load_before = -1, load_after = -1;
-static pid_t loaders[256];
+static pid_t loaders[MAX_LOAD];
+/* written with __atomic stores: the signal handler reads them */
 static int nloaders;
 
 /* ---- workers ------------------------------------------------------------ */
@@ -152,10 +153,68 @@ static void slurp(int fd, char *buf, size_t len)
 		;
 }
 
+/* ---- child processes ---------------------------------------------------- */
+
+/*
+ * The worker running now, for the signal handler (__atomic accesses).  A
+ * worker, or a competing process, also dies when the driver does, whatever
+ * kills it (SIGKILL included): PR_SET_PDEATHSIG.
+ */
+static pid_t running_worker;
+static pid_t driver_pid;
+
+/*
+ * In a child after fork(): die with the driver, its parent before fork(),
+ * which may be gone already.
+ */
+static void die_with_driver(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+}
+
+static void kill_and_reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* SIGINT, SIGTERM: take the worker and the competing load along. */
+static void on_signal(int sig)
+{
+	pid_t worker = __atomic_load_n(&running_worker, __ATOMIC_SEQ_CST);
+	int n = __atomic_load_n(&nloaders, __ATOMIC_SEQ_CST);
+
+	/* a child, a competing process or one not yet exec()ed, just goes */
+	if (getpid() == driver_pid) {
+		if (worker > 0)
+			kill_and_reap(worker);
+		for (int i = 0; i < n; i++)
+			kill_and_reap(loaders[i]);
+	}
+	_exit(128 + sig);
+}
+
+/* Catch SIGINT and SIGTERM, unless whoever started us ignores them. */
+static void catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM };
+	struct sigaction sa = { .sa_handler = on_signal }, old;
+
+	driver_pid = getpid();
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (!sigaction(sigs[i], NULL, &old) &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+}
+
 static pid_t spawn(const char *path, char *const argv[], int *out_fd)
 {
+	pid_t pid, parent = getpid();
 	int p[2];
-	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC))
 		return -1;
@@ -166,15 +225,36 @@ static pid_t spawn(const char *path, char *const argv[], int *out_fd)
 		return -1;
 	}
 	if (!pid) {
+		die_with_driver(parent);
 		dup2(p[1], STDOUT_FILENO);
 		execv(path, argv);
 		fprintf(stderr, "ptobench: exec %s: %s\n", path,
 			strerror(errno));
 		_exit(127);
 	}
+	__atomic_store_n(&running_worker, pid, __ATOMIC_SEQ_CST);
 	close(p[1]);
 	*out_fd = p[0];
 	return pid;
+}
+
+/*
+ * Wait for the worker and reap it, taking its resource usage.  It stays
+ * running_worker until it has exited: the signal handler must never kill
+ * a pid that may have been reused.
+ */
+static int wait_worker(pid_t pid, struct rusage *ru)
+{
+	int status = -1;	/* "signal 127" should wait4() fail */
+	siginfo_t si;
+
+	while (waitid(P_PID, pid, &si, WEXITED | WNOWAIT) < 0 &&
+	       errno == EINTR)
+		;
+	__atomic_store_n(&running_worker, 0, __ATOMIC_SEQ_CST);
+	while (wait4(pid, &status, 0, ru) < 0 && errno == EINTR)
+		;
+	return status;
 }
 
 int run_worker(const char *path, char *const argv[], char *out, size_t len,
@@ -190,8 +270,7 @@ int run_worker(const char *path, char *const argv[], char *out, size_t len,
 	}
 	slurp(fd, out, len);
 	close(fd);
-	while (wait4(pid, &status, 0, ru) < 0 && errno == EINTR)
-		;
+	status = wait_worker(pid, ru);
 	if (WIFEXITED(status) && !WEXITSTATUS(status))
 		return 0;
 	fprintf(stderr, "ptobench: %s failed (%s %d)\n", path,
@@ -235,7 +314,9 @@ static int run_one(const struct opts *o, enum impl im, enum bench_shape sh,
 
 void start_load(int n)
 {
-	for (int i = 0; i < n && nloaders < 256; i++) {
+	pid_t parent = getpid();
+
+	for (int i = 0; i < n && nloaders < MAX_LOAD; i++) {
 		pid_t pid = fork();
 
 		if (pid < 0) {
@@ -245,28 +326,31 @@ void start_load(int n)
 		if (!pid) {
 			uint64_t x = 1;
 
-			/* Dies with the driver, whatever kills it. */
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getppid() == 1)
-				_exit(0);
+			die_with_driver(parent);
 			for (;;) {
 				x = x * 6364136223846793005ull + 1;
 				/* the loop must burn CPU, not be optimised out */
 				__asm__ volatile("" : "+r"(x));
 			}
 		}
-		loaders[nloaders++] = pid;
+		loaders[nloaders] = pid;
+		__atomic_store_n(&nloaders, nloaders + 1, __ATOMIC_SEQ_CST);
 	}
 }
 
 void stop_load(void)
 {
-	for (int i = 0; i < nloaders; i++) {
-		kill(loaders[i], SIGKILL);
-		while (waitpid(loaders[i], NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	nloaders = 0;
+	sigset_t block, old;
+
+	/* not with the signal handler, which would reap them twice */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	for (int i = 0; i < nloaders; i++)
+		kill_and_reap(loaders[i]);
+	__atomic_store_n(&nloaders, 0, __ATOMIC_SEQ_CST);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 /* ---- statistics --------------------------------------------------------- */
@@ -627,12 +711,14 @@ void ptobench_usage(FILE *f)
 "                  starpu (StarPU)\n"
 "  --tasks N       tasks per run, rounded to the shape (default 200000)\n"
 "  --reps N        repetitions of every cell (default 5)\n"
-"  --cores N       pto sim cores = OpenMP threads (default: online CPUs)\n"
+"  --cores N       pto sim cores = OpenMP threads, at most 256\n"
+"                  (default: online CPUs)\n"
 "  --load N        run N CPU-bound competing processes meanwhile\n"
 "  --json FILE     also write the results as JSON (- for stdout)\n"
 "  --flat[=N]      memory flatness: peak RSS at N and 10*N tasks\n"
 "                  (default N = 100000) instead of the timing table\n"
-"  --timeout S     kill a worker run after S seconds (default 600)\n"
+"  --timeout S     kill a worker run after S seconds (default 600,\n"
+"                  0: never)\n"
 "  -v, --verbose   print every run on stderr\n"
 "  -V, --version   print the version and exit\n"
 "  -h, --help      this text\n\n"
@@ -651,49 +737,73 @@ void ptobench_usage(FILE *f)
 "  --max-grain US  largest task granularity, us of kernel (default 4000)\n"
 "  --min-grain US  smallest task granularity, us of kernel (default 1)\n"
 "  --plot DIR      write an SVG plot per pattern and width into DIR\n"
+"                  (created if missing)\n"
 "  --peak-ms MS    duration of each peak measurement (default 200)\n\n"
 "usage: ptobench --views [--reps N] [--tasks N] [--json FILE] [-v]\n"
-"Tensor views (issue 11): a row-major BGEMM whose tiles are 1-D bounding\n"
+"Tensor views: a row-major BGEMM whose tiles are 1-D bounding\n"
 "byte ranges (false dependencies) or 2-D views, tile-major as the\n"
 "reference: dependencies inferred and wall time with GEMM and sleeping\n"
 "kernels on 2 and 8 simulated cube cores, and ns per task of NOP tasks\n"
 "(the cost of a 2-D lookup against a 1-D one).  --reps (default 5),\n"
 "--json and -v as above, and:\n"
-"  --tasks N       NOP tasks per run (default 200000)\n");
+"  --tasks N       NOP tasks per run (default 200000, at least 64)\n\n"
+"Exit status: 0 when every run succeeded, 1 when one failed, 2 on bad\n"
+"usage, 128 + the signal on SIGINT or SIGTERM.\n");
 }
 
-static int parse_list(const char *arg, bool *set, int n,
-		      const char *const *names_or_null)
+/* The names a list option takes, for its error message. */
+static void list_names(const char *const *names, int n)
+{
+	fprintf(stderr, "  one of:");
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", names[i]);
+	fprintf(stderr, "\n");
+}
+
+int parse_names(const char *opt, const char *arg, bool *set,
+		const char *const *names, int n)
 {
 	char *dup = strdup(arg), *save = NULL, *tok;
-	int err = 0;
+	int err = 0, found = 0;
 
+	if (!dup)
+		return -1;
 	memset(set, 0, n * sizeof(*set));
 	for (tok = strtok_r(dup, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		int i = -1;
+		int i = n - 1;
 
-		if (!names_or_null) {
-			i = shape_lookup(tok);
-		} else {
-			for (int k = 0; k < n; k++)
-				if (!strcmp(tok, names_or_null[k]))
-					i = k;
-		}
+		while (i >= 0 && strcmp(tok, names[i]))
+			i--;
 		if (i < 0) {
-			fprintf(stderr, "ptobench: unknown name '%s'\n", tok);
+			fprintf(stderr, "ptobench: %s: unknown name '%s'\n",
+				opt, tok);
+			list_names(names, n);
 			err = -1;
 			continue;
 		}
+		found += !set[i];
 		set[i] = true;
 	}
 	free(dup);
-	return err;
+	if (!err && !found)
+		fprintf(stderr, "ptobench: %s: the list '%s' is empty\n", opt,
+			arg);
+	return err || !found ? -1 : 0;
+}
+
+static int parse_shapes(const char *arg, bool *shape)
+{
+	const char *names[NUM_SHAPES];
+
+	for (int sh = 0; sh < NUM_SHAPES; sh++)
+		names[sh] = shape_name(sh);
+	return parse_names("--shapes", arg, shape, names, NUM_SHAPES);
 }
 
 int parse_impls(const char *arg, bool *impl)
 {
-	return parse_list(arg, impl, NUM_IMPLS, impl_names);
+	return parse_names("--impls", arg, impl, impl_names, NUM_IMPLS);
 }
 
 /*
@@ -719,88 +829,104 @@ int check_impls(bool *impl, bool impls_given)
 			return -1;
 		impl[im] = false;
 	}
+	if (!left)
+		fprintf(stderr, "ptobench: no implementation to run\n");
 	return left ? 0 : -1;
+}
+
+unsigned int default_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > MAX_CORES ? MAX_CORES : n;
+}
+
+const struct option nop_long_opts[] = {
+	{ "shapes", required_argument, NULL, 's' },
+	{ "impls", required_argument, NULL, 'i' },
+	{ "tasks", required_argument, NULL, 'n' },
+	{ "reps", required_argument, NULL, 'r' },
+	{ "cores", required_argument, NULL, 'c' },
+	{ "load", required_argument, NULL, 'l' },
+	{ "json", required_argument, NULL, 'j' },
+	{ "flat", optional_argument, NULL, 'f' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static void nop_defaults(struct opts *o)
+{
+	for (int sh = 0; sh < NUM_SHAPES; sh++)
+		o->shape[sh] = true;
+	for (int im = 0; im < NUM_IMPLS; im++)
+		o->impl[im] = true;
+	o->tasks = 200000;
+	o->reps = 5;
+	o->cores = default_cores();
+	o->timeout = 600;
+}
+
+/* One option of the NOP benchmark (c from getopt_long, its optarg). */
+static int nop_option(int c, struct opts *o, bool *impls_given)
+{
+	switch (c) {
+	case 's':
+		return parse_shapes(optarg, o->shape);
+	case 'i':
+		*impls_given = true;
+		return parse_impls(optarg, o->impl);
+	case 'n':
+		return opt_u64("--tasks", optarg, 1, MAX_TASKS, &o->tasks);
+	case 'r':
+		return opt_int("--reps", optarg, 1, MAX_REPS, &o->reps);
+	case 'c':
+		return opt_uint("--cores", optarg, 1, MAX_CORES, &o->cores);
+	case 'l':
+		return opt_int("--load", optarg, 0, MAX_LOAD, &o->load);
+	case 'j':
+		o->json = optarg;
+		return 0;
+	case 'f':
+		o->flat = 100000;
+		return optarg ? opt_u64("--flat", optarg, 1, MAX_TASKS / 10,
+					&o->flat) : 0;
+	case 't':
+		return opt_uint("--timeout", optarg, 0, MAX_TIMEOUT,
+				&o->timeout);
+	case 'v':
+		o->verbose = true;
+		return 0;
+	case 'V':
+		printf("ptobench (PTO) %s\n", PTO_VERSION_STRING);
+		exit(0);
+	default:	/* 'h' */
+		ptobench_usage(stdout);
+		exit(0);
+	}
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "shapes", required_argument, NULL, 's' },
-		{ "impls", required_argument, NULL, 'i' },
-		{ "tasks", required_argument, NULL, 'n' },
-		{ "reps", required_argument, NULL, 'r' },
-		{ "cores", required_argument, NULL, 'c' },
-		{ "load", required_argument, NULL, 'l' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "flat", optional_argument, NULL, 'f' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	bool impls_given = false;
 	int c;
 
-	for (c = 0; c < NUM_SHAPES; c++)
-		o->shape[c] = true;
-	for (c = 0; c < NUM_IMPLS; c++)
-		o->impl[c] = true;
-	o->tasks = 200000;
-	o->reps = 5;
-	o->cores = sysconf(_SC_NPROCESSORS_ONLN);
-	o->timeout = 600;
-	while ((c = getopt_long(argc, argv, "vVh", lo, NULL)) != -1) {
-		switch (c) {
-		case 'V':
-			printf("ptobench (PTO) %s\n", PTO_VERSION_STRING);
-			exit(0);
-		case 's':
-			if (parse_list(optarg, o->shape, NUM_SHAPES, NULL))
-				return -1;
-			break;
-		case 'i':
-			if (parse_impls(optarg, o->impl))
-				return -1;
-			impls_given = true;
-			break;
-		case 'n':
-			o->tasks = strtoull(optarg, NULL, 0);
-			break;
-		case 'r':
-			o->reps = atoi(optarg);
-			break;
-		case 'c':
-			o->cores = strtoul(optarg, NULL, 0);
-			break;
-		case 'l':
-			o->load = atoi(optarg);
-			break;
-		case 'j':
-			o->json = optarg;
-			break;
-		case 'f':
-			o->flat = optarg ? strtoull(optarg, NULL, 0) : 100000;
-			break;
-		case 't':
-			o->timeout = strtoul(optarg, NULL, 0);
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			ptobench_usage(stdout);
-			exit(0);
-		default:
-			ptobench_usage(stderr);
+	nop_defaults(o);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":vVh", nop_long_opts,
+				NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			opt_refused(c, argv, nop_long_opts, NULL);
 			return -1;
 		}
+		if (nop_option(c, o, &impls_given))
+			return -1;
 	}
-	if (optind < argc || !o->tasks || o->reps < 1 || o->reps > MAX_REPS ||
-	    o->load < 0 || o->load > 256) {
-		ptobench_usage(stderr);
+	if (opt_no_operands(argc, argv) ||
+	    (o->json && check_output_file("--json", o->json)))
 		return -1;
-	}
 	return check_impls(o->impl, impls_given);
 }
 
@@ -809,6 +935,8 @@ int main(int argc, char **argv)
 	struct opts o = { 0 };
 	int failed = 0;
 
+	check_stdout_at_exit();
+	catch_signals();
 	if (find_worker_dir()) {
 		fprintf(stderr, "ptobench: cannot locate the workers\n");
 		return 1;

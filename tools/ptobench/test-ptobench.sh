@@ -12,11 +12,27 @@
 # reference (task count, FLOPs, the hash of every task's inputs); here the
 # driver's report must show exact task and FLOP counts, the same results in
 # every implementation, and a dropped dependency must fail the pto worker.
+#
+# And the driver's manners: bad option values exit 2 with a message naming
+# the option, output paths are checked (and --plot's directory created)
+# before the run, and its workers die with it however it is killed.
 set -u
 dir=$(dirname "$0")
 bench="$dir/ptobench"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+# the pto workers of the signal tests, by their --tasks count (below)
+marks=""
+cleanup() {
+	for m in $marks; do
+		for p in $(workers "$m"); do
+			kill -9 "$p"
+		done
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 n=0
 fails=0
 
@@ -34,14 +50,117 @@ impls=""
 for i in pto gomp omp starpu; do
 	[ -x "$dir/ptobench-$i" ] && impls="$impls${impls:+,}$i"
 done
-echo "1..17"
+skip() {
+	n=$((n + 1))
+	echo "ok $n - # SKIP $1"
+}
+
+echo "1..47"
 echo "# implementations: $impls"
 
 case ",$impls," in *,pto,*) r=0 ;; *) r=1 ;; esac
 ok $r "the pto worker is built"
 
-"$bench" --help >/dev/null 2>&1
+"$bench" --help >"$tmp/help" 2>&1
 ok $? "--help exits 0"
+
+if [ -w /dev/full ]; then
+	"$bench" --help >/dev/full 2>"$tmp/full.err"
+	rc=$?
+	[ $rc -ne 0 ] && grep -q 'standard output' "$tmp/full.err"
+	ok $? "--help >/dev/full fails with a message (exit $rc)"
+else
+	skip "no /dev/full"
+fi
+
+! grep -qi 'issue' "$tmp/help"
+ok $? "--help refers to no issue"
+
+# --help and the man page's option items name the same options; the source
+# tree is the current directory or above the build tree
+man=tools/ptobench/ptobench.1
+d=$(cd "$dir" && pwd)
+while [ ! -f "$man" ] && [ "$d" != / ]; do
+	man=$d/tools/ptobench/ptobench.1
+	d=$(dirname "$d")
+done
+# the options a text names: --word or -letter, not 1-D or gemm64-acc
+opts_of() {
+	sed 's/\\-/-/g' "$1" |
+		grep -oE -- '(^|[^a-zA-Z0-9-])--?[a-zA-Z][a-z-]*' |
+		sed 's/^[^-]*//' | sort -u
+}
+if [ -f "$man" ]; then
+	opts_of "$tmp/help" >"$tmp/help.opts"
+	grep -A1 '^\.TP' "$man" | grep '^\.B' >"$tmp/man.items"
+	opts_of "$tmp/man.items" >"$tmp/man.opts"
+	diff "$tmp/help.opts" "$tmp/man.opts" >"$tmp/opts.diff"
+	rc=$?
+	[ $rc -ne 0 ] && sed 's/^/# --help vs ptobench.1: /' "$tmp/opts.diff"
+	ok $rc "ptobench.1 documents exactly the options of --help"
+else
+	skip "no source tree for ptobench.1"
+fi
+
+# Bad values and misplaced options: exit 2 with the message after '|'
+# before anything runs (the timeout: a value taken runs a benchmark).
+while IFS='|' read -r args want; do
+	# shellcheck disable=SC2086
+	timeout 60 "$bench" $args </dev/null >/dev/null 2>"$tmp/bad.err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -qF -- "$want" "$tmp/bad.err"
+	r=$?
+	[ $r -ne 0 ] && sed 's/^/# /' "$tmp/bad.err"
+	ok $r "'$args' exits 2 (exit $rc) saying '$want'"
+done <<'BAD'
+--tasks -5|--tasks: '-5' is not a number between 1 and
+--tasks 99999999999999999999|--tasks: '99999999999999999999' is not a number
+--tasks 0|--tasks: '0' is not a number between 1 and
+--tasks 10x|--tasks: '10x' is not a number
+--reps 0|--reps: '0' is not a number between 1 and 1000
+--cores -1|--cores: '-1' is not a number between 1 and
+--load 257|--load: '257' is not a number between 0 and 256
+--timeout 1.5|--timeout: '1.5' is not a number
+--flat=abc|--flat: 'abc' is not a number
+--shapes chain,nope|--shapes: unknown name 'nope'
+--metg --steps 0|--steps: '0' is not a number between 1 and
+--metg --radix 10|--radix: '10' is not a number between 1 and 9
+--metg --min-grain abc|--min-grain: 'abc' is not a number
+--metg --peak-ms -1|--peak-ms: '-1' is not a number
+--metg --widths 2x|--widths: '2x' is not a number
+--metg --min-grain 8 --max-grain 4|--max-grain 4 is below --min-grain 8
+--views --tasks 63|--tasks: '63' is not a number between 64 and
+--steps 5|--steps works only with --metg
+--metg --shapes chain|--shapes does not work with --metg
+--views --cores 2|--cores does not work with --views
+BAD
+
+# Output paths are checked before any worker runs (the fake ones would
+# leave a file behind).
+mkdir "$tmp/fake"
+for w in pto peak; do
+	printf '#!/bin/sh\ntouch "%s/ran"\nexit 1\n' "$tmp/fake" \
+		>"$tmp/fake/ptobench-$w"
+	chmod +x "$tmp/fake/ptobench-$w"
+done
+: >"$tmp/file"
+while IFS='|' read -r args want; do
+	# shellcheck disable=SC2046
+	PTOBENCH_WORKER_DIR="$tmp/fake" timeout 60 "$bench" --impls pto \
+		--reps 1 $(echo "$args" | sed "s|TMP|$tmp|") \
+		</dev/null >/dev/null 2>"$tmp/out.err"
+	rc=$?
+	[ $rc -eq 2 ] && [ ! -e "$tmp/fake/ran" ] &&
+		grep -qF -- "$want" "$tmp/out.err"
+	r=$?
+	[ $r -ne 0 ] && sed 's/^/# /' "$tmp/out.err"
+	rm -f "$tmp/fake/ran"
+	ok $r "'$args' fails before the run (exit $rc)"
+done <<'OUT'
+--json TMP/no/such/dir/out.json|--json: cannot write
+--metg --json TMP/file/out.json|--json: cannot write
+--metg --plot TMP/file/plots|--plot: cannot write into directory
+OUT
 
 "$bench" --shapes no-such-shape >/dev/null 2>&1
 [ $? -ne 0 ]
@@ -172,10 +291,14 @@ ok $? "memory flatness mode reports an RSS ratio"
 
 "$bench" --metg --impls "$impls" --widths 2,5 --steps 6 --reps 1 \
 	--max-grain 3 --min-grain 3 --peak-ms 5 --timeout 120 \
-	--json "$tmp/metg.json" --plot "$tmp" >"$tmp/metg.txt" 2>"$tmp/metg.err"
+	--json "$tmp/metg.json" --plot "$tmp/plots/metg" >"$tmp/metg.txt" \
+	2>"$tmp/metg.err"
 rc=$?
 [ $rc -ne 0 ] && sed 's/^/# /' "$tmp/metg.err"
 ok $rc "--metg runs every pattern x {$impls}"
+
+[ -f "$tmp/plots/metg/metg-all.svg" ]
+ok $? "--plot creates its directory, parents included"
 
 check_json "$tmp/metg.json" parse "$impls"
 ok $? "METG JSON is well-formed"
@@ -187,8 +310,8 @@ grep -q '^random_nearest  *5 ' "$tmp/metg.txt" &&
 	grep -q '^all_to_all, width 2,' "$tmp/metg.txt"
 ok $? "METG table lists every pattern and width"
 
-check_json "$tmp/metg.json" svg "$impls" "$tmp/metg-all.svg" \
-	"$tmp/metg-fft-w5.svg"
+check_json "$tmp/metg.json" svg "$impls" "$tmp/plots/metg/metg-all.svg" \
+	"$tmp/plots/metg/metg-fft-w5.svg"
 ok $? "METG plots are well-formed SVG"
 
 # --views: every case runs in every layout; views remove the false
@@ -201,6 +324,82 @@ ok $rc "--views runs every case in every layout"
 
 check_json "$tmp/views.json" views "$impls"
 ok $? "--views: views infer the tile-major edges, ranges more, same results"
+
+# Workers die with the driver: kill -9 (PR_SET_PDEATHSIG), SIGTERM and
+# SIGINT (the driver kills and reaps them and exits with 128 + the signal).
+# Each run has a --tasks count of its own to find its processes by (a
+# zombie, dead but not reaped, has no command line), and a timeout in case
+# its worker outlives the test.
+wdir=$(cd "$dir" && pwd -P)
+wre=$(printf '%s\n' "$wdir/ptobench-pto" | sed 's/[][\.*^$+?(){}|]/\\&/g')
+mark=$((900000000 + $$ % 100000 * 10))
+
+# the pto worker of the run with --tasks $1: the exact binary path
+workers() {
+	pgrep -f "^$wre --shape chain --tasks $1 "
+}
+worker_up() {
+	workers "$1" >/dev/null
+}
+# neither the driver nor its load nor its worker is left
+all_gone() {
+	! pgrep -f -- "--tasks $1 " >/dev/null
+}
+# poll N CMD...: CMD succeeds within N tenths of a second
+poll() {
+	tries=$1
+	shift
+	until "$@"; do
+		[ "$tries" -gt 0 ] || return 1
+		tries=$((tries - 1))
+		sleep 0.1
+	done
+}
+# killed SIG MARK STATUS: kill a long run's driver (started with $pre) with
+# SIG once its worker runs; it must exit with STATUS (or any) and take its
+# worker and competing load along
+killed() {
+	marks="$marks $2"
+	# shellcheck disable=SC2086
+	PTOBENCH_WORKER_DIR="$wdir" $pre "$bench" --impls pto --shapes chain \
+		--tasks "$2" --reps 1 --timeout 120 --load 1 \
+		</dev/null >/dev/null 2>&1 &
+	bg=$!
+	if ! poll 100 worker_up "$2"; then
+		kill -9 "$bg"
+		wait "$bg" 2>/dev/null
+		echo "# no worker started"
+		return 1
+	fi
+	kill -s "$1" "$bg"
+	wait "$bg" 2>/dev/null
+	rc=$?
+	[ "$3" = any ] || [ "$rc" -eq "$3" ] ||
+		{ echo "# exit status $rc, not $3"; return 1; }
+	poll 50 all_gone "$2" && return 0
+	pgrep -af -- "--tasks $2 " | sed 's/^/# left: /'
+	return 1
+}
+
+if ! command -v pgrep >/dev/null; then
+	skip "no pgrep"
+	skip "no pgrep"
+	skip "no pgrep"
+else
+	pre=""
+	killed KILL "$mark" any
+	ok $? "kill -9 of ptobench takes its worker and load along"
+	killed TERM $((mark + 1)) 143
+	ok $? "SIGTERM: ptobench kills its worker and load, exits 143"
+	if env --default-signal=INT true 2>/dev/null; then
+		# not ignored, as sh leaves it for background commands
+		pre="env --default-signal=INT"
+		killed INT $((mark + 2)) 130
+		ok $? "SIGINT: ptobench kills its worker and load, exits 130"
+	else
+		skip "env --default-signal is not supported"
+	fi
+fi
 
 PTOBENCH_METG_FAULT=1 "$dir/ptobench-pto" --metg --pattern stencil_1d \
 	--width 2 --steps 4 --iters 8 --cores 2 >/dev/null 2>"$tmp/fault.err"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * ptobench --views: what tensor views buy and cost (issue 11).
+ * ptobench --views: what tensor views buy and cost.
  *
  * A row-major BGEMM passes each tile either as the 1-D byte range from
  * its first to its last byte (which overlaps the tiles beside it, so
@@ -246,50 +246,58 @@ static int v_json(void)
 	return 0;
 }
 
+const struct option views_long_opts[] = {
+	{ "views", no_argument, NULL, 'W' },
+	{ "reps", required_argument, NULL, 'r' },
+	{ "tasks", required_argument, NULL, 'n' },
+	{ "json", required_argument, NULL, 'j' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* One --views option (c from getopt_long, its optarg). */
+static int v_option(int c)
+{
+	switch (c) {
+	case 'W':
+		return 0;
+	case 'r':
+		return opt_int("--reps", optarg, 1, MAX_REPS, &vo.reps);
+	case 'n':
+		/* a NOP run is whole batches of 64 tasks */
+		return opt_u64("--tasks", optarg, 64, MAX_TASKS, &vo.tasks);
+	case 'j':
+		vo.json = optarg;
+		return 0;
+	case 'v':
+		vo.verbose = true;
+		return 0;
+	default:	/* 'h' */
+		ptobench_usage(stdout);
+		exit(0);
+	}
+}
+
 static int v_parse(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "views", no_argument, NULL, 'W' },
-		{ "reps", required_argument, NULL, 'r' },
-		{ "tasks", required_argument, NULL, 'n' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int c;
 
 	vo.reps = 5;
 	vo.tasks = 200000;
-	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
-		switch (c) {
-		case 'W':
-			break;
-		case 'r':
-			vo.reps = atoi(optarg);
-			break;
-		case 'n':
-			vo.tasks = strtoull(optarg, NULL, 0);
-			break;
-		case 'j':
-			vo.json = optarg;
-			break;
-		case 'v':
-			vo.verbose = true;
-			break;
-		case 'h':
-			ptobench_usage(stdout);
-			exit(0);
-		default:
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":vh", views_long_opts,
+				NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			opt_refused(c, argv, views_long_opts, "--views");
 			return -1;
 		}
+		if (v_option(c))
+			return -1;
 	}
-	if (optind < argc || vo.reps < 1 || vo.reps > MAX_REPS ||
-	    vo.tasks < 64) {
-		fprintf(stderr, "ptobench: bad --views options; see --help\n");
+	if (opt_no_operands(argc, argv))
 		return -1;
-	}
-	return 0;
+	return vo.json ? check_output_file("--json", vo.json) : 0;
 }
 
 int views_main(int argc, char **argv)
