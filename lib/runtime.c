@@ -317,6 +317,29 @@ void pto_free(struct pto_runtime *rt, void *ptr)
 		pto_log("pto_free(%p): not a pto_malloc pointer\n", ptr);
 }
 
+/*
+ * What pto_run() returns.  The run's own error comes first: an
+ * orchestration usually fails because a submission did, and passes on
+ * -ECANCELED, -1 or whatever it likes, while the cause is a failed task
+ * (task_err) or a ring that could not make room (orch_err).  Then the
+ * function's negative value, then a scope left open (end).
+ */
+static int run_status(int ret, int task_err, int orch_err, int end)
+{
+	if (task_err)
+		return task_err;
+	if (orch_err)
+		return orch_err;
+	if (ret < 0)
+		return ret;
+	if (ret > 0) {
+		pto_log("pto_run: the orchestration function returned %d; "
+			"return 0 or a negative errno\n", ret);
+		return -EINVAL;
+	}
+	return end;
+}
+
 int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 {
 	uintptr_t idle = 0;
@@ -361,12 +384,5 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	orch_err = rt->orch.error;
 	/* the next run may start: nothing below touches the run's state */
 	__atomic_store_n(&rt->orch.owner, 0, __ATOMIC_RELEASE);
-	/* an orchestration passing on -ECANCELED reports the cause instead */
-	if (ret < 0 && !(ret == -ECANCELED && err))
-		return ret;
-	if (err)
-		return err;
-	if (orch_err)
-		return orch_err;
-	return end;
+	return run_status(ret, err, orch_err, end);
 }

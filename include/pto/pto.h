@@ -488,10 +488,11 @@ void pto_free(struct pto_runtime *rt, void *ptr);
  * submit and open or close scopes until the run ends.  C kernels run on
  * the simulator's core threads ("pto-coreN"), never on this one.
  *
- * Return: 0, the negative value @fn returned, or the run's first error
- * (-EIO or -ETIMEDOUT for a failed task, -EDEADLK, -ENOMEM); -EBUSY when
- * a run is in progress on @rt already (another thread's, or a nested
- * call); -EINVAL when a scope was left open.
+ * Return: 0; the run's first error (-EIO or -ETIMEDOUT for a failed
+ * task, -EDEADLK, -ENOMEM), whatever @fn returned then; else the negative
+ * value @fn returned; -EINVAL when @fn returned a positive value or left
+ * a scope open; -EBUSY when a run is in progress on @rt already (another
+ * thread's, or a nested call).
  */
 int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
 

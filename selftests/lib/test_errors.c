@@ -1126,6 +1126,78 @@ static void test_view_op_checks(void)
 	}
 }
 
+struct run_case {
+	struct tl_rec *r;
+	int ret;	/* what the orchestration returns */
+	bool block;	/* after filling a window of 4 in one scope */
+};
+
+static int orch_status(struct pto_runtime *rt, void *arg)
+{
+	struct run_case *c = arg;
+	int64_t rc = 0;
+	int i;
+
+	pto_scope_begin(rt);
+	for (i = 0; c->block && i < 16 && rc >= 0; i++)
+		rc = SUBMIT(c->r, K_STEP, PTO_WORKER_VECTOR,
+			    PTO_INOUT(gbuf, 0, 8), PTO_SCALAR(1),
+			    PTO_SCALAR(i));
+	pto_scope_end(rt);
+	return c->ret;
+}
+
+/*
+ * pto_run() reports the run's own error whatever the function returned
+ * (the usual "if (pto_submit_task(...) < 0) return -1;"), the function's
+ * negative value otherwise, and refuses a positive one.
+ */
+static void test_run_status(void)
+{
+	static const struct {
+		int ret;
+		bool block;
+		int want;
+		const char *say, *name;
+	} cases[] = {
+		{ -1, true, -EDEADLK, "deadlock", "-1 after a deadlock" },
+		{ -ECANCELED, true, -EDEADLK, "deadlock",
+		  "-ECANCELED after a deadlock" },
+		{ -ENOENT, false, -ENOENT, NULL, "its own -ENOENT" },
+		{ 1, false, -EINVAL, "returned 1; return 0 or a negative errno",
+		  "a positive value" },
+	};
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	struct run_case c;
+	struct tl_rec r;
+	char *text;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tl_config(&cfg, 4, 1 << 20);
+		cfg.stall_timeout_ms = 100;
+		rt = make_rt(&cfg, &r);
+		gbuf = pto_malloc(rt, 64);
+		if (!gbuf)
+			bail_out("pto_malloc");
+		c = (struct run_case){ &r, cases[i].ret, cases[i].block };
+		tl_capture_begin(&cap);
+		ret = pto_run(rt, orch_status, &c);
+		text = tl_capture_end(&cap);
+		if (!ok(ret == cases[i].want &&
+			(!cases[i].say || strstr(text, cases[i].say)),
+			"pto_run: the function returns %s: pto_run returns %d",
+			cases[i].name, cases[i].want))
+			diag("  got %d, stderr: %s", ret, text);
+		free(text);
+		tl_rec_free(&r);
+		pto_runtime_destroy(rt);
+	}
+}
+
 int main(void)
 {
 	test_config();
@@ -1135,6 +1207,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(dl_cases) / sizeof(dl_cases[0]); i++)
 		deadlock_case(&dl_cases[i]);
 	test_failing_kernel();
+	test_run_status();
 	test_op_checks();
 	test_view_op_checks();
 	return tap_done();
