@@ -542,7 +542,8 @@ static void list_producer(struct pto_runtime *rt, uint32_t ring,
 	uint32_t idx = o->dep_idx;
 
 	o->dep_idx = idx + 1 == rt->ring[ring].dep_pool_size ? 0 : idx + 1;
-	rt->win->orch.dep_top[ring]++;
+	/* pto_get_stats() reads it during a run */
+	STAT_ADD(rt->win->orch.dep_top[ring], 1);
 	rt->ring[ring].dep[idx] = (struct pto_dep_entry){
 		.task_id = task, .next = c->fanin_head,
 	};
@@ -750,6 +751,8 @@ static void publish(struct pto_runtime *rt, const struct new_task *t,
 	uint64_t seq = PTO_TASK_SEQ(t->handle);
 
 	WRITE_ONCE(pto_desc(rt, t->handle)->task_id, t->handle);
+	/* counted before it can complete: never fewer submitted than done */
+	STAT_ADD(rt->st.tasks_submitted, 1);
 	store_release(&rt->order[t->id & rt->order_mask], t->handle + 1);
 	rt->orch.next_id = t->id + 1;
 	o->next_seq = seq + 1;
@@ -767,7 +770,6 @@ static void publish(struct pto_runtime *rt, const struct new_task *t,
 	} else if ((t->id + 1) % PUBLISH_BATCH == 0) {
 		orch_flush_published(rt);
 	}
-	STAT_ADD(rt->st.tasks_submitted, 1);
 	/*
 	 * A ring's use grows only by what this task took from it, which keeps
 	 * the high-water marks exact; every 64 tasks all are refreshed, which
@@ -843,7 +845,7 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 	d->flags = sub->flags;
 	if (plan.out_bytes) {
 		if (orch_heap_used(rt, r) == 0)
-			rt->orch.ring[r].heap_floor = ha.start;
+			WRITE_ONCE(rt->orch.ring[r].heap_floor, ha.start);
 		rt->win->orch.heap_top[r] = ha.end;
 		d->packed_end = ha.end;
 		d->flags |= PTO_TASK_F_HEAP;

@@ -99,13 +99,21 @@ static int get_stats(struct pto_runtime *rt, struct pto_stats *st)
 	uint64_t *dst = (uint64_t *)st;
 	size_t i;
 
+	uint64_t done, failed;
+
 	if (!rt || !st)
 		return -EINVAL;
-	/* the scheduler updates its counters while a run goes on */
+	/*
+	 * The scheduler's counters first: a task is counted submitted before
+	 * it can complete, so read in this order a snapshot taken during a
+	 * run never has more tasks done than submitted.
+	 */
+	done = load_acquire(&rt->sst.tasks_completed);
+	failed = load_acquire(&rt->sst.tasks_failed);
 	for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
 		dst[i] = READ_ONCE(src[i]);
-	st->tasks_completed = READ_ONCE(rt->sst.tasks_completed);
-	st->tasks_failed = READ_ONCE(rt->sst.tasks_failed);
+	st->tasks_completed = done;
+	st->tasks_failed = failed;
 	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++)
 		st->busy_ns[i] = READ_ONCE(rt->sst.busy_ns[i]);
 	fill_live_stats(rt, st);
@@ -268,9 +276,10 @@ static void publish(struct pto_runtime *rt, const struct pto_stats *live)
 		/* with shards the core threads add to them meanwhile */
 		pg->busy_ns[i] = READ_ONCE(sst->busy_ns[i]);
 	}
+	/* done before submitted, as in get_stats() */
+	pg->tasks_completed = load_acquire(&sst->tasks_completed);
+	pg->tasks_failed = load_acquire(&sst->tasks_failed);
 	pg->tasks_submitted = READ_ONCE(st->tasks_submitted);
-	pg->tasks_completed = READ_ONCE(sst->tasks_completed);
-	pg->tasks_failed = READ_ONCE(sst->tasks_failed);
 	pg->tasks_in_flight = 0;
 	for (r = 0; r < rt->nrings; r++)
 		pg->tasks_in_flight += READ_ONCE(rt->win->orch.task_top[r]) -

@@ -589,7 +589,7 @@ void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task)
 	if (t->task != task || t->end <= r->tail)
 		return;		/* no entries, or none past the tail */
 	r->tail = t->end;
-	r->live = (uint32_t)(r->head - r->tail);
+	WRITE_ONCE(r->live, (uint32_t)(r->head - r->tail));
 	if (!r->live)
 		tm->active &= ~(1u << ring);
 }

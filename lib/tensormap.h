@@ -47,6 +47,7 @@
 
 #include <pto/pto_uapi.h>
 
+#include "sync.h"
 #include "view.h"
 
 #define PTO_TM_MIN_LEVEL 6
@@ -220,7 +221,7 @@ static inline int pto_tm_insert_key(struct pto_tensormap *tm,
 	*head = ++r->head;
 	r->level_last[writer][k->level] = r->head;
 	tm->level_mask[writer] |= 1ull << k->level;
-	r->live++;
+	STAT_ADD(r->live, 1);	/* pto_get_stats() reads it during a run */
 	return 0;
 }
 

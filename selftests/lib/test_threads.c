@@ -13,7 +13,9 @@
  *    of its submits is refused and the run's result is still right;
  *  - two threads calling pto_run at once: one runs, the other gets -EBUSY
  *    or runs after it;
- *  - unbalanced scopes: -EINVAL, and the runtime works afterwards.
+ *  - unbalanced scopes: -EINVAL, and the runtime works afterwards;
+ *  - pto_get_stats() on another thread during a run: never more tasks
+ *    completed than submitted.
  * Threads meet through joins and barriers only, so the test is TSan-clean.
  */
 #include <errno.h>
@@ -483,6 +485,74 @@ static void test_unbalanced(void)
 	pto_runtime_destroy(rt);
 }
 
+/* ---- pto_get_stats() from another thread during a run ------------------ */
+
+struct stats_reader {
+	struct pto_runtime *rt;
+	int stop;		/* set once pto_run has returned */
+	uint64_t samples, bad, worst;
+};
+
+static void *read_stats(void *arg)
+{
+	struct stats_reader *sr = arg;
+	struct pto_stats st;
+
+	while (!__atomic_load_n(&sr->stop, __ATOMIC_ACQUIRE)) {
+		if (pto_get_stats(sr->rt, &st))
+			continue;
+		sr->samples++;
+		if (st.tasks_completed > st.tasks_submitted) {
+			sr->bad++;
+			if (st.tasks_completed - st.tasks_submitted > sr->worst)
+				sr->worst = st.tasks_completed -
+					    st.tasks_submitted;
+		}
+	}
+	return NULL;
+}
+
+static int orch_many(struct pto_runtime *rt, void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 20000; i++) {
+		int64_t id = submit_scoped(rt, &gbuf[i % 32], (uint64_t)i);
+
+		if (id < 0)
+			return (int)id;
+	}
+	return 0;
+}
+
+/*
+ * A monitor computing "in flight = submitted - completed" from snapshots
+ * taken during a run must never see more tasks done than submitted.
+ */
+static void test_stats_snapshots(void)
+{
+	struct stats_reader sr = { 0 };
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	pthread_t th;
+
+	rt = make_rt(&r);
+	sr.rt = rt;
+	if (pthread_create(&th, NULL, read_stats, &sr))
+		bail_out("pthread_create");
+	ok_eq(pto_run(rt, orch_many, NULL), 0, "stats: a run of 20000 tasks");
+	__atomic_store_n(&sr.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	ok(sr.samples > 0 && !sr.bad,
+	   "stats: %llu snapshots during the run, %llu with more tasks "
+	   "completed than submitted (by up to %llu)",
+	   (unsigned long long)sr.samples, (unsigned long long)sr.bad,
+	   (unsigned long long)sr.worst);
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	test_outside_run();
@@ -491,5 +561,6 @@ int main(void)
 	test_racing_submits();
 	test_concurrent_runs();
 	test_unbalanced();
+	test_stats_snapshots();
 	return tap_done();
 }
