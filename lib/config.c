@@ -3,6 +3,7 @@
  * pto_config: defaults, PTO_* environment overrides, validation.
  */
 #include <ctype.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -183,7 +184,9 @@ static int env_ring_list(struct env_read *rd, enum pto_env e,
 
 	if (!s)
 		return 0;
-	if (strlen(s) >= sizeof(buf))
+	/* strtok_r would skip an empty item and shift the rest a ring */
+	if (strlen(s) >= sizeof(buf) || s[0] == ',' || strstr(s, ",,") ||
+	    (*s && s[strlen(s) - 1] == ','))
 		goto bad;
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok;
@@ -489,6 +492,25 @@ static int validate_ring(const struct pto_config *cfg, uint32_t ring)
 	return 0;
 }
 
+/* Every CPU of a PTO_CPUS list must be one this process may run on. */
+static int check_cpus_allowed(const uint32_t *cpus, uint32_t n)
+{
+	cpu_set_t allowed;
+	char msg[96];
+	uint32_t i;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return 0;	/* cannot tell: pinning will say */
+	for (i = 0; i < n; i++) {
+		if (cpus[i] < CPU_SETSIZE && CPU_ISSET(cpus[i], &allowed))
+			continue;
+		snprintf(msg, sizeof(msg), "cpus: CPU %u is not one this "
+			 "process may run on (see taskset -p)", cpus[i]);
+		return bad_from(PTO_ENV_CPUS, msg);
+	}
+	return 0;
+}
+
 int pto_config_validate(const struct pto_config *cfg)
 {
 	uint32_t t, r, total = 0, cpus[256];
@@ -511,8 +533,14 @@ int pto_config_validate(const struct pto_config *cfg)
 			   "or _SHARDS");
 	if (cfg->check > 1)
 		return bad_from(PTO_ENV_CHECK, "check must be 0 or 1");
-	if (cfg->cpus && pto_parse_cpus(cfg->cpus, cpus, 256) < 0)
-		return bad_from(PTO_ENV_CPUS, "cpus must be a list like 0-3,8 (at most 256 CPUs)");
+	if (cfg->cpus) {
+		ret = pto_parse_cpus(cfg->cpus, cpus, 256);
+		if (ret < 0)
+			return bad_from(PTO_ENV_CPUS, "cpus must be a list like 0-3,8 (at most 256 CPUs)");
+		ret = check_cpus_allowed(cpus, (uint32_t)ret);
+		if (ret)
+			return ret;
+	}
 	if (cfg->arena_size > PTO_ARENA_SIZE_MAX)
 		return bad_from(PTO_ENV_ARENA_SIZE, "arena_size must be at most 1 TiB");
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {

@@ -241,18 +241,25 @@ static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
 
 /*
  * The oldest task is held by an outer scope sharing the ring with the
- * scopes nested in it (depths past the last ring): whatever the ring's
- * size, a long enough loop in the nested scopes fills it.
+ * scopes nested in it (depths past the last ring): until it ends,
+ * everything they submit stays in the ring, so a size only helps a loop
+ * of bounded length; a ring per depth helps any.
  */
 static void advise_rings(struct pto_runtime *rt, const struct pto_need *n,
 			 uint32_t scope)
 {
 	uint32_t deepest = rt->orch.nscopes - 1;
+	char depths[32];
 
+	if (deepest == scope + 1)
+		snprintf(depths, sizeof(depths), "depth %u", deepest);
+	else
+		snprintf(depths, sizeof(depths), "depths %u-%u", scope + 1,
+			 deepest);
 	pto_log("  the scope at depth %u holds it while the scopes nested in "
-		"it (depths %u-%u) share ring %u with it: no ring size lets a "
-		"loop of any length through\n", scope, scope + 1, deepest,
-		n->ring);
+		"it (%s) share ring %u with it: until it ends, all they "
+		"submit stays in the ring, so a larger ring only lets a loop "
+		"of bounded length through\n", scope, depths, n->ring);
 	/* what the open scopes hold now: enough for nesting without a loop */
 	pto_log("  the open scopes hold %" PRIu64 " of its %s: ring %u needs ",
 		in_use(rt, n), pto_ring_name(n->kind), n->ring);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "kernel.h"
+#include "log.h"
 #include "runtime.h"
 
 __thread struct pto_kernel_ctx *pto_kernel_current
@@ -16,20 +17,35 @@ static int register_kernel(struct pto_runtime *rt, uint32_t kernel_id,
 			   enum pto_worker_type type, uint32_t op,
 			   pto_kernel_fn fn, const char *name)
 {
+	const char *call = fn ? "pto_kernel_register" :
+			   "pto_kernel_register_builtin";
 	struct pto_kernel *k;
 	int ret;
 
-	if (!rt || kernel_id >= PTO_MAX_KERNELS ||
-	    (unsigned int)type >= PTO_NUM_WORKER_TYPES)
+	if (!rt) {
+		pto_log("%s: the runtime is NULL\n", call);
 		return -EINVAL;
+	}
+	if (kernel_id >= PTO_MAX_KERNELS) {
+		pto_log("%s: kernel id %u (at most %u)\n", call, kernel_id,
+			PTO_MAX_KERNELS - 1);
+		return -EINVAL;
+	}
+	if ((unsigned int)type >= PTO_NUM_WORKER_TYPES) {
+		pto_log("%s: worker type %d is not one of enum "
+			"pto_worker_type\n", call, (int)type);
+		return -EINVAL;
+	}
 	/* the scheduler and the cores read the table during a run */
-	ret = pto_check_idle(rt, fn ? "pto_kernel_register" :
-			     "pto_kernel_register_builtin");
+	ret = pto_check_idle(rt, call);
 	if (ret)
 		return ret;
 	k = &rt->kernels[kernel_id];
-	if (k->registered)
+	if (k->registered) {
+		pto_log("%s: kernel id %u is taken (by \"%s\")\n", call,
+			kernel_id, k->name);
 		return -EEXIST;
+	}
 	ret = rt->be.ops->bind_kernel(&rt->be, kernel_id, type, op, fn);
 	if (ret)
 		return ret;
@@ -44,18 +60,27 @@ int pto_kernel_register(struct pto_runtime *rt, uint32_t kernel_id,
 			enum pto_worker_type type, pto_kernel_fn fn,
 			const char *name)
 {
-	if (!fn)
+	if (!fn) {
+		pto_log("pto_kernel_register: kernel %u: the function is "
+			"NULL\n", kernel_id);
 		return -EINVAL;
-	if (rt && !rt->be.c_kernels)
+	}
+	if (rt && !rt->be.c_kernels) {
+		pto_log("pto_kernel_register: %s runs built-in ops only "
+			"(pto_kernel_register_builtin)\n", rt->device);
 		return -EOPNOTSUPP;
+	}
 	return register_kernel(rt, kernel_id, type, PTO_OP_NOP, fn, name);
 }
 
 int pto_kernel_register_builtin(struct pto_runtime *rt, uint32_t kernel_id,
 				enum pto_worker_type type, uint32_t op)
 {
-	if (op >= PTO_OP_COUNT)
+	if (op >= PTO_OP_COUNT) {
+		pto_log("pto_kernel_register_builtin: op %u is not one of "
+			"enum pto_op (below %u)\n", op, PTO_OP_COUNT);
 		return -EINVAL;
+	}
 	return register_kernel(rt, kernel_id, type, op, NULL, NULL);
 }
 

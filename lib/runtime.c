@@ -208,8 +208,10 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 	struct pto_runtime *rt;
 	int ret;
 
-	if (!out)
+	if (!out) {
+		pto_log("pto_runtime_create: out is NULL\n");
 		return -EINVAL;
+	}
 	*out = NULL;
 	if (!cfg) {
 		pto_config_init(&dflt);
@@ -294,12 +296,24 @@ void *pto_malloc(struct pto_runtime *rt, size_t size)
 {
 	int64_t off;
 
-	if (!rt)
+	if (!rt) {
+		pto_log("pto_malloc: the runtime is NULL\n");
 		return NULL;
+	}
+	if (!size) {
+		pto_log("pto_malloc: 0 bytes\n");
+		return NULL;
+	}
 	pthread_mutex_lock(&rt->arena_lock);
 	off = pto_arena_alloc(rt->arena, size);
 	pthread_mutex_unlock(&rt->arena_lock);
-	return off < 0 ? NULL : rt->be.heap + off;
+	if (off < 0) {
+		pto_log("pto_malloc: no free block of %zu bytes in the %llu "
+			"byte arena (arena_size, PTO_ARENA_SIZE)\n", size,
+			(unsigned long long)rt->cfg.arena_size);
+		return NULL;
+	}
+	return rt->be.heap + off;
 }
 
 void pto_free(struct pto_runtime *rt, void *ptr)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "log.h"
 #include "ringsize.h"
 #include "runtime.h"
 #include "stats.h"
@@ -101,8 +102,10 @@ static int get_stats(struct pto_runtime *rt, struct pto_stats *st)
 
 	uint64_t done, failed;
 
-	if (!rt || !st)
+	if (!rt) {
+		pto_log("pto_get_stats: the runtime is NULL\n");
 		return -EINVAL;
+	}
 	/*
 	 * The scheduler's counters first: a task is counted submitted before
 	 * it can complete, so read in this order a snapshot taken during a
@@ -127,8 +130,11 @@ int pto_get_stats_sized(struct pto_runtime *rt, struct pto_stats *st,
 	struct pto_stats full;
 	int ret;
 
-	if (!st || size < PTO_STATS_SIZE_0_1)
+	if (!st || size < PTO_STATS_SIZE_0_1) {
+		pto_log("pto_get_stats: %s\n", st ? "size smaller than any "
+			"struct pto_stats" : "st is NULL");
 		return -EINVAL;
+	}
 	ret = get_stats(rt, &full);
 	if (ret)
 		return ret;

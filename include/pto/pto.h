@@ -465,7 +465,8 @@ int pto_kernel_register_builtin(struct pto_runtime *rt, uint32_t kernel_id,
  * @size: bytes
  *
  * Return: a 64-byte aligned pointer valid until pto_free() or the
- * runtime's end, or NULL when the arena is exhausted.
+ * runtime's end; NULL, with a message on stderr, for 0 bytes or when the
+ * arena (@arena_size of struct pto_config) has no free block that large.
  */
 void *pto_malloc(struct pto_runtime *rt, size_t size);
 

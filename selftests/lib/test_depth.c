@@ -562,8 +562,8 @@ static void test_advice_grow(void)
 
 /*
  * With two rings, depths 1 and 2 share ring 1: a buffer held at depth 1
- * pins every task of the depth-2 loop behind it.  No window size helps;
- * the advice is a ring per depth.
+ * pins every task of the depth-2 loop behind it.  A window size only
+ * helps a loop of bounded length; the advice is a ring per depth.
  */
 static void test_advice_rings(void)
 {
@@ -588,9 +588,11 @@ static void test_advice_rings(void)
 	ok_eq(ret, -EDEADLK, "two rings, a loop sharing ring 1 with a held "
 	      "buffer: -EDEADLK");
 	ok(err && strstr(err, "held by its scope (depth 1)") &&
-	   strstr(err, "no ring size lets a loop of any length through") &&
+	   strstr(err, "nested in it (depth 2) share ring 1") &&
+	   strstr(err, "a larger ring only lets a loop of bounded length") &&
 	   strstr(err, "PTO_RINGS=3"),
-	   "its diagnosis says no size helps and a ring per depth does");
+	   "its diagnosis says a size only helps a bounded loop and a "
+	   "ring per depth helps any");
 	if (err && !strstr(err, "PTO_RINGS=3"))
 		diag("%s", err);
 	ok(err && strstr(err, "the open scopes hold 32 of its task window") &&

@@ -239,6 +239,10 @@ static void test_config_env(void)
 	check_env("PTO_TASK_WINDOW", "6", -EINVAL,
 		  "power of two in [4, 2^24] (the environment has PTO_TASK_WINDOW=6)");
 	check_env("PTO_HEAP_SIZE", "64Q", -EINVAL, "PTO_HEAP_SIZE=64Q");
+	check_env("PTO_TASK_WINDOW", "16,,32", -EINVAL,
+		  "PTO_TASK_WINDOW=16,,32: want a size");
+	check_env("PTO_HEAP_SIZE", "256M,", -EINVAL,
+		  "PTO_HEAP_SIZE=256M,: want a size");
 	check_env("PTO_SCHED", "fast", -EINVAL,
 		  "PTO_SCHED=fast: want auto, thread, workers or shards");
 	check_env("PTO_SIM_CORES", "cube=999", -EINVAL,
@@ -248,6 +252,8 @@ static void test_config_env(void)
 	check_env("PTO_STALL_TIMEOUT_MS", "0", -EINVAL,
 		  "(the environment has PTO_STALL_TIMEOUT_MS=0)");
 	check_env("PTO_CPUS", "x", -EINVAL, "(the environment has PTO_CPUS=x)");
+	check_env("PTO_CPUS", "4095", -EINVAL,
+		  "CPU 4095 is not one this process may run on");
 	check_env("PTO_STATS", "yes", -EINVAL,
 		  "PTO_STATS=yes: want 0 (off) or 1 (on)");
 	check_env("PTO_RINGS", "9", -EINVAL,
@@ -300,21 +306,71 @@ static void test_config(void)
 	unsetenv("PTO_STALL_TIMEOUT_MS");
 }
 
+/* rc is want, and stderr said one line containing say */
+static void said(int rc, int want, struct tl_capture *cap, const char *say,
+		 const char *name)
+{
+	char *text = tl_capture_end(cap);
+
+	if (!ok(rc == want && count_of(text, say) == 1 &&
+		count_of(text, "\n") == 1,
+		"%s is %d, saying \"%s\"", name, want, say))
+		diag("  rc %d, stderr: %s", rc, text);
+	free(text);
+}
+
+/* Every refusal returns its code and says why in one line. */
 static void test_register(struct pto_runtime *rt)
 {
-	ok_eq(pto_kernel_register(rt, 60, PTO_NUM_WORKER_TYPES, k_fail, "x"),
-	      -EINVAL, "register: bad worker type is -EINVAL");
-	ok_eq(pto_kernel_register(rt, 61, PTO_WORKER_CUBE, NULL, "x"),
-	      -EINVAL, "register: NULL function is -EINVAL");
-	ok_eq(pto_kernel_register(rt, PTO_MAX_KERNELS, PTO_WORKER_CUBE,
-				  k_fail, "x"),
-	      -EINVAL, "register: kernel id >= PTO_MAX_KERNELS is -EINVAL");
-	ok_eq(pto_kernel_register_builtin(rt, 62, PTO_WORKER_CUBE,
-					  PTO_OP_COUNT),
-	      -EINVAL, "register: unknown built-in op is -EINVAL");
-	ok_eq(pto_kernel_register_builtin(rt, 63, PTO_NUM_WORKER_TYPES,
-					  PTO_OP_NOP),
-	      -EINVAL, "register_builtin: bad worker type is -EINVAL");
+	struct tl_capture cap;
+	struct pto_stats st;
+	int rc;
+
+	tl_capture_begin(&cap);
+	rc = pto_kernel_register(rt, 60, PTO_NUM_WORKER_TYPES, k_fail, "x");
+	said(rc, -EINVAL, &cap, "worker type 4",
+	     "register: bad worker type");
+	tl_capture_begin(&cap);
+	rc = pto_kernel_register(rt, 61, PTO_WORKER_CUBE, NULL, "x");
+	said(rc, -EINVAL, &cap, "the function is NULL",
+	     "register: NULL function");
+	tl_capture_begin(&cap);
+	rc = pto_kernel_register(rt, PTO_MAX_KERNELS, PTO_WORKER_CUBE, k_fail,
+				 "x");
+	said(rc, -EINVAL, &cap, "kernel id 1024", "register: id too large");
+	tl_capture_begin(&cap);
+	rc = pto_kernel_register_builtin(rt, 62, PTO_WORKER_CUBE,
+					 PTO_OP_COUNT);
+	said(rc, -EINVAL, &cap, "is not one of enum pto_op",
+	     "register: unknown built-in op");
+	tl_capture_begin(&cap);
+	rc = pto_kernel_register_builtin(rt, 63, PTO_NUM_WORKER_TYPES,
+					 PTO_OP_NOP);
+	said(rc, -EINVAL, &cap, "worker type 4",
+	     "register_builtin: bad worker type");
+	ok_eq(pto_kernel_register(rt, 59, PTO_WORKER_CUBE, k_fail, "first"),
+	      0, "register: kernel 59");
+	tl_capture_begin(&cap);
+	rc = pto_kernel_register(rt, 59, PTO_WORKER_CUBE, k_fail, "again");
+	said(rc, -EEXIST, &cap, "kernel id 59 is taken (by \"first\")",
+	     "register: a taken id");
+	tl_capture_begin(&cap);
+	rc = pto_malloc(rt, 0) ? 0 : -ENOMEM;
+	said(rc, -ENOMEM, &cap, "pto_malloc: 0 bytes", "pto_malloc(0)");
+	tl_capture_begin(&cap);
+	rc = pto_malloc(rt, (size_t)1 << 50) ? 0 : -ENOMEM;
+	said(rc, -ENOMEM, &cap, "no free block of", "pto_malloc(2^50)");
+	tl_capture_begin(&cap);
+	rc = pto_get_stats(rt, NULL);
+	said(rc, -EINVAL, &cap, "st is NULL", "pto_get_stats(rt, NULL)");
+	tl_capture_begin(&cap);
+	rc = pto_get_stats(NULL, &st);
+	said(rc, -EINVAL, &cap, "the runtime is NULL",
+	     "pto_get_stats(NULL, st)");
+	tl_capture_begin(&cap);
+	rc = pto_runtime_create(NULL, NULL);
+	said(rc, -EINVAL, &cap, "out is NULL",
+	     "pto_runtime_create(NULL, NULL)");
 }
 
 /* ---- bad submits --------------------------------------------------------- */
