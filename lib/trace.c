@@ -21,8 +21,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -64,7 +66,50 @@ struct pto_trace {
 	int orch_tid;		/* last orchestrator track named */
 	struct trace_rec *rec[PTO_MAX_RINGS];
 	uint32_t rec_mask[PTO_MAX_RINGS];
+	dev_t dev;		/* the file, to tell whether a path is ours */
+	ino_t ino;
+	struct pto_trace *next;	/* open traces of the process */
 };
+
+/*
+ * The traces open in this process.  Two runtimes alive at once given the
+ * same path (PTO_TRACE applies to every runtime) would interleave two
+ * JSON documents in one file, or the second would truncate the first's:
+ * the second writes PATH.1 instead, the third PATH.2, and so on.
+ */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pto_trace *open_traces;
+
+/* Is the file at path one an open trace writes?  Under open_lock. */
+static bool path_taken(const char *path)
+{
+	struct pto_trace *t;
+	struct stat st;
+
+	if (stat(path, &st))
+		return false;
+	for (t = open_traces; t; t = t->next)
+		if (t->dev == st.st_dev && t->ino == st.st_ino)
+			return true;
+	return false;
+}
+
+/*
+ * Open path, or the first free PATH.N when another runtime writes path;
+ * the name used goes into buf.  Under open_lock.
+ */
+static FILE *open_free_path(const char *path, char *buf, size_t len)
+{
+	unsigned int n;
+
+	snprintf(buf, len, "%s", path);
+	for (n = 1; path_taken(buf) && n < 1000; n++)
+		snprintf(buf, len, "%s.%u", path, n);
+	if (strcmp(buf, path))
+		pto_log("trace: %s is written by another runtime of this "
+			"process; this one's goes to %s\n", path, buf);
+	return fopen(buf, "w");
+}
 
 static int cur_tid(void)
 {
@@ -148,6 +193,8 @@ static void write_header(struct pto_trace *t, struct pto_runtime *rt)
 struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt)
 {
 	struct pto_trace *t = calloc(1, sizeof(*t));
+	char name[PATH_MAX];
+	struct stat st;
 
 	if (!t)
 		return NULL;
@@ -157,15 +204,24 @@ struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt)
 		errno = ENOMEM;
 		return NULL;
 	}
-	t->f = fopen(path, "w");
+	pthread_mutex_lock(&open_lock);
+	t->f = open_free_path(path, name, sizeof(name));
 	if (!t->f) {
 		int err = errno;
 
-		pto_log("cannot write trace %s: %s\n", path, strerror(err));
+		pthread_mutex_unlock(&open_lock);
+		pto_log("cannot write trace %s: %s\n", name, strerror(err));
 		free_trace(t);
 		errno = err;
 		return NULL;
 	}
+	if (!fstat(fileno(t->f), &st)) {
+		t->dev = st.st_dev;
+		t->ino = st.st_ino;
+	}
+	t->next = open_traces;
+	open_traces = t;
+	pthread_mutex_unlock(&open_lock);
 	t->t0 = pto_now_ns();
 	t->pid = (int)getpid();
 	t->first = true;
@@ -175,8 +231,18 @@ struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt)
 
 void pto_trace_close(struct pto_trace *t)
 {
+	struct pto_trace **pp;
+
 	if (!t)
 		return;
+	pthread_mutex_lock(&open_lock);
+	for (pp = &open_traces; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&open_lock);
 	fputs("\n]}\n", t->f);
 	fclose(t->f);
 	free_trace(t);

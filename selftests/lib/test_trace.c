@@ -256,6 +256,76 @@ static void trace_deadlock(const char *path)
 	pto_runtime_destroy(rt);
 }
 
+/* Three NOP tasks: something in each runtime's trace. */
+static int orch_nops(struct pto_runtime *rt, void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 3; i++)
+		SUBMIT(K_SPIN, PTO_WORKER_VECTOR, PTO_SCALAR(i));
+	return 0;
+}
+
+static struct pto_runtime *nop_runtime(const char *path)
+{
+	struct pto_runtime *rt;
+	struct pto_config cfg;
+
+	tl_config(&cfg, 64, 0);
+	cfg.trace_path = path;
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_SPIN, PTO_WORKER_VECTOR, k_nop, "nop"))
+		bail_out("cannot register kernels");
+	return rt;
+}
+
+static bool valid_json(const char *path)
+{
+	char cmd[640];
+
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+		 "sys.exit(not d[\"traceEvents\"])' %s", path);
+	return system(cmd) == 0;
+}
+
+/*
+ * Two runtimes alive at once with one trace path: the second writes
+ * PATH.1 and says so; both files are whole JSON documents.
+ */
+static void trace_two(const char *path)
+{
+	struct pto_runtime *a, *b;
+	struct tl_capture cap;
+	char second[256];
+	char *text;
+
+	snprintf(second, sizeof(second), "%s.1", path);
+	unlink(second);
+	a = nop_runtime(path);
+	tl_capture_begin(&cap);
+	b = nop_runtime(path);
+	text = tl_capture_end(&cap);
+	ok(strstr(text, "is written by another runtime of this process") &&
+	   strstr(text, second), "two runtimes: the second says it writes %s",
+	   second);
+	free(text);
+	ok_eq(pto_run(a, orch_nops, NULL), 0, "two runtimes: the first runs");
+	ok_eq(pto_run(b, orch_nops, NULL), 0, "two runtimes: the second runs");
+	pto_runtime_destroy(b);
+	pto_runtime_destroy(a);
+	ok(valid_json(path), "two runtimes: the first's trace is valid JSON");
+	ok(valid_json(second),
+	   "two runtimes: the second's trace is valid JSON");
+	unlink(second);
+	/* one at a time: each writes path itself */
+	a = nop_runtime(path);
+	pto_runtime_destroy(a);
+	ok(access(second, F_OK) != 0,
+	   "a runtime created after the other ended writes the path itself");
+}
+
 int main(void)
 {
 	char path[] = "/tmp/pto-trace-XXXXXX";
@@ -268,6 +338,7 @@ int main(void)
 	run_checker(path, EDGES);
 	trace_deadlock(path);
 	run_checker(path, "deadlock");
+	trace_two(path);
 	unlink(path);
 	return tap_done();
 }
