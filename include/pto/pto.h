@@ -671,9 +671,11 @@ struct pto_ring_stats {
 /**
  * struct pto_stats - a runtime's counters
  * @ring: per ring: size, use and stalls
- * @tasks_submitted: tasks submitted
- * @tasks_completed: tasks completed
- * @tasks_failed: tasks that failed
+ * @tasks_submitted: tasks submitted (pto_alloc() buffers included)
+ * @tasks_completed: tasks done with, however they ended: ran, failed, or
+ *	cancelled after a failure without running (never more than
+ *	@tasks_submitted, also in a snapshot taken during a run)
+ * @tasks_failed: tasks whose kernel or device reported an error
  * @edges: dependencies inferred
  * @busy_ns: core time per worker type
  * @cores: cores per worker type
