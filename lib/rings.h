@@ -61,11 +61,16 @@ static inline bool pto_heap_ring_fit(uint64_t size, uint64_t top,
 	uint64_t off = top % size;
 	uint64_t start = top;
 
-	if (off + n > size) {
+	/*
+	 * Empty (live >= top): everything is free, so start again at the
+	 * ring boundary, on the pages (and cache lines) used last, rather
+	 * than touch new ones: a loop of small runs or of scopes that each
+	 * drain the ring then keeps one page resident, not the whole ring.
+	 */
+	if (off + n > size || (live >= top && off)) {
 		start = top - off + size;	/* skip to the ring boundary */
 		off = 0;
 	}
-	/* empty (live >= top): everything is free, start wherever is aligned */
 	if (live < top && start + n - live > size)
 		return false;
 	out->start = start;

@@ -809,6 +809,37 @@ static void test_malloc(void)
 	pto_free(rt, NULL);
 }
 
+/* One task with a 64-byte OUTPUT; its address into *arg. */
+static int orch_one_out(struct pto_runtime *rt_, void *arg)
+{
+	SUBMIT_OR_RETURN(&rec, K_FILLB, PTO_WORKER_VECTOR,
+			 PTO_OUT((void **)arg, 64), PTO_SCALAR(64),
+			 PTO_SCALAR(1));
+	return 0;
+}
+
+/*
+ * Runs that each leave the heap ring empty start it again at the same
+ * place: a loop of small runs keeps one page of it, not the whole ring.
+ */
+static void test_heap_reuse(void)
+{
+	void *first = NULL, *out = NULL;
+	int i, moved = 0;
+
+	tl_rec_reset(&rec);
+	for (i = 0; i < 100; i++) {
+		if (pto_run(rt, orch_one_out, &out))
+			break;
+		if (!first)
+			first = out;
+		moved += out != first;
+	}
+	ok(i == 100 && !moved,
+	   "heap reuse: 100 runs put their OUTPUT at one address (%d moved)",
+	   moved);
+}
+
 int main(void)
 {
 	struct pto_config cfg;
@@ -832,6 +863,7 @@ int main(void)
 	test_lone_task();
 	test_builtin();
 	test_malloc();
+	test_heap_reuse();
 
 	tl_rec_free(&rec);
 	pto_runtime_destroy(rt);

@@ -75,6 +75,13 @@ static void test_heap_fixed(void)
 	ok(pto_heap_ring_fit(1024, 1500, 1000, 0, 100, &a) &&
 	   a.start == 1500 && a.offset == 476,
 	   "heap: the block's offset in the ring comes with it");
+	ok(pto_heap_ring_fit(1024, 1500, 1500, 0, 64, &a) &&
+	   a.start == 2048 && a.offset == 0,
+	   "heap: an empty ring starts again at offset 0, on the pages used "
+	   "last, even for a small block");
+	ok(pto_heap_ring_fit(1024, 2048, 2048, 0, 64, &a) &&
+	   a.start == 2048 && a.offset == 0,
+	   "heap: ... and stays there when it is at a boundary already");
 }
 
 /*
