@@ -1223,6 +1223,7 @@ static void test_run_status(void)
 		{ 1, false, -EINVAL, "returned 1; return 0 or a negative errno",
 		  "a positive value" },
 	};
+	uint64_t *outer = gbuf;	/* the tests after this one use it */
 	struct pto_config cfg;
 	struct pto_runtime *rt;
 	struct tl_capture cap;
@@ -1252,6 +1253,7 @@ static void test_run_status(void)
 		tl_rec_free(&r);
 		pto_runtime_destroy(rt);
 	}
+	gbuf = outer;
 }
 
 int main(void)
