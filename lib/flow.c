@@ -130,6 +130,7 @@ static void find_oldest(struct pto_runtime *rt, uint32_t ring,
 			struct oldest *old)
 {
 	const struct pto_orch_ring *o = &rt->orch.ring[ring];
+	const struct pto_task_desc *d;
 	uint64_t slot;
 	uint32_t i, k;
 
@@ -137,8 +138,10 @@ static void find_oldest(struct pto_runtime *rt, uint32_t ring,
 	slot = o->slot_id[old->seq & rt->ring[ring].window_mask];
 	old->id = slot & ((1ull << PTO_SLOT_DEPTH_SHIFT) - 1);
 	old->depth = (uint32_t)(slot >> PTO_SLOT_DEPTH_SHIFT);
-	k = pto_desc(rt, PTO_TASK_HANDLE(ring, old->seq))->kernel_id;
-	old->kernel = rt->kernels[k % PTO_MAX_KERNELS].name;
+	d = pto_desc(rt, PTO_TASK_HANDLE(ring, old->seq));
+	k = d->kernel_id;
+	old->kernel = d->flags & PTO_TASK_F_NO_DISPATCH ? "pto_alloc buffer" :
+		      rt->kernels[k % PTO_MAX_KERNELS].name;
 	old->holder = -1;
 	for (i = 0; i < rt->orch.nscopes; i++)
 		if (rt->orch.scopes[i].ring == ring &&
@@ -224,14 +227,20 @@ static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
 	uint64_t tasks = scope_tasks(rt, scope);
 	const char *unit = n->kind == PTO_RING_HEAP ? "bytes" :
 			   n->kind == PTO_RING_TASK ? "slots" : "entries";
-	uint64_t held = n->kind == PTO_RING_TASK ? tasks :
-			n->kind == PTO_RING_HEAP ?
-			rt->win->orch.heap_top[n->ring] - sc->heap_begin :
-			in_use(rt, n);
+	uint64_t own = n->kind == PTO_RING_TASK ? tasks :
+		       n->kind == PTO_RING_HEAP ?
+		       rt->win->orch.heap_top[n->ring] - sc->heap_begin :
+		       in_use(rt, n);
+	/* the ring frees in order: nothing behind its held task goes */
+	uint64_t held = in_use(rt, n) > own ? in_use(rt, n) : own;
 
 	pto_log("  the scope at depth %u has submitted %" PRIu64 " tasks (%"
 		PRIu64 " %s of the %s) and holds them until it ends\n", scope,
-		tasks, held, unit, pto_ring_name(n->kind));
+		tasks, own, unit, pto_ring_name(n->kind));
+	if (held > own)
+		pto_log("  behind them, ring %u holds %" PRIu64 " more %s of "
+			"scopes that ended (nested in it, sharing the ring), "
+			"freed only after them\n", n->ring, held - own, unit);
 	pto_log("  advice: ring %u's %s must hold everything that scope "
 		"submits before it ends: ", n->ring, pto_ring_name(n->kind));
 	print_size_wanted(rt, n, held);

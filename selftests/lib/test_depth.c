@@ -711,6 +711,64 @@ static void test_ring_stats(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * One ring: a depth-1 scope holds its first task while a nested scope's
+ * three tasks, ended, sit behind it in the ring; one more submit then
+ * finds the window of 4 full.
+ */
+static int orch_behind(struct pto_runtime *rt, void *arg)
+{
+	void *out;
+	int i, ret;
+
+	(void)arg;
+	pto_scope_begin(rt);
+	ret = fill(rt, &out, 64, 1);
+	pto_scope_begin(rt);
+	for (i = 0; i < 3 && !ret; i++)
+		ret = fill(rt, &out, 64, 2);
+	pto_scope_end(rt);
+	if (!ret)
+		ret = fill(rt, &out, 64, 3);
+	pto_scope_end(rt);
+	return ret;
+}
+
+/*
+ * The advice counts what sits behind the held task, not only what the
+ * holding scope submitted: the size it names lets the same run through.
+ */
+static void test_advice_behind(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	char *err;
+	int ret;
+
+	tl_config(&cfg, 4, 0);
+	cfg.nrings = 1;
+	cfg.stall_timeout_ms = 300;
+	rt = depth_runtime(&cfg);
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_behind, NULL);
+	err = tl_capture_end(&cap);
+	ok_eq(ret, -EDEADLK, "ended nested scopes behind a held task: "
+	      "-EDEADLK with a window of 4");
+	ok(err && strstr(err, "ring 0 holds 3 more slots of scopes that ended") &&
+	   strstr(err, "at least 8 so far (PTO_TASK_WINDOW=8)"),
+	   "its advice counts them: a window of 8");
+	if (err && !strstr(err, "PTO_TASK_WINDOW=8)"))
+		diag("%s", err);
+	free(err);
+	pto_runtime_destroy(rt);
+	cfg.task_window = 8;
+	rt = depth_runtime(&cfg);
+	ok_eq(pto_run(rt, orch_behind, NULL), 0,
+	      "and the same run with a window of 8 completes");
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	scale_pct = tl_env_u64("PTO_TEST_SCALE", 100);
@@ -725,6 +783,7 @@ int main(void)
 	test_hazards();
 	test_advice_grow();
 	test_advice_rings();
+	test_advice_behind();
 	test_ring_stats();
 	return tap_done();
 }
