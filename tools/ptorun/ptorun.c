@@ -317,10 +317,33 @@ static int set_string(int c, const char *arg, const char *what,
 	return 0;
 }
 
+/*
+ * A ring size given on the command line is every ring's: the per-ring
+ * values a PTO_* list in the environment set (cfg.ring[]) go.
+ */
+static void clear_ring_sizes(struct pto_config *cfg, int c)
+{
+	uint32_t r;
+
+	for (r = 0; r < PTO_MAX_DEPTH_RINGS; r++) {
+		struct pto_ring_config *rc = &cfg->ring[r];
+
+		if (c == 'w')
+			rc->task_window = 0;
+		else if (c == 'H')
+			rc->heap_size = 0;
+		else if (c == 'D')
+			rc->dep_pool_size = 0;
+		else if (c == 'T')
+			rc->tensormap_pool_size = 0;
+	}
+}
+
 static int parse_option(struct ptorun *pr, int c, const char *arg)
 {
 	struct pto_config *cfg = &pr->cfg;
 
+	clear_ring_sizes(cfg, c);
 	switch (c) {
 	case 'd':
 		return set_string(c, arg, "sim or a device node such as "

@@ -139,6 +139,23 @@ ok $rc "-H: a size that overflows or a bad suffix exits 2"
 refused -d "" "sim or a device node" && refused -t "" "a file name"
 ok $? "an empty -d or -t exits 2"
 
+# ---- a ring size option is every ring's, whatever PTO_* lists say ----------
+if [ -f "$SO" ]; then
+	PTO_TASK_WINDOW=16,4096 PTO_HEAP_SIZE=1M,2M timeout 60 "$PTORUN" -q -S \
+		-w 8 -H 64K "$SO" </dev/null >"$tmp/out" 2>&1
+	rc=$?
+	# every ring the run used: the same sizes, none from the lists
+	w=$(grep -E '^ +[0-9]+ +task window' "$tmp/out" |
+		grep -vc 'task window  *8 ')
+	h=$(grep -E '^ +[0-9]+ +heap ring' "$tmp/out" |
+		grep -vc 'heap ring  *65536 ')
+	[ $rc -eq 0 ] && grep -q 'task window' "$tmp/out" &&
+		[ "$w" -eq 0 ] && [ "$h" -eq 0 ]
+	ok $? "-w and -H set every ring over a PTO_* list (exit $rc; $w and $h rings other)"
+else
+	skip "$SO not built"
+fi
+
 # ---- write errors on standard output ----------------------------------------
 if [ -w /dev/full ]; then
 	for a in --help --version; do
