@@ -846,7 +846,7 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 	if (plan.out_bytes) {
 		if (orch_heap_used(rt, r) == 0)
 			WRITE_ONCE(rt->orch.ring[r].heap_floor, ha.start);
-		rt->win->orch.heap_top[r] = ha.end;
+		WRITE_ONCE(rt->win->orch.heap_top[r], ha.end);
 		d->packed_end = ha.end;
 		d->flags |= PTO_TASK_F_HEAP;
 	}

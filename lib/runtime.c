@@ -378,7 +378,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	WRITE_ONCE(rt->win->notify.orch_done, 0);
 	/* ptotop shows the run from its start (the page has one writer) */
 	WRITE_ONCE(rt->orch.in_run, true);
-	pto_stats_publish_idle(rt);
+	pto_stats_publish(rt);
 	ret = pto_sched_start(rt);
 	if (ret) {
 		WRITE_ONCE(rt->orch.in_run, false);
@@ -392,7 +392,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	pto_sched_wait_done(rt);
 	pto_orch_run_cleanup(rt);
 	STAT_ADD(rt->st.run_ns, pto_now_ns() - t0);
-	pto_stats_publish_idle(rt);
+	pto_stats_publish(rt);
 
 	err = READ_ONCE(rt->win->sched_flags.error);
 	orch_err = rt->orch.error;

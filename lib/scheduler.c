@@ -825,11 +825,15 @@ static bool work_pending(struct pto_runtime *rt)
 static void maybe_publish_stats(struct pto_runtime *rt, bool idle)
 {
 	uint64_t now, done;
+	uint32_t r;
 
 	if (!rt->page)
 		return;
 	now = pto_now_ns();
+	/* tasks completed and retired: either changes what the page says */
 	done = READ_ONCE(rt->sst.tasks_completed);
+	for (r = 0; r < rt->nrings; r++)
+		done += READ_ONCE(rt->win->sched.last_task_alive[r]);
 	if (idle ? done == rt->sched.stats_completed :
 	    now - rt->sched.last_stats_ns < STATS_INTERVAL_NS)
 		return;

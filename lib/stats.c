@@ -265,9 +265,9 @@ static void page_ring(struct pto_statspage_ring *d,
 }
 
 /*
- * live: what each ring holds now, or NULL during a run, when the
- * orchestrator's own counts (as of its last submit) are what there is to
- * read without racing it.
+ * live: what each ring holds now, read from the window (every field a
+ * reader may load during a run is written with WRITE_ONCE or a release),
+ * so that a draining run shows its rings emptying.
  */
 static void publish(struct pto_runtime *rt, const struct pto_stats *live)
 {
@@ -297,20 +297,12 @@ static void publish(struct pto_runtime *rt, const struct pto_stats *live)
 	for (r = 0; r < rt->nrings; r++)
 		for (i = 0; i < PTO_NUM_RINGS; i++)
 			page_ring(&pg->depth[r][i], &pg->ring[i],
-				  &st->depth[r][i], live ?
-				  live->depth[r][i].in_use :
-				  READ_ONCE(st->depth[r][i].in_use));
+				  &st->depth[r][i], live->depth[r][i].in_use);
 	pg->last_error = READ_ONCE(rt->win->sched_flags.error);
 	pto_statspage_end(pg);
 }
 
 void pto_stats_publish(struct pto_runtime *rt)
-{
-	if (rt->page)
-		publish(rt, NULL);
-}
-
-void pto_stats_publish_idle(struct pto_runtime *rt)
 {
 	struct pto_stats live;
 

@@ -22,13 +22,11 @@ static inline void pto_stats_note_use(struct pto_runtime *rt, uint32_t ring,
 /* Sizes and core counts, once the backend is set up. */
 void pto_stats_init(struct pto_runtime *rt);
 
-/* Copy the counters into the stats page, if there is one. */
-void pto_stats_publish(struct pto_runtime *rt);
 /*
- * The same with what the rings hold now, read afresh: only when no run
- * moves them (before pto_sched_start(), or after pto_sched_wait_done()
- * and the run's cleanup).
+ * Copy the counters, and what the rings hold now, into the stats page if
+ * there is one.  The page has one writer at a time: the scheduling side
+ * during a run, the thread calling pto_run() before and after it.
  */
-void pto_stats_publish_idle(struct pto_runtime *rt);
+void pto_stats_publish(struct pto_runtime *rt);
 
 #endif /* PTO_LIB_STATS_H */

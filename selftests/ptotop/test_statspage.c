@@ -6,7 +6,9 @@
  * runtime's page after a run shows its rings empty again; and during a
  * run, in every scheduling mode, the page is live.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -221,7 +223,7 @@ static void test_after_run(void)
 
 /* Read the page as a monitor would: a whole snapshot of two fields. */
 static void page_read(const struct pto_statspage *pg, uint32_t *running,
-		      uint64_t *completed)
+		      uint64_t *completed, uint64_t *slots)
 {
 	uint64_t seq;
 
@@ -229,9 +231,47 @@ static void page_read(const struct pto_statspage *pg, uint32_t *running,
 		seq = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE);
 		*running = READ_ONCE(pg->running);
 		*completed = READ_ONCE(pg->tasks_completed);
+		*slots = READ_ONCE(pg->ring[PTO_RING_TASK].in_use);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while ((seq & 1) || seq != READ_ONCE(pg->seq));
 }
+
+/*
+ * The page of this process's only runtime, mapped as a monitor maps it
+ * (its own read-only mapping of the file, so that TSan does not take the
+ * seqlock's plain stores for a race with this thread's reads).
+ */
+static const struct pto_statspage *monitor_map(void)
+{
+	char prefix[64], path[512];
+	const struct dirent *de;
+	void *pg = MAP_FAILED;
+	DIR *d = opendir(dir);
+	int fd;
+
+	snprintf(prefix, sizeof(prefix), "%s%d.", PTO_STATSPAGE_PREFIX,
+		 (int)getpid());
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, prefix, strlen(prefix)))
+			break;
+	if (d && de) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd >= 0) {
+			pg = mmap(NULL, sizeof(struct pto_statspage),
+				  PROT_READ, MAP_SHARED, fd, 0);
+			close(fd);
+		}
+	}
+	if (d)
+		closedir(d);
+	return pg == MAP_FAILED ? NULL : pg;
+}
+
+struct watch {
+	const struct pto_statspage *pg;	/* the monitor's mapping */
+	uint64_t seen[3];
+};
 
 /*
  * The orchestration itself watches the page: it must say running from the
@@ -240,40 +280,68 @@ static void page_read(const struct pto_statspage *pg, uint32_t *running,
  */
 static int orch_watch(struct pto_runtime *rt, void *arg)
 {
-	uint64_t *seen = arg, done = 0;
+	struct watch *w = arg;
+	uint64_t *seen = w->seen, done = 0, slots = 0;
 	uint32_t running;
 	int i, polls;
 
-	page_read(rt->page, &running, &done);
+	page_read(w->pg, &running, &done, &slots);
 	seen[0] = running;
+	/* in a scope of their own, so that they can retire during the run */
+	pto_scope_begin(rt);
 	for (i = 0; i < LIVE_TASKS; i++)
 		if (pto_submit_task(rt, 1, PTO_WORKER_VECTOR, NULL, 0) < 0)
 			return -1;
+	pto_scope_end(rt);
 	/* bounded: a page that never catches up fails below, not hangs */
 	for (polls = 0; polls < 10000 && done < LIVE_TASKS; polls++) {
 		usleep(1000);
-		page_read(rt->page, &running, &done);
+		page_read(w->pg, &running, &done, &slots);
 	}
 	seen[1] = done;
+	/*
+	 * One more, in the run's scope, which holds it: its submission also
+	 * tells the scheduler the scope above ended, so the 64 retire and
+	 * the page must come down to this one slot.
+	 */
+	if (pto_submit_task(rt, 1, PTO_WORKER_VECTOR, NULL, 0) < 0)
+		return -1;
+	for (polls = 0; polls < 10000 && (done <= LIVE_TASKS || slots != 1);
+	     polls++) {
+		usleep(1000);
+		page_read(w->pg, &running, &done, &slots);
+	}
+	seen[2] = slots;
 	return 0;
 }
 
 static void test_live(const char *mode)
 {
 	struct pto_runtime *rt;
-	uint64_t seen[2] = { 0, 0 };
+	struct watch w = { 0 };
+	uint64_t *seen = w.seen;
 
 	setenv("PTO_SCHED", mode, 1);
 	if (!ok(pto_runtime_create(NULL, &rt) == 0 && rt->page,
 		"%s: a runtime publishes a page", mode))
 		goto out;
+	w.pg = monitor_map();
+	if (!ok(w.pg != NULL, "%s: a monitor maps it", mode)) {
+		pto_runtime_destroy(rt);
+		goto out;
+	}
 	pto_kernel_register(rt, 1, PTO_WORKER_VECTOR, k_nop, "nop");
-	ok(pto_run(rt, orch_watch, seen) == 0, "%s: a watched run", mode);
+	ok(pto_run(rt, orch_watch, &w) == 0, "%s: a watched run", mode);
 	ok(seen[0] == 1, "%s: the page says running from the run's start",
 	   mode);
 	ok(seen[1] == LIVE_TASKS,
 	   "%s: the page shows all %d tasks done while the run idles (%llu)",
 	   mode, LIVE_TASKS, (unsigned long long)seen[1]);
+	ok(seen[2] == 1,
+	   "%s: once they retired, the page's task slots in use come down "
+	   "to the one task still held (%llu)", mode,
+	   (unsigned long long)seen[2]);
+	munmap((void *)w.pg, sizeof(*w.pg));
 	pto_runtime_destroy(rt);
 out:
 	unsetenv("PTO_SCHED");
