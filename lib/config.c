@@ -536,7 +536,8 @@ int pto_config_validate(const struct pto_config *cfg)
 	if (cfg->cpus) {
 		ret = pto_parse_cpus(cfg->cpus, cpus, 256);
 		if (ret < 0)
-			return bad_from(PTO_ENV_CPUS, "cpus must be a list like 0-3,8 (at most 256 CPUs)");
+			return bad_from(PTO_ENV_CPUS, "cpus must be a list "
+					"like 0-3,8 (at most 256 CPUs)");
 		ret = check_cpus_allowed(cpus, (uint32_t)ret);
 		if (ret)
 			return ret;

@@ -96,16 +96,15 @@ _Static_assert(sizeof(struct pto_stats) % sizeof(uint64_t) == 0,
 
 static int get_stats(struct pto_runtime *rt, struct pto_stats *st)
 {
-	const uint64_t *src = (const uint64_t *)&rt->st;
-	uint64_t *dst = (uint64_t *)st;
+	uint64_t *dst = (uint64_t *)st, done, failed;
+	const uint64_t *src;
 	size_t i;
-
-	uint64_t done, failed;
 
 	if (!rt) {
 		pto_log("pto_get_stats: the runtime is NULL\n");
 		return -EINVAL;
 	}
+	src = (const uint64_t *)&rt->st;
 	/*
 	 * The scheduler's counters first: a task is counted submitted before
 	 * it can complete, so read in this order a snapshot taken during a
