@@ -455,6 +455,16 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* The first error writing standard output, for flush_stdout() to report */
+static int stdout_err;
+
+/* Flush standard output before what another stream or ORCH.so prints. */
+static void flush_out(void)
+{
+	if (fflush(stdout) == EOF && !stdout_err)
+		stdout_err = errno;
+}
+
 /* pto_run() repeat times; the first failure stops. */
 static int run_repeated(struct ptorun *pr, struct pto_runtime *rt, void *arg)
 {
@@ -475,18 +485,9 @@ static int run_repeated(struct ptorun *pr, struct pto_runtime *rt, void *arg)
 		if (!pr->quiet)
 			printf("ptorun: run %lu of %lu: %.3f ms\n", i,
 			       pr->repeat, now_ms() - t0);
+		flush_out();	/* survives a signal during the next run */
 	}
 	return 0;
-}
-
-/* The first error writing standard output, for flush_stdout() to report */
-static int stdout_err;
-
-/* Flush standard output before what another stream or ORCH.so prints. */
-static void flush_out(void)
-{
-	if (fflush(stdout) == EOF && !stdout_err)
-		stdout_err = errno;
 }
 
 /* Create the runtime, init, run, fini, stats.  Returns an exit code. */
@@ -504,6 +505,8 @@ static int run_orchestration(struct ptorun *pr)
 	if (pr->init) {
 		flush_out();
 		ret = pr->init(rt, pr->orch_argc, pr->orch_argv, &arg);
+		/* what init printed survives a signal during the runs */
+		flush_out();
 		if (ret > 0)	/* e.g. the sample printed its help */
 			goto out;
 		if (ret) {

@@ -156,6 +156,27 @@ else
 	skip "$SO not built"
 fi
 
+# ---- a signal: exit 128+N, and the lines printed so far are out -----------
+if [ -f "$SO" ]; then
+	"$PTORUN" --repeat 1000 "$SO" batch=16 m=8 n=8 k=16 tile=64 \
+		</dev/null >"$tmp/sig" 2>&1 &
+	pid=$!
+	# the init line reaches the file while the runs go on (bounded wait)
+	i=0
+	while [ $i -lt 200 ] && ! grep -q 'tasks per run' "$tmp/sig"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	seen=$(grep -c 'tasks per run' "$tmp/sig")
+	kill -TERM $pid
+	wait $pid
+	rc=$?
+	[ "$seen" -eq 1 ] && [ $rc -eq 143 ]
+	ok $? "SIGTERM mid-run: exit 143, init's line already written (exit $rc, $seen line)"
+else
+	skip "$SO not built"
+fi
+
 # ---- write errors on standard output ----------------------------------------
 if [ -w /dev/full ]; then
 	for a in --help --version; do
