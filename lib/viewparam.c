@@ -42,8 +42,10 @@ static int check_view_type(const struct pto_view *v, const char *call,
 		return -EINVAL;
 	}
 	if (v->ndim < 1 || v->ndim > PTO_MAX_DIMS) {
-		pto_log("%s: parameter %u: view of %u dimensions (1 to %u)\n",
-			call, i, v->ndim, PTO_MAX_DIMS);
+		pto_log("%s: parameter %u: view of %u dimensions (1 to %u)%s\n",
+			call, i, v->ndim, PTO_MAX_DIMS, v->ndim ? "" :
+			"; pto_view_slice() or pto_view_transpose() of a "
+			"dimension the view does not have makes one");
 		return -EINVAL;
 	}
 	return 0;

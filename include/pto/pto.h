@@ -132,13 +132,19 @@ static inline struct pto_view pto_view_2d(void *base, uint32_t dtype,
 	return v;
 }
 
-/* Indices [start, start + len) of dimension dim of v (not checked here). */
+/*
+ * Indices [start, start + len) of dimension dim of v (the range is checked
+ * at submission).  A dimension v does not have makes a view of no
+ * dimensions, which a submission refuses, naming the parameter.
+ */
 static inline struct pto_view pto_view_slice(struct pto_view v, uint32_t dim,
 					     uint64_t start, uint64_t len)
 {
-	if (dim < PTO_MAX_DIMS) {
+	if (dim < v.ndim && dim < PTO_MAX_DIMS) {
 		v.offset += start * v.stride[dim];
 		v.shape[dim] = len;
+	} else {
+		v.ndim = 0;
 	}
 	return v;
 }
@@ -151,19 +157,24 @@ static inline struct pto_view pto_view_tile_2d(struct pto_view v,
 	return pto_view_slice(pto_view_slice(v, 0, row, rows), 1, col, cols);
 }
 
-/* v with dimensions d0 and d1 swapped (a transpose of a matrix). */
+/*
+ * v with dimensions d0 and d1 swapped (a transpose of a matrix); as with
+ * pto_view_slice(), a dimension v does not have makes a refused view.
+ */
 static inline struct pto_view pto_view_transpose(struct pto_view v,
 						 uint32_t d0, uint32_t d1)
 {
 	uint64_t t;
 
-	if (d0 < PTO_MAX_DIMS && d1 < PTO_MAX_DIMS) {
+	if (d0 < v.ndim && d1 < v.ndim && v.ndim <= PTO_MAX_DIMS) {
 		t = v.shape[d0];
 		v.shape[d0] = v.shape[d1];
 		v.shape[d1] = t;
 		t = v.stride[d0];
 		v.stride[d0] = v.stride[d1];
 		v.stride[d1] = t;
+	} else {
+		v.ndim = 0;
 	}
 	return v;
 }

@@ -1138,6 +1138,24 @@ static void test_cost(void)
 			 tile(8, 10, 8, 20)));
 }
 
+/* The helpers refuse a dimension the view does not have. */
+static void test_helper_dims(void)
+{
+	static float m[16];
+	struct pto_view v = pto_view_2d(m, PTO_DTYPE_F32, 2, 8, 8), t;
+
+	t = pto_view_transpose(v, 0, 1);
+	ok(t.ndim == 2 && t.shape[0] == 8 && t.shape[1] == 2 &&
+	   t.stride[0] == 1 && t.stride[1] == 8,
+	   "helpers: transpose of a 2-D view swaps shape and stride");
+	ok_eq(pto_view_transpose(v, 0, 2).ndim, 0,
+	      "helpers: transpose with a dimension past ndim: no dimensions");
+	ok_eq(pto_view_slice(v, 2, 0, 1).ndim, 0,
+	      "helpers: slice of a dimension past ndim: no dimensions");
+	ok_eq(pto_view_slice(v, 1, 2, 4).ndim, 2,
+	      "helpers: slice of a dimension it has keeps the view");
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20240611;
@@ -1159,5 +1177,6 @@ int main(int argc, char **argv)
 	test_special();
 	test_bounded();
 	test_cost();
+	test_helper_dims();
 	return tap_done();
 }
