@@ -288,21 +288,36 @@ void pto_check_task(struct pto_runtime *rt, uint64_t handle, uint32_t ring,
 		guard_span(ck, ring, &pg, n * sizeof(uint64_t));
 }
 
+/*
+ * Where parameter i's buffer starts: its argument word, or for a view
+ * (whose word is the address of its descriptor) the descriptor's base.
+ */
+static uint64_t param_base(const struct pto_task_desc *d, uint32_t i)
+{
+	const uint64_t *args = pto_desc_args(d);
+
+	if ((d->flags & PTO_TASK_F_VIEWS) && i < 32 &&
+	    ((d->view_mask >> i) & 1))
+		return ((const struct pto_view_desc *)(uintptr_t)args[i])->addr;
+	return args[i];
+}
+
 /* The parameter whose buffer starts closest below addr, or -1. */
 static int overran(const struct check_rec *rec,
 		   const struct pto_task_desc *d, uintptr_t addr)
 {
-	const uint64_t *args = pto_desc_args(d);
 	uint32_t i, n = d->nargs < PTO_MAX_ARGS ? d->nargs : PTO_MAX_ARGS;
-	uint64_t best = 0;
+	uint64_t best = 0, base;
 	int found = -1;
 
 	/* the first PTO_MAX_ARGS parameters are remembered, see remember() */
 	for (i = 0; i < n; i++) {
-		if (rec->kind[i] == PTO_PARAM_SCALAR || args[i] > addr ||
-		    args[i] < best)
+		if (rec->kind[i] == PTO_PARAM_SCALAR)
 			continue;
-		best = args[i];
+		base = param_base(d, i);
+		if (base > addr || base < best)
+			continue;
+		best = base;
 		found = (int)i;
 	}
 	return found;
@@ -337,9 +352,9 @@ static void report(struct pto_check *ck, const struct pto_task_desc *d,
 		return;
 	pto_log("  that is %" PRIu64 " bytes past the end of its parameter "
 		"%d (%s, %" PRIu64 " bytes at %#" PRIx64 ")\n",
-		(uint64_t)((uintptr_t)addr - pto_desc_args(d)[i] - rec->size[i]),
+		(uint64_t)((uintptr_t)addr - param_base(d, i) - rec->size[i]),
 		i, rec->kind[i] <= PTO_PARAM_SCALAR ? kind_name[rec->kind[i]] : "?",
-		rec->size[i], pto_desc_args(d)[i]);
+		rec->size[i], param_base(d, i));
 }
 
 int pto_check_run(struct pto_check *ck, pto_kernel_fn fn,

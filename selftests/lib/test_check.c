@@ -135,6 +135,52 @@ static void test_overrun(void)
 	pto_runtime_destroy(rt);
 }
 
+/* args: a view, bytes to write from its base */
+static void k_overrun_view(const uint64_t *a, uint32_t n)
+{
+	const struct pto_view_desc *v = pto_arg_view(a, 0);
+	volatile uint8_t *d = (uint8_t *)(uintptr_t)v->addr;
+
+	for (uint64_t i = 0; i < a[1]; i++)
+		d[i] = (uint8_t)i;
+}
+
+/* 25 floats, as a 5 x 5 OUTPUT view: 100 bytes, like OUT_BYTES */
+static int orch_overrun_view(struct pto_runtime *rt, void *arg)
+{
+	struct pto_view v = pto_view_2d(NULL, PTO_DTYPE_F32, 5, 5, 5);
+	struct pto_param p[] = { PTO_OUT_VIEW(&v), PTO_SCALAR(4096) };
+	int64_t id;
+
+	(void)arg;
+	id = pto_submit_task(rt, K_OVERRUN + 8, PTO_WORKER_VECTOR, p, 2);
+	return id < 0 ? (int)id : 0;
+}
+
+/* A view's overrun is told against the view's buffer, not its descriptor. */
+static void test_overrun_view(void)
+{
+	struct pto_runtime *rt = checked_rt(0);
+	struct tl_capture cap;
+	char *err;
+	int ret;
+
+	if (pto_kernel_register(rt, K_OVERRUN + 8, PTO_WORKER_VECTOR,
+				k_overrun_view, "overrun_view"))
+		bail_out("cannot register kernels");
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_overrun_view, NULL);
+	err = tl_capture_end(&cap);
+	ok_eq(ret, -EFAULT, "view overrun: the run fails with -EFAULT");
+	ok(strstr(err, "28 bytes past the end of its parameter 0 (OUTPUT, "
+		   "100 bytes at") != NULL,
+	   "view overrun: the message says which view it overran, by how "
+	   "much");
+	diag("%s", err);
+	free(err);
+	pto_runtime_destroy(rt);
+}
+
 #define CHAIN 200
 #define WORDS 600	/* 4800 bytes: two pages and a guard each */
 
@@ -230,6 +276,7 @@ int main(void)
 {
 	test_config();
 	test_overrun();
+	test_overrun_view();
 	test_wrap();
 	test_other_fault();
 	return tap_done();
