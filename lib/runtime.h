@@ -215,7 +215,7 @@ struct pto_sched {
 	uint32_t wake_batch;		/* retirements per orchestrator wake */
 	uint32_t retired_unwoken;	/* retired since it was last woken */
 	uint64_t last_stats_ns;
-	uint64_t stats_completed;	/* completed + retired, published */
+	uint64_t stats_progress;	/* completed + retired, published */
 	bool failed;			/* a task failed: cancel the rest */
 	uint32_t error_said;		/* the first failure was reported */
 	bool finished;			/* every task of the run retired */

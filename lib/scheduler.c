@@ -819,26 +819,26 @@ static bool work_pending(struct pto_runtime *rt)
 
 /*
  * Busy, the page is refreshed every STATS_INTERVAL_NS at most; going idle,
- * whenever tasks completed since, so that a monitor never shows work as
- * still to do while the machine sleeps.
+ * whenever tasks completed or retired since, so that a monitor never shows
+ * work as still to do while the machine sleeps.
  */
 static void maybe_publish_stats(struct pto_runtime *rt, bool idle)
 {
-	uint64_t now, done;
+	uint64_t now, progress;
 	uint32_t r;
 
 	if (!rt->page)
 		return;
 	now = pto_now_ns();
-	/* tasks completed and retired: either changes what the page says */
-	done = READ_ONCE(rt->sst.tasks_completed);
+	/* either changes what the page says */
+	progress = READ_ONCE(rt->sst.tasks_completed);
 	for (r = 0; r < rt->nrings; r++)
-		done += READ_ONCE(rt->win->sched.last_task_alive[r]);
-	if (idle ? done == rt->sched.stats_completed :
+		progress += READ_ONCE(rt->win->sched.last_task_alive[r]);
+	if (idle ? progress == rt->sched.stats_progress :
 	    now - rt->sched.last_stats_ns < STATS_INTERVAL_NS)
 		return;
 	rt->sched.last_stats_ns = now;
-	rt->sched.stats_completed = done;
+	rt->sched.stats_progress = progress;
 	pto_stats_publish(rt);
 }
 
