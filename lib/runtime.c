@@ -280,6 +280,8 @@ void pto_runtime_destroy(struct pto_runtime *rt)
 		pto_log("pto_runtime_destroy: not destroyed\n");
 		return;
 	}
+	if (rt->be.ops)
+		pto_sched_stop(rt);
 	pto_statspage_destroy(rt->page);
 	pto_trace_close(rt->trace);
 	pto_check_close(rt);

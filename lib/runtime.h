@@ -189,6 +189,7 @@ struct pto_sched {
 	pthread_t thread;
 	enum pto_sched_policy mode;	/* THREAD, WORKERS or SHARDS */
 	bool thread_started;
+	bool hooked;			/* WORKERS, SHARDS: hooks installed */
 	bool shared;			/* SHARDS: tasks complete concurrently */
 	struct pto_sched_ring ring[PTO_MAX_RINGS];
 	struct pto_ready_queue ready[PTO_NUM_WORKER_TYPES];
@@ -222,6 +223,10 @@ struct pto_sched {
 	/* shared by every thread that may schedule: lines of their own */
 	PTO_OWN_LINES uint32_t lock;	/* workers: the right to schedule */
 	PTO_OWN_LINES uint32_t done;	/* futex: the run has finished */
+	/* THREAD: the thread waits between runs for run_seq to move */
+	PTO_OWN_LINES uint32_t run_seq;	/* futex: runs started */
+	uint32_t parked;		/* the thread sleeps on run_seq */
+	uint32_t quit;			/* the thread is to exit */
 };
 
 /* Counters only the scheduler writes; pto_get_stats() merges them in. */
@@ -310,6 +315,7 @@ int pto_sched_init(struct pto_runtime *rt);
 void pto_sched_fini(struct pto_runtime *rt);
 int pto_sched_start(struct pto_runtime *rt);
 void pto_sched_wait_done(struct pto_runtime *rt);
+void pto_sched_stop(struct pto_runtime *rt);
 
 /* The descriptor of a task handle. */
 static inline struct pto_task_desc *pto_desc(struct pto_runtime *rt,

@@ -32,6 +32,7 @@
 #define SHORT_SLEEP_NS 100000ull
 /* Longest sleep; bounds how stale the stats page can get. */
 #define SCHED_SLEEP_MS 50
+#define RUN_SPIN_NS 50000ull
 #define STATS_INTERVAL_NS 10000000ull
 /* Descriptors requested ahead of a scan (see prefetch_published()). */
 #define SCAN_PREFETCH 64
@@ -914,17 +915,13 @@ static void sleep_until_work(struct pto_runtime *rt)
 	}
 }
 
-/* PTO_SCHED_THREAD: the scheduler's own thread, for the whole run. */
-static void *sched_main(void *arg)
+/* PTO_SCHED_THREAD: one run's scheduling, on the scheduler's thread. */
+static void sched_run(struct pto_runtime *rt)
 {
-	struct pto_runtime *rt = arg;
 	uint64_t t0 = rt->trace ? pto_now_ns() : 0;
+	struct ready_batch rb = { .home = UINT32_MAX };
 	unsigned int idle = 0;
 
-	struct ready_batch rb = { .home = UINT32_MAX };
-
-	pthread_setname_np(pthread_self(), "pto-sched");
-	pto_backend_pin_thread(&rt->be, rt->be.num_cores);
 	for (;;) {
 		if (sched_steps(rt, &rb)) {
 			idle = 0;
@@ -948,7 +945,104 @@ static void *sched_main(void *arg)
 	if (rt->trace)	/* before finish_run() lets the runtime go */
 		pto_trace_sched_run(rt->trace, t0);
 	finish_run(rt);
+}
+
+/*
+ * Spin for up to ns while *word is val (the clock read every 64 pauses);
+ * true when it moved.  For the hand-offs at the two ends of a run, where
+ * a program making many short runs would otherwise pay two wake-ups per
+ * run; the bound keeps the CPU the spinning takes to tens of microseconds
+ * per run.
+ */
+static bool spin_while(const uint32_t *word, uint32_t val, uint64_t ns)
+{
+	uint64_t until = pto_now_ns() + ns;
+	unsigned int spins;
+
+	for (spins = 1; (spins & 63) || pto_now_ns() < until; spins++) {
+		if (load_acquire(word) != val)
+			return true;
+		idle_poll(spins);
+	}
+	return false;
+}
+
+/*
+ * Between runs the thread waits for the next one (run_seq moves past
+ * *seen), spinning a while first, so that a program that runs again at
+ * once does not pay a wake-up.  False: the runtime goes.
+ */
+static bool wait_for_run(struct pto_runtime *rt, uint32_t *seen)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t seq;
+
+	if (spin_while(&s->run_seq, *seen, RUN_SPIN_NS)) {
+		seq = load_acquire(&s->run_seq);
+		goto run;
+	}
+	WRITE_ONCE(s->parked, 1);
+	/* parked before the run_seq load; pairs with sched_thread_start() */
+	smp_mb();
+	while ((seq = load_acquire(&s->run_seq)) == *seen)
+		futex_wait(&s->run_seq, seq, UINT32_MAX);
+	WRITE_ONCE(s->parked, 0);
+run:
+	*seen = seq;
+	return !load_acquire(&s->quit);
+}
+
+/*
+ * PTO_SCHED_THREAD: the scheduler's own thread, started by the first run
+ * and kept until the runtime goes: creating and joining a thread per run
+ * made most of an empty run's cost.
+ */
+static void *sched_main(void *arg)
+{
+	struct pto_runtime *rt = arg;
+	uint32_t seen = 0;
+
+	pthread_setname_np(pthread_self(), "pto-sched");
+	pto_backend_pin_thread(&rt->be, rt->be.num_cores);
+	while (wait_for_run(rt, &seen))
+		sched_run(rt);
 	return NULL;
+}
+
+/* Start a run on the scheduler's thread, made by the first run. */
+static int sched_thread_start(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+	int ret;
+
+	if (!s->thread_started) {
+		ret = -pthread_create(&s->thread, NULL, sched_main, rt);
+		if (ret)
+			return ret;
+		s->thread_started = true;
+	}
+	store_release(&s->run_seq, s->run_seq + 1);
+	/* the run before the parked load; pairs with wait_for_run() */
+	smp_mb();
+	if (READ_ONCE(s->parked))
+		futex_wake(&s->run_seq, 1);
+	return 0;
+}
+
+/* Between runs: the scheduler's thread exits. */
+static void sched_thread_stop(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+
+	if (!s->thread_started)
+		return;
+	store_release(&s->quit, 1);
+	store_release(&s->run_seq, s->run_seq + 1);
+	futex_wake(&s->run_seq, 1);
+	pthread_join(s->thread, NULL);
+	s->thread_started = false;
+	s->quit = 0;
+	s->run_seq = 0;
 }
 
 /* ---- PTO_SCHED_WORKERS and _SHARDS: scheduling on the core threads ----- */
@@ -1063,7 +1157,8 @@ static bool worker_idle(struct pto_runtime *rt, bool last)
 	found = peek_unpublished(rt, &rb);
 	if (found) {
 		sched_locked(rt, &rb);
-	} else if (last) {
+	} else if (last && !READ_ONCE(rt->sched.done)) {
+		/* (once the run is over, the page is the orchestrator's) */
 		publish_heads(rt);
 		wake_orchestrator(rt, 0, true);
 		/* ptotop sees what is done before the machine goes quiet */
@@ -1264,6 +1359,9 @@ void pto_sched_wait_done(struct pto_runtime *rt)
 	bool reported = false;
 
 	deadline = t0 + timeout_ns;
+	/* a short run is done within microseconds: no sleep and wake-up */
+	if (rt->sched.mode == PTO_SCHED_THREAD)
+		spin_while(&rt->sched.done, 0, RUN_SPIN_NS);
 	while (!load_acquire(&rt->sched.done)) {
 		if (rt->sched.mode != PTO_SCHED_THREAD)
 			sched_poll(rt, true, UINT32_MAX);
@@ -1281,12 +1379,6 @@ void pto_sched_wait_done(struct pto_runtime *rt)
 		rt->be.ops->notify(&rt->be);
 		deadline = pto_now_ns() + timeout_ns;
 	}
-	if (rt->sched.thread_started)
-		pthread_join(rt->sched.thread, NULL);
-	rt->sched.thread_started = false;
-	/* no core thread schedules between runs */
-	if (rt->sched.mode != PTO_SCHED_THREAD)
-		rt->be.ops->set_sched(&rt->be, NULL, NULL);
 }
 
 /*
@@ -1386,16 +1478,34 @@ void pto_sched_fini(struct pto_runtime *rt)
 }
 
 /*
+ * The right to schedule, waited for: a core thread holds it only for a
+ * round of scheduling steps.
+ */
+static void sched_lock(struct pto_sched *s)
+{
+	unsigned int spins = 0;
+
+	while (!sched_trylock(s))
+		idle_poll(++spins);
+}
+
+/*
  * Ready for a run: the rings' tails as the last run left them, and the
- * scheduler's thread started, or the core threads told to schedule.
+ * scheduler's thread woken, or the core threads told to schedule.  Those
+ * keep the hooks from one run to the next: switching every core thread
+ * into scheduling and back took two wake-ups of each, per run.  Between
+ * runs they find no work and sleep; the state below is reset with the
+ * right to schedule held, so that none of them reads it half done, and
+ * the first task of the run wakes one (the orchestrator sees the
+ * scheduler asleep).
  */
 int pto_sched_start(struct pto_runtime *rt)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
 	struct pto_sched *s = &rt->sched;
 	uint32_t r;
-	int ret;
 
+	sched_lock(s);
 	for (r = 0; r < rt->nrings; r++) {
 		struct pto_sched_ring *sr = &s->ring[r];
 
@@ -1412,13 +1522,28 @@ int pto_sched_start(struct pto_runtime *rt)
 		s->spin_budget = SPINS_MIN;
 	WRITE_ONCE(rt->win->sched_flags.error, 0);
 	store_release(&s->done, 0);
-	if (s->mode != PTO_SCHED_THREAD) {
+	sched_unlock(s);
+	if (s->mode == PTO_SCHED_THREAD)
+		return sched_thread_start(rt);
+	if (!s->hooked) {
 		/* publishes the state above to the core threads */
 		rt->be.ops->set_sched(&rt->be, s->shared ? &shard_hooks :
 					       &worker_hooks, rt);
-		return 0;
+		s->hooked = true;
 	}
-	ret = -pthread_create(&s->thread, NULL, sched_main, rt);
-	s->thread_started = !ret;
-	return ret;
+	return 0;
+}
+
+/*
+ * No thread schedules from now on: the scheduler's thread has exited, or
+ * no core thread is in the hooks any more (before the runtime goes).
+ */
+void pto_sched_stop(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+
+	if (s->hooked)
+		rt->be.ops->set_sched(&rt->be, NULL, NULL);
+	s->hooked = false;
+	sched_thread_stop(rt);
 }

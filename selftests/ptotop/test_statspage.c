@@ -350,6 +350,42 @@ out:
 	unsetenv("PTO_SCHED");
 }
 
+/*
+ * Between runs the page is the orchestrator's alone: it wrote the run's
+ * end, and no scheduling thread (the core threads keep scheduling hooks
+ * from one run to the next) writes it again until the next run starts.
+ * Watched for longer than the core threads' naps (50 ms), twice over.
+ */
+static void test_quiet_between_runs(const char *mode)
+{
+	const struct pto_statspage *pg;
+	struct pto_runtime *rt;
+	uint64_t seq, changed = 0;
+	int i, polls;
+
+	setenv("PTO_SCHED", mode, 1);
+	if (!ok(pto_runtime_create(NULL, &rt) == 0 && rt->page,
+		"%s: a runtime publishes a page", mode))
+		goto out;
+	pg = monitor_map();
+	pto_kernel_register(rt, 1, PTO_WORKER_VECTOR, k_nop, "nop");
+	for (i = 0; i < 3; i++)
+		ok(pto_run(rt, orch_outputs, NULL) == 0,
+		   "%s: run %d of 200 OUTPUT tasks", mode, i + 1);
+	seq = pg ? __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE) : 1;
+	for (polls = 0; pg && polls < 120 && !changed; polls++) {
+		usleep(1000);
+		changed = __atomic_load_n(&pg->seq, __ATOMIC_ACQUIRE) != seq;
+	}
+	ok(pg && !(seq & 1) && !changed, "%s: after the last run returned, "
+	   "nothing wrote the page for %d ms", mode, polls);
+	if (pg)
+		munmap((void *)pg, sizeof(*pg));
+	pto_runtime_destroy(rt);
+out:
+	unsetenv("PTO_SCHED");
+}
+
 static void test_bad_dir(void)
 {
 	setenv("PTO_STATS_DIR", "/nonexistent/pto", 1);
@@ -371,6 +407,9 @@ int main(void)
 	test_live("thread");
 	test_live("workers");
 	test_live("shards");
+	test_quiet_between_runs("thread");
+	test_quiet_between_runs("workers");
+	test_quiet_between_runs("shards");
 	test_bad_dir();
 	ok(rmdir(dir) == 0, "no file left behind");
 	return tap_done();
