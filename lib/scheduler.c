@@ -18,6 +18,7 @@
  * hold, tasks of any ring; each ring still retires in its own order.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1054,6 +1055,24 @@ static bool sched_trylock(struct pto_sched *s)
 }
 
 /*
+ * The right to schedule, waited for: a core thread holds it only for a
+ * round of scheduling steps, unless it lost its CPU, maybe to the waiter
+ * itself (the orchestrator and the core threads may outnumber the CPUs):
+ * then spinning would keep it from the CPU for a whole time slice.
+ */
+static void sched_lock(struct pto_sched *s)
+{
+	unsigned int spins = 0;
+
+	while (!sched_trylock(s)) {
+		if (++spins < 256)
+			idle_poll(spins);
+		else
+			sched_yield();
+	}
+}
+
+/*
  * With the right to schedule: every step until none has work.  The
  * orchestrator's part batch is not looked at here but by a core thread
  * about to sleep (worker_idle()): a core thread that holds the right after
@@ -1127,8 +1146,19 @@ static int sched_poll(struct pto_runtime *rt, bool force, uint32_t core)
 	if (!force && !work_pending(rt))
 		return 0;
 	do {
-		if (READ_ONCE(s->done) || !sched_trylock(s))
+		if (READ_ONCE(s->done))
 			break;
+		/*
+		 * Forced (the orchestrator, its run over), the right is
+		 * waited for: the end of the orchestration is no work that
+		 * others look for, so a holder that read it too early would
+		 * leave the run unfinished for a whole wait.
+		 */
+		if (force)
+			sched_lock(s);
+		else if (!sched_trylock(s))
+			break;
+		force = false;
 		n += sched_locked(rt, &rb);
 		sched_unlock(s);
 	} while (!READ_ONCE(s->done) && work_pending(rt));
@@ -1475,18 +1505,6 @@ void pto_sched_fini(struct pto_runtime *rt)
 	free(s->kick_round);
 	free(s->core_type);
 	memset(s, 0, sizeof(*s));
-}
-
-/*
- * The right to schedule, waited for: a core thread holds it only for a
- * round of scheduling steps.
- */
-static void sched_lock(struct pto_sched *s)
-{
-	unsigned int spins = 0;
-
-	while (!sched_trylock(s))
-		idle_poll(++spins);
 }
 
 /*
