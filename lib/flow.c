@@ -419,7 +419,7 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 			cpu_relax();
 		if (i < ORCH_SPINS)
 			break;
-		if (READ_ONCE(w->sched_flags.error))
+		if (READ_ONCE(w->sched_flags.error) || pto_run_cancelled(rt))
 			goto cancelled;
 		WRITE_ONCE(w->orch_flags.sleeping, 1);
 		/* sleeping before the progress load; pairs with the scheduler */

@@ -819,7 +819,7 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 		return ret;
 	if (rt->orch.error)
 		return -ECANCELED;
-	if (READ_ONCE(rt->win->sched_flags.error))
+	if (READ_ONCE(rt->win->sched_flags.error) || pto_run_cancelled(rt))
 		return submit_error(rt, -ECANCELED);
 
 	if (!orch_slot_fits(rt, r)) {

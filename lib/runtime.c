@@ -294,6 +294,31 @@ void pto_runtime_destroy(struct pto_runtime *rt)
 	free(rt);
 }
 
+/*
+ * Async-signal-safe: loads, one atomic store and the backend's wake-up (a
+ * futex or an eventfd write).  The owner and run number are read without
+ * a lock: a request that races with the run's end stops nothing, and one
+ * that races with the next run's start stops that one, which is what a
+ * caller asking to stop "the run in progress" then means.
+ */
+int pto_run_cancel(struct pto_runtime *rt)
+{
+	uintptr_t owner;
+
+	if (!rt)
+		return -EINVAL;
+	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_ACQUIRE);
+	if (!owner || owner == PTO_OWNER_DESTROYING)
+		return -ENOENT;
+	__atomic_store_n(&rt->cancel_seq, READ_ONCE(rt->run_seq),
+			 __ATOMIC_RELEASE);
+	/* a scheduler asleep looks at its work once woken */
+	rt->be.ops->notify(&rt->be);
+	/* and an orchestrator waiting for ring space at its request */
+	futex_wake((uint32_t *)&rt->win->sched.progress, 1);
+	return 0;
+}
+
 void *pto_malloc(struct pto_runtime *rt, size_t size)
 {
 	int64_t off;
@@ -376,6 +401,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 					 __ATOMIC_RELAXED))
 		return pto_say_busy("pto_run", idle);
 	t0 = pto_now_ns();
+	rt->run_seq = rt->run_seq + 1 ? rt->run_seq + 1 : 1;
 	/* before the scheduler starts: it must not see the last run's end */
 	WRITE_ONCE(rt->win->notify.orch_done, 0);
 	/* ptotop shows the run from its start (the page has one writer) */

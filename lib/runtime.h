@@ -249,6 +249,14 @@ struct pto_runtime {
 	uint64_t *order;	/* the submission order ring */
 	uint32_t order_mask;
 	uint32_t release_mask;
+	/*
+	 * Runs are numbered from 1 (never 0, so that the 0 cancel_seq
+	 * starts with matches none); pto_run_cancel() stores the number
+	 * of the run it stops in cancel_seq, so a request that comes as a
+	 * run ends never stops the next one.
+	 */
+	uint32_t run_seq;
+	uint32_t cancel_seq;
 
 	struct pto_kernel kernels[PTO_MAX_KERNELS];
 
@@ -316,6 +324,13 @@ void pto_sched_fini(struct pto_runtime *rt);
 int pto_sched_start(struct pto_runtime *rt);
 void pto_sched_wait_done(struct pto_runtime *rt);
 void pto_sched_stop(struct pto_runtime *rt);
+
+/* Has pto_run_cancel() stopped the run in progress? */
+static inline bool pto_run_cancelled(const struct pto_runtime *rt)
+{
+	return __atomic_load_n(&rt->cancel_seq, __ATOMIC_ACQUIRE) ==
+	       rt->run_seq;
+}
 
 /* The descriptor of a task handle. */
 static inline struct pto_task_desc *pto_desc(struct pto_runtime *rt,

@@ -225,6 +225,23 @@ static void note_failure(struct pto_runtime *rt, uint64_t task,
 	}
 }
 
+/*
+ * pto_run_cancel(): as after a failure, the tasks not started are
+ * completed as cancelled and the orchestrator's next submission fails;
+ * no task failed, so none is counted.
+ */
+static void note_cancel(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+
+	WRITE_ONCE(s->failed, true);
+	if (!__atomic_exchange_n(&s->error_said, 1, __ATOMIC_RELAXED)) {
+		pto_log("pto_run: cancelled (pto_run_cancel()); the run's "
+			"tasks not started are not run\n");
+		WRITE_ONCE(rt->win->sched_flags.error, -ECANCELED);
+	}
+}
+
 /* Inlined into reap(): every task completes through it */
 static inline __attribute__((always_inline))
 void complete_task(struct pto_runtime *rt, uint64_t task, uint32_t core,
@@ -816,6 +833,7 @@ static bool work_pending(struct pto_runtime *rt)
 	       published_head(rt) != READ_ONCE(s->scanned) ||
 	       load_acquire(&w->notify.release_head) !=
 		READ_ONCE(w->sched.release_tail) ||
+	       (pto_run_cancelled(rt) && !READ_ONCE(s->failed)) ||
 	       (s->shared && retirable(rt));
 }
 
@@ -847,7 +865,11 @@ static void maybe_publish_stats(struct pto_runtime *rt, bool idle)
 /* Every step once; how much they did. */
 static int sched_steps(struct pto_runtime *rt, struct ready_batch *rb)
 {
-	int n = reap(rt, rb);
+	int n;
+
+	if (pto_run_cancelled(rt) && !rt->sched.failed)
+		note_cancel(rt);
+	n = reap(rt, rb);
 
 	n += scan(rt, rb);
 	n += process_releases(rt, rb);

@@ -501,12 +501,30 @@ void pto_free(struct pto_runtime *rt, void *ptr);
  * the simulator's core threads ("pto-coreN"), never on this one.
  *
  * Return: 0; the run's first error (-EIO or -ETIMEDOUT for a failed
- * task, -EDEADLK, -ENOMEM), whatever @fn returned then; else the negative
+ * task, -EDEADLK, -ENOMEM, -ECANCELED after pto_run_cancel()), whatever
+ * @fn returned then; else the negative
  * value @fn returned; -EINVAL when @fn returned a positive value or left
  * a scope open; -EBUSY when a run is in progress on @rt already (another
  * thread's, or a nested call).
  */
 int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
+
+/**
+ * pto_run_cancel() - stop the run in progress
+ * @rt: the runtime
+ *
+ * Asks the run in progress on @rt, if any, to stop: its tasks not yet
+ * started complete as cancelled without running (a task already on a
+ * core still finishes), the orchestration's later pto_submit_task()
+ * calls return -ECANCELED, and pto_run() returns -ECANCELED once what
+ * did start has finished.  The runtime is then ready for another run; a
+ * request never reaches a later run.  May be called from any thread and
+ * from a signal handler (it is async-signal-safe), e.g. on SIGINT.
+ *
+ * Return: 0; -ENOENT when no run is in progress; -EINVAL when @rt is
+ * NULL.
+ */
+int pto_run_cancel(struct pto_runtime *rt);
 
 /**
  * pto_scope_begin() - open a scope inside a run

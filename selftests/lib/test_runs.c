@@ -9,12 +9,18 @@
  *   runtime-allocated intermediates and runs whose task fails follow each
  *   other under every policy, and the results equal a sequential replay;
  * - the scheduler's thread is one thread, the same after every run;
- * - destroying the runtime leaves none of its threads behind.
+ * - destroying the runtime leaves none of its threads behind;
+ * - pto_run_cancel() stops the run in progress, from a kernel's thread,
+ *   from a signal handler on the orchestrator's own thread and while the
+ *   orchestrator waits for a full ring, and never a later run.
  *
  * That no thread writes the stats page between runs is in test_statspage.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +286,252 @@ static void test_no_threads_left(void)
 	}
 }
 
+/* ---- pto_run_cancel() --------------------------------------------------- */
+
+#define K_CANCEL 46
+#define CANCEL_TASKS 3000
+#define CANCEL_AT 100
+
+static struct pto_runtime *cancel_rt;
+static uint32_t cancel_ran;	/* kernels run */
+static uint32_t cancel_submitted;	/* tasks the orchestration submitted */
+static bool cancel_in_kernel;
+
+/*
+ * Counts itself; the CANCEL_AT-th cancels the run, once the orchestration
+ * has submitted 8 more (a chain: none of them can start before this one
+ * ends), so that there are tasks to cancel.  Bounded: a runtime that
+ * never submits them fails the checks, not hangs.
+ */
+static void k_cancel(const uint64_t *a, uint32_t n)
+{
+	uint64_t t0 = tl_now_ns();
+
+	if (__atomic_add_fetch(&cancel_ran, 1, __ATOMIC_RELAXED) != CANCEL_AT ||
+	    !cancel_in_kernel)
+		return;
+	while (__atomic_load_n(&cancel_submitted, __ATOMIC_ACQUIRE) <
+	       CANCEL_AT + 8 && tl_now_ns() - t0 < 10000000000ull)
+		sched_yield();
+	pto_run_cancel(cancel_rt);
+}
+
+struct cancel_run {
+	int first_bad;		/* index of the first refused submit */
+	int64_t bad_rc;		/* what it returned */
+	int64_t again_rc;	/* the submit after it */
+	bool raise_at;		/* raise SIGUSR1 after CANCEL_AT submits */
+};
+
+static int submit_counter(struct pto_runtime *rt)
+{
+	struct pto_param p[] = { PTO_INOUT(gbuf, 0, 8) };
+	int64_t id;
+
+	pto_scope_begin(rt);
+	id = pto_submit_task(rt, K_CANCEL, PTO_WORKER_VECTOR, p, 1);
+	pto_scope_end(rt);
+	if (id >= 0)
+		__atomic_add_fetch(&cancel_submitted, 1, __ATOMIC_RELEASE);
+	return id < 0 ? (int)id : 0;
+}
+
+/* A chain until a submit is refused; a scope per task. */
+static int orch_until_refused(struct pto_runtime *rt, void *arg)
+{
+	struct cancel_run *c = arg;
+	int i;
+
+	c->first_bad = -1;
+	for (i = 0; i < CANCEL_TASKS; i++) {
+		int rc;
+
+		if (c->raise_at && i == CANCEL_AT)
+			raise(SIGUSR1);
+		rc = submit_counter(rt);
+		if (rc) {
+			c->first_bad = i;
+			c->bad_rc = rc;
+			c->again_rc = submit_counter(rt);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void on_sigusr1(int sig)
+{
+	pto_run_cancel(cancel_rt);
+}
+
+static struct pto_runtime *cancel_runtime(enum pto_sched_policy sched,
+					  uint32_t window, struct tl_rec *r)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+
+	tl_config(&cfg, window, 1 << 20);
+	cfg.sched = sched;
+	rt = tl_runtime(&cfg);
+	tl_rec_init(r, rt);
+	if (register_test_kernels(r) ||
+	    pto_kernel_register(rt, K_CANCEL, PTO_WORKER_VECTOR, k_cancel,
+				"cancel"))
+		bail_out("cannot register the kernels");
+	gbuf = pto_malloc(rt, WORDS * 8);
+	if (!gbuf)
+		bail_out("pto_malloc");
+	memset(gbuf, 0, WORDS * 8);
+	tl_host(r, gbuf, WORDS * 8);
+	cancel_rt = rt;
+	return rt;
+}
+
+/* After a cancelled run: the next one runs whole and right. */
+static void check_next_run(struct pto_runtime *rt, struct tl_rec *r,
+			   const char *name, const char *how)
+{
+	char what[96];
+
+	tl_rec_reset(r);
+	tl_host(r, gbuf, WORDS * 8);
+	snprintf(what, sizeof(what), "%s: %s: the next run's buffer", name,
+		 how);
+	if (ok_eq(pto_run(rt, orch_chain, r), 0, "%s: %s: the next run "
+		  "returns 0", name, how) && tl_replay(r) == 0)
+		tl_check(r, gbuf, what);
+}
+
+static void test_cancel_from_kernel(enum pto_sched_policy sched,
+				    const char *name)
+{
+	struct cancel_run c = { 0 };
+	struct pto_stats before, after;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	struct tl_rec r;
+	char *text;
+	int ret;
+
+	rt = cancel_runtime(sched, 16, &r);
+	cancel_ran = 0;
+	cancel_submitted = 0;
+	cancel_in_kernel = true;
+	pto_get_stats(rt, &before);
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_until_refused, &c);
+	text = tl_capture_end(&cap);
+	pto_get_stats(rt, &after);
+	ok_eq(ret, -ECANCELED, "%s: a kernel cancels the run: pto_run "
+	      "returns -ECANCELED", name);
+	ok(c.first_bad >= CANCEL_AT && c.first_bad < CANCEL_TASKS &&
+	   c.bad_rc == -ECANCELED && c.again_rc == -ECANCELED,
+	   "%s: the submits after it return -ECANCELED (from the %d-th of "
+	   "%d on)", name, c.first_bad, CANCEL_TASKS);
+	/* a chain: of the tasks in flight then, at most the head runs */
+	ok(cancel_ran < (uint32_t)c.first_bad,
+	   "%s: tasks submitted and not started did not run (%u of %d ran)",
+	   name, cancel_ran, c.first_bad);
+	ok(after.tasks_failed == before.tasks_failed,
+	   "%s: no task counts as failed", name);
+	ok(text && strstr(text, "cancelled") &&
+	   !strstr(text, "failed:"), "%s: the run says it was cancelled, "
+	   "and no task failed", name);
+	free(text);
+	ok_eq(pto_run_cancel(rt), -ENOENT,
+	      "%s: pto_run_cancel() between runs: -ENOENT", name);
+	check_next_run(rt, &r, name, "cancelled from a kernel");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+static void test_cancel_from_signal(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 }, old;
+	struct cancel_run c = { .raise_at = true };
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	struct tl_rec r;
+	int ret;
+
+	rt = cancel_runtime(PTO_SCHED_AUTO, 0, &r);
+	cancel_in_kernel = false;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old);
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_until_refused, &c);
+	free(tl_capture_end(&cap));
+	sigaction(SIGUSR1, &old, NULL);
+	ok_eq(ret, -ECANCELED, "signal: a SIGUSR1 handler on the "
+	      "orchestrator's thread cancels the run");
+	ok(c.first_bad == CANCEL_AT && c.bad_rc == -ECANCELED,
+	   "signal: the first submit after the handler returns -ECANCELED "
+	   "(the %d-th)", c.first_bad);
+	check_next_run(rt, &r, "signal", "cancelled from a handler");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+/* Every task in the run's scope: the fifth waits for a slot for ever. */
+static int orch_held(struct pto_runtime *rt, void *arg)
+{
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		struct pto_param p[] = { PTO_INOUT(gbuf, 0, 8) };
+		int64_t id = pto_submit_task(rt, K_CANCEL, PTO_WORKER_VECTOR,
+					     p, 1);
+
+		if (id < 0)
+			return (int)id;
+	}
+	return 0;
+}
+
+/* Cancel once the orchestrator has waited for a slot; bounded. */
+static void *cancel_when_stalled(void *arg)
+{
+	struct pto_runtime *rt = arg;
+	struct pto_stats st;
+	int polls;
+
+	for (polls = 0; polls < 20000; polls++) {
+		if (!pto_get_stats(rt, &st) && st.ring[PTO_RING_TASK].stalls)
+			break;
+		usleep(1000);
+	}
+	pto_run_cancel(rt);
+	return NULL;
+}
+
+static void test_cancel_stalled(void)
+{
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	struct tl_rec r;
+	pthread_t th;
+	char *text;
+	int ret;
+
+	/* the stall timeout (20 s) is far off: only the cancel ends it */
+	rt = cancel_runtime(PTO_SCHED_AUTO, 4, &r);
+	cancel_in_kernel = false;
+	tl_capture_begin(&cap);
+	if (pthread_create(&th, NULL, cancel_when_stalled, rt))
+		bail_out("pthread_create");
+	ret = pto_run(rt, orch_held, NULL);
+	pthread_join(th, NULL);
+	text = tl_capture_end(&cap);
+	ok_eq(ret, -ECANCELED, "stalled: an orchestrator waiting for a full "
+	      "task ring is cancelled from another thread");
+	ok(text && !strstr(text, "deadlock"),
+	   "stalled: no deadlock is reported");
+	free(text);
+	check_next_run(rt, &r, "stalled", "cancelled while stalled");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	size_t p;
@@ -288,5 +540,10 @@ int main(void)
 		test_mixed_runs(policies[p].sched, policies[p].name);
 	test_sched_thread_stays();
 	test_no_threads_left();
+	for (p = 0; p < sizeof(policies) / sizeof(policies[0]); p++)
+		test_cancel_from_kernel(policies[p].sched, policies[p].name);
+	test_cancel_from_signal();
+	test_cancel_stalled();
+	ok_eq(pto_run_cancel(NULL), -EINVAL, "pto_run_cancel(NULL): -EINVAL");
 	return tap_done();
 }
