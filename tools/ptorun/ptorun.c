@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -465,7 +466,57 @@ static void flush_out(void)
 		stdout_err = errno;
 }
 
-/* pto_run() repeat times; the first failure stops. */
+/*
+ * SIGINT and SIGTERM: the first cancels the run in progress (and no
+ * further run starts), so that fini still runs, the trace is completed
+ * and the runtime is destroyed; the handler is reset, so a second one
+ * ends the process at once.  ptorun then ends by the same signal.
+ */
+static struct pto_runtime *running_rt;	/* atomic: the handler reads it */
+static int stop_signal;			/* atomic: the handler writes it */
+
+static void on_stop_signal(int sig)
+{
+	struct pto_runtime *rt = __atomic_load_n(&running_rt,
+						 __ATOMIC_ACQUIRE);
+
+	__atomic_store_n(&stop_signal, sig, __ATOMIC_RELEASE);
+	if (rt)
+		pto_run_cancel(rt);
+}
+
+static int stopped_by(void)
+{
+	return __atomic_load_n(&stop_signal, __ATOMIC_ACQUIRE);
+}
+
+/* A signal ignored when we started (a background job's SIGINT) stays so. */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal,
+				.sa_flags = SA_RESETHAND }, old;
+	static const int sigs[] = { SIGINT, SIGTERM };
+	size_t i;
+
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (!sigaction(sigs[i], NULL, &old) &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+}
+
+/* After the clean-up: end by the signal that stopped us, as a shell expects */
+static void die_by_stop_signal(void)
+{
+	int sig = stopped_by();
+
+	if (!sig)
+		return;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* pto_run() repeat times; the first failure, or a stop signal, stops. */
 static int run_repeated(struct ptorun *pr, struct pto_runtime *rt, void *arg)
 {
 	unsigned long i;
@@ -475,7 +526,15 @@ static int run_repeated(struct ptorun *pr, struct pto_runtime *rt, void *arg)
 
 	for (i = 1; i <= pr->repeat; i++) {
 		t0 = now_ms();
-		ret = pr->entry ? pto_run(rt, pr->entry, arg) : -EINVAL;
+		if (stopped_by())
+			ret = -ECANCELED;
+		else
+			ret = pr->entry ? pto_run(rt, pr->entry, arg) : -EINVAL;
+		if (ret && stopped_by()) {
+			fprintf(stderr, "ptorun: %s: run %lu of %lu cancelled\n",
+				strsignal(stopped_by()), i, pr->repeat);
+			return ret;
+		}
 		if (ret) {
 			snprintf(what, sizeof(what), "run %lu of %lu failed",
 				 i, pr->repeat);
@@ -502,6 +561,7 @@ static int run_orchestration(struct ptorun *pr)
 		report("cannot create the runtime", ret);
 		return EXIT_FAILED;
 	}
+	__atomic_store_n(&running_rt, rt, __ATOMIC_RELEASE);
 	if (pr->init) {
 		flush_out();
 		ret = pr->init(rt, pr->orch_argc, pr->orch_argv, &arg);
@@ -536,6 +596,7 @@ static int run_orchestration(struct ptorun *pr)
 	}
 out:
 	flush_out();
+	__atomic_store_n(&running_rt, NULL, __ATOMIC_RELEASE);
 	pto_runtime_destroy(rt);
 	return status;
 }
@@ -572,9 +633,11 @@ int main(int argc, char **argv)
 		return flush_stdout() ? EXIT_FAILED : EXIT_OK;
 	if (load_orchestration(&pr))
 		return EXIT_FAILED;
+	catch_stop_signals();
 	ret = run_orchestration(&pr);
 	if (flush_stdout())
 		ret = EXIT_FAILED;
+	die_by_stop_signal();
 	/*
 	 * ORCH.so stays mapped until exit, so sanitizer reports printed at
 	 * exit can still name its functions.

@@ -173,7 +173,30 @@ if [ -f "$SO" ]; then
 	rc=$?
 	[ "$seen" -eq 1 ] && [ $rc -eq 143 ]
 	ok $? "SIGTERM mid-run: exit 143, init's line already written (exit $rc, $seen line)"
+
+	# SIGINT with a trace: the run is cancelled, the trace completed
+	# (a background job starts with SIGINT ignored: not this one)
+	env --default-signal=INT "$PTORUN" --repeat 100000 \
+		--trace "$tmp/sig.json" "$SO" batch=4 m=4 n=4 k=4 tile=64 \
+		</dev/null >"$tmp/sigint" 2>&1 &
+	pid=$!
+	i=0
+	while [ $i -lt 200 ] && ! grep -q 'run 2 of' "$tmp/sigint"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	grep -q 'Interrupt: run [0-9]* of 100000 cancelled' "$tmp/sigint"
+	said=$?
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' \
+		"$tmp/sig.json" 2>/dev/null
+	json=$?
+	[ $rc -eq 130 ] && [ $said -eq 0 ] && [ $json -eq 0 ]
+	ok $? "SIGINT mid-run: the run is cancelled, exit 130, the trace is complete JSON (exit $rc, said $said, json $json)"
 else
+	skip "$SO not built"
 	skip "$SO not built"
 fi
 
