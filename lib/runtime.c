@@ -401,7 +401,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 					 __ATOMIC_RELAXED))
 		return pto_say_busy("pto_run", idle);
 	t0 = pto_now_ns();
-	rt->run_seq = rt->run_seq + 1 ? rt->run_seq + 1 : 1;
+	WRITE_ONCE(rt->run_seq, rt->run_seq + 1 ? rt->run_seq + 1 : 1);
 	/* before the scheduler starts: it must not see the last run's end */
 	WRITE_ONCE(rt->win->notify.orch_done, 0);
 	/* ptotop shows the run from its start (the page has one writer) */

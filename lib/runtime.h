@@ -329,7 +329,7 @@ void pto_sched_stop(struct pto_runtime *rt);
 static inline bool pto_run_cancelled(const struct pto_runtime *rt)
 {
 	return __atomic_load_n(&rt->cancel_seq, __ATOMIC_ACQUIRE) ==
-	       rt->run_seq;
+	       READ_ONCE(rt->run_seq);
 }
 
 /* The descriptor of a task handle. */

@@ -867,7 +867,7 @@ static int sched_steps(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	int n;
 
-	if (pto_run_cancelled(rt) && !rt->sched.failed)
+	if (pto_run_cancelled(rt) && !READ_ONCE(rt->sched.failed))
 		note_cancel(rt);
 	n = reap(rt, rb);
 
@@ -1554,7 +1554,7 @@ int pto_sched_start(struct pto_runtime *rt)
 		sr->dep_tail = ws->dep_tail[r];
 	}
 	s->unpublished = 0;
-	s->failed = false;
+	WRITE_ONCE(s->failed, false);
 	s->error_said = 0;
 	s->finished = false;
 	s->wake_batch = rt->ring[0].task_window / 8;
