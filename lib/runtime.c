@@ -315,7 +315,7 @@ int pto_run_cancel(struct pto_runtime *rt)
 	/* a scheduler asleep looks at its work once woken */
 	rt->be.ops->notify(&rt->be);
 	/* and an orchestrator waiting for ring space at its request */
-	futex_wake((uint32_t *)&rt->win->sched.progress, 1);
+	futex_wake(&rt->win->sched.progress, 1);
 	return 0;
 }
 

@@ -211,31 +211,38 @@ static void report_failure(struct pto_runtime *rt, uint64_t task,
 		where, strerror(-status), status);
 }
 
+/*
+ * The run stops: the tasks not started are completed as cancelled and the
+ * orchestrator's next submission fails.  True for the one caller (with
+ * shards two tasks may fail at once) that then says why and sets the
+ * run's status.
+ */
+static bool stop_run(struct pto_sched *s)
+{
+	WRITE_ONCE(s->failed, true);
+	return !__atomic_exchange_n(&s->error_said, 1, __ATOMIC_RELAXED);
+}
+
 static void note_failure(struct pto_runtime *rt, uint64_t task,
 			 uint32_t core, int status)
 {
-	struct pto_sched *s = &rt->sched;
-
-	shared_add(s, &rt->sst.tasks_failed, 1);
-	WRITE_ONCE(s->failed, true);
-	/* with shards two tasks may fail at once: one says so */
-	if (!__atomic_exchange_n(&s->error_said, 1, __ATOMIC_RELAXED)) {
+	shared_add(&rt->sched, &rt->sst.tasks_failed, 1);
+	if (stop_run(&rt->sched)) {
 		report_failure(rt, task, core, status);
 		WRITE_ONCE(rt->win->sched_flags.error, status);
 	}
 }
 
-/*
- * pto_run_cancel(): as after a failure, the tasks not started are
- * completed as cancelled and the orchestrator's next submission fails;
- * no task failed, so none is counted.
- */
+/* pto_run_cancel() asked, and the run has not stopped yet. */
+static bool cancel_pending(const struct pto_runtime *rt)
+{
+	return pto_run_cancelled(rt) && !READ_ONCE(rt->sched.failed);
+}
+
+/* pto_run_cancel(): as after a failure, but no task failed. */
 static void note_cancel(struct pto_runtime *rt)
 {
-	struct pto_sched *s = &rt->sched;
-
-	WRITE_ONCE(s->failed, true);
-	if (!__atomic_exchange_n(&s->error_said, 1, __ATOMIC_RELAXED)) {
+	if (stop_run(&rt->sched)) {
 		pto_log("pto_run: cancelled (pto_run_cancel()); the run's "
 			"tasks not started are not run\n");
 		WRITE_ONCE(rt->win->sched_flags.error, -ECANCELED);
@@ -833,7 +840,7 @@ static bool work_pending(struct pto_runtime *rt)
 	       published_head(rt) != READ_ONCE(s->scanned) ||
 	       load_acquire(&w->notify.release_head) !=
 		READ_ONCE(w->sched.release_tail) ||
-	       (pto_run_cancelled(rt) && !READ_ONCE(s->failed)) ||
+	       cancel_pending(rt) ||
 	       (s->shared && retirable(rt));
 }
 
@@ -867,7 +874,7 @@ static int sched_steps(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	int n;
 
-	if (pto_run_cancelled(rt) && !READ_ONCE(rt->sched.failed))
+	if (cancel_pending(rt))
 		note_cancel(rt);
 	n = reap(rt, rb);
 
@@ -998,20 +1005,17 @@ static bool spin_while(const uint32_t *word, uint32_t val, uint64_t ns)
 static bool wait_for_run(struct pto_runtime *rt, uint32_t *seen)
 {
 	struct pto_sched *s = &rt->sched;
-	uint32_t seq;
 
-	if (spin_while(&s->run_seq, *seen, RUN_SPIN_NS)) {
-		seq = load_acquire(&s->run_seq);
-		goto run;
+	if (!spin_while(&s->run_seq, *seen, RUN_SPIN_NS)) {
+		WRITE_ONCE(s->parked, 1);
+		/* parked before the run_seq load; pairs with sched_thread_start() */
+		smp_mb();
+		while (load_acquire(&s->run_seq) == *seen)
+			futex_wait(&s->run_seq, *seen, UINT32_MAX);
+		WRITE_ONCE(s->parked, 0);
 	}
-	WRITE_ONCE(s->parked, 1);
-	/* parked before the run_seq load; pairs with sched_thread_start() */
-	smp_mb();
-	while ((seq = load_acquire(&s->run_seq)) == *seen)
-		futex_wait(&s->run_seq, seq, UINT32_MAX);
-	WRITE_ONCE(s->parked, 0);
-run:
-	*seen = seq;
+	/* it moves once per run: the next only after this one is done */
+	*seen = load_acquire(&s->run_seq);
 	return !load_acquire(&s->quit);
 }
 
