@@ -32,6 +32,15 @@ ok() {
 	fi
 }
 
+# Until PATTERN is in FILE, which a background ptorun writes: at most 20 s.
+wait_for() {
+	i=0
+	while [ $i -lt 200 ] && ! grep -q "$1" "$2"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
 skip() {
 	n=$((n + 1))
 	echo "ok $n # SKIP $1"
@@ -161,12 +170,8 @@ if [ -f "$SO" ]; then
 	"$PTORUN" --repeat 1000 "$SO" batch=16 m=8 n=8 k=16 tile=64 \
 		</dev/null >"$tmp/sig" 2>&1 &
 	pid=$!
-	# the init line reaches the file while the runs go on (bounded wait)
-	i=0
-	while [ $i -lt 200 ] && ! grep -q 'tasks per run' "$tmp/sig"; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	# the init line reaches the file while the runs go on
+	wait_for 'tasks per run' "$tmp/sig"
 	seen=$(grep -c 'tasks per run' "$tmp/sig")
 	kill -TERM $pid
 	wait $pid
@@ -180,11 +185,7 @@ if [ -f "$SO" ]; then
 		--trace "$tmp/sig.json" "$SO" batch=4 m=4 n=4 k=4 tile=64 \
 		</dev/null >"$tmp/sigint" 2>&1 &
 	pid=$!
-	i=0
-	while [ $i -lt 200 ] && ! grep -q 'run 2 of' "$tmp/sigint"; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_for 'run 2 of' "$tmp/sigint"
 	kill -INT $pid
 	wait $pid
 	rc=$?
