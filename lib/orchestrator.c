@@ -202,6 +202,7 @@ struct plan {
 	uint64_t views_bytes;	/* and its view descriptors, past them */
 	uint64_t args_bytes;	/* and its argument array, past those */
 	uint32_t tm_entries;	/* accesses it records in the TensorMap */
+	uint64_t first_out;	/* size of its first OUTPUT, 0: none */
 };
 
 /* Refuse parameter i of a submission, saying why; returns err. */
@@ -280,6 +281,7 @@ static int check_params(struct pto_runtime *rt, const char *fn,
 
 	plan->out_bytes = 0;
 	plan->tm_entries = 0;
+	plan->first_out = 0;
 	for (i = 0; i < n; i++) {
 		switch (p[i].kind) {
 		case PTO_PARAM_SCALAR:
@@ -298,6 +300,8 @@ static int check_params(struct pto_runtime *rt, const char *fn,
 					(unsigned long long)heap_size);
 				return -E2BIG;
 			}
+			if (!plan->first_out)
+				plan->first_out = p[i].size;
 			plan->out_bytes += out_span(rt, p[i].size);
 			plan->tm_entries++;
 			continue;
@@ -784,6 +788,25 @@ static void publish(struct pto_runtime *rt, const struct new_task *t,
 	}
 }
 
+/*
+ * A new OUTPUT's TensorMap insert reads the head of a bucket picked by a
+ * hash of a heap address never seen before: a cache miss on every such
+ * task (a fifth of bgemm's submission time).  The next task of the ring
+ * with an output of the same size most likely puts it at the heap's new
+ * top (top: where this task's block ended), so that bucket is asked for
+ * now, a whole submission ahead.  A wrong guess costs one prefetch.
+ */
+static void prefetch_next_output(struct pto_runtime *rt, uint32_t r,
+				 uint64_t top, uint64_t size)
+{
+	const struct pto_task_ring *ring = &rt->ring[r];
+	uint64_t off = top % ring->heap_size + out_lead(rt, size);
+
+	if (off + size <= ring->heap_size)
+		pto_tm_prefetch_output(&rt->orch.tm,
+				       (uintptr_t)(ring->heap + off), size);
+}
+
 /* What is submitted: a kernel's task, or a runtime-owned buffer. */
 struct submission {
 	uint32_t kernel_id;
@@ -869,6 +892,8 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 		pto_trace_submit(rt->trace, t.handle, t.id,
 				 rt->orch.nscopes - 1, p, n);
 	publish(rt, &t, &plan, pr->n);
+	if (plan.first_out)
+		prefetch_next_output(rt, r, ha.end, plan.first_out);
 	if (rt->trace)
 		pto_trace_submitted(rt->trace, rt, t0, t.handle, t.id,
 				    sub->name);
