@@ -207,6 +207,7 @@ struct pto_sched {
 	uint64_t scanned;		/* task ids below were scanned */
 	uint64_t peeked;		/* task ids below are known complete */
 	uint32_t unpublished;		/* retired, not yet in the window */
+	bool last_short;		/* the last task reaped ran briefly */
 	uint64_t cring_head;
 	uint32_t outstanding;		/* dispatched, not completed */
 	uint32_t cring_size;
