@@ -49,6 +49,22 @@ for p in $pkgs; do
 	check $? "built ${p}_${v}" && debs="$debs $f"
 done
 
+# libpto0's symbols file (dependents get the version their symbols need)
+# lists exactly what the packaged library exports
+mkdir "$tmp/lib0"
+dpkg-deb -x "$obj/deb/libpto0_${v}_"*.deb "$tmp/lib0" 2>/dev/null &&
+	dpkg-deb -e "$obj/deb/libpto0_${v}_"*.deb "$tmp/lib0/DEBIAN" 2>/dev/null
+objdump -T "$tmp"/lib0/usr/lib/*/libpto.so.0 2>/dev/null |
+	awk '$NF ~ /^pto_/ { v = $(NF - 1); gsub(/[()]/, "", v);
+			     print $NF "@" v }' | sort >"$tmp/exported"
+sed -n 's/^ \(pto_[^ ]*\) .*/\1/p' "$tmp/lib0/DEBIAN/symbols" 2>/dev/null |
+	sort >"$tmp/listed"
+[ -s "$tmp/exported" ] && cmp -s "$tmp/exported" "$tmp/listed"
+check $? "libpto0's symbols file lists the $(wc -l <"$tmp/exported") symbols libpto.so.0 exports" ||
+	diff "$tmp/exported" "$tmp/listed"
+grep -q '^ pto_run_cancel@LIBPTO_0.2 0.2.0$' "$tmp/lib0/DEBIAN/symbols"
+check $? "a program calling pto_run_cancel needs libpto0 >= 0.2.0"
+
 DEBIAN_FRONTEND=noninteractive apt-get install -y $debs >"$tmp/apt.log" 2>&1
 check $? "apt-get install the four packages (DKMS builds pto.ko)" ||
 	tail -n 30 "$tmp/apt.log"
