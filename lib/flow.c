@@ -17,6 +17,7 @@
 #include "flow.h"
 #include "orchestrator.h"
 #include "ringsize.h"
+#include "stall.h"
 #include "stats.h"
 #include "trace.h"
 
@@ -315,66 +316,19 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct pto_need *n,
 		n->amount);
 	explain_oldest(rt, n->ring, old);
 	if (oldest_never_ran(old))	/* not the ring's size: nothing runs */
-		pto_flow_report_stall(rt, waited_ms);
+		pto_stall_report(rt, waited_ms);
 	else if (old->holder == (int)rt->orch.nscopes - 1)
 		advise_grow(rt, n, (uint32_t)old->holder);
 	else if (old->holder >= 0)
 		advise_rings(rt, n, (uint32_t)old->holder);
 	else
-		pto_flow_report_stall(rt, waited_ms);
+		pto_stall_report(rt, waited_ms);
 }
 
 static void kick_everyone(struct pto_runtime *rt)
 {
 	rt->be.ops->kick(&rt->be, NULL, 0);
 	rt->be.ops->notify(&rt->be);
-}
-
-bool pto_flow_cores_busy(struct pto_runtime *rt)
-{
-	uint32_t c;
-
-	for (c = 0; c < rt->be.num_cores; c++)
-		if (READ_ONCE(pto_regs(&rt->be, c)->status) == PTO_CORE_ACK)
-			return true;
-	return false;
-}
-
-void pto_flow_report_stall(struct pto_runtime *rt, uint64_t waited_ms)
-{
-	struct pto_window_header *w = rt->win;
-	uint32_t r, c;
-
-	pto_log("stall: nothing has run or retired for %" PRIu64 " ms while "
-		"tasks are pending; the runtime's state:\n", waited_ms);
-	pto_log("  submitted %" PRIu64 " (published %" PRIu64 "), scanned %"
-		PRIu64 ", completed %" PRIu64 ", %u active, %u waiting for "
-		"producers, orchestration %s\n", rt->orch.next_id,
-		(uint64_t)READ_ONCE(w->notify.task_head),
-		(uint64_t)READ_ONCE(w->sched.tasks_scanned),
-		(uint64_t)READ_ONCE(w->sched.tasks_completed),
-		READ_ONCE(w->sched.active), READ_ONCE(w->sched.waiting),
-		READ_ONCE(w->notify.orch_done) ? "done" : "running");
-	for (r = 0; r < rt->nrings; r++)
-		pto_log("  ring %u: submitted %" PRIu64 ", retired %" PRIu64
-			", oldest task state %u, held by its scope %u and %u "
-			"consumers\n", r,
-			(uint64_t)READ_ONCE(w->orch.task_top[r]),
-			(uint64_t)READ_ONCE(w->sched.last_task_alive[r]),
-			READ_ONCE(w->sched.head[r].state),
-			READ_ONCE(w->sched.head[r].scope),
-			READ_ONCE(w->sched.head[r].consumers));
-	for (c = 0; c < rt->be.num_cores; c++) {
-		const struct pto_core_regs *g = pto_regs(&rt->be, c);
-
-		pto_log("  core %u: %u dispatched, %u taken, status %u "
-			"(task %#" PRIx64 "), %s\n", c,
-			READ_ONCE(g->doorbell), READ_ONCE(g->consumed),
-			READ_ONCE(g->status), (uint64_t)READ_ONCE(g->status_task),
-			READ_ONCE(g->core_waiting) ? "asleep" : "awake");
-	}
-	pto_log("  scheduler %s; waking every core and the scheduler\n",
-		READ_ONCE(w->sched_flags.sleeping) ? "asleep" : "awake");
 }
 
 static uint64_t waited_ms(uint64_t t0)
@@ -432,7 +386,7 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 			break;
 		if (load_acquire(&w->sched.progress) != seen ||
 		    READ_ONCE(w->sched.tasks_completed) != done ||
-		    pto_flow_cores_busy(rt)) {
+		    pto_cores_busy(rt)) {
 			/* something ran or retired, or runs: not stuck yet */
 			seen = load_acquire(&w->sched.progress);
 			done = READ_ONCE(w->sched.tasks_completed);
@@ -444,7 +398,7 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 		orch_refresh_tails(rt);
 		find_oldest(rt, n->ring, &old);
 		if (!kicked && oldest_never_ran(&old)) {
-			pto_flow_report_stall(rt, waited_ms(t0));
+			pto_stall_report(rt, waited_ms(t0));
 			kick_everyone(rt);
 			kicked = true;
 			deadline = pto_now_ns() + timeout_ns;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Flow control and stall diagnosis (flow.c): the orchestrator waiting for
- * room in a ring, and anyone waiting on a run that stopped moving.
+ * Flow control and deadlock diagnosis (flow.c): the orchestrator waiting
+ * for room in a ring.
  */
 #ifndef PTO_LIB_FLOW_H
 #define PTO_LIB_FLOW_H
@@ -25,14 +25,5 @@ struct pto_need {
  * -ECANCELED when a task failed meanwhile.
  */
 int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n);
-
-/* Is a core in the middle of a task right now (its status is ACK)? */
-bool pto_flow_cores_busy(struct pto_runtime *rt);
-
-/*
- * Nothing has happened for waited_ms while tasks were pending: say what
- * each ring and core is doing, on stderr.
- */
-void pto_flow_report_stall(struct pto_runtime *rt, uint64_t waited_ms);
 
 #endif /* PTO_LIB_FLOW_H */

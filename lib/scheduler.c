@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow.h"
+#include "stall.h"
 #include "log.h"
 #include "runtime.h"
 #include "stats.h"
@@ -1421,7 +1421,7 @@ static bool progressing(struct pto_runtime *rt, uint64_t *seen)
 		*seen = now;
 		return true;
 	}
-	return pto_flow_cores_busy(rt);
+	return pto_cores_busy(rt);
 }
 
 /*
@@ -1452,7 +1452,7 @@ void pto_sched_wait_done(struct pto_runtime *rt)
 		if (pto_now_ns() < deadline || load_acquire(&rt->sched.done))
 			continue;
 		if (!reported)
-			pto_flow_report_stall(rt, (pto_now_ns() - t0) / 1000000);
+			pto_stall_report(rt, (pto_now_ns() - t0) / 1000000);
 		reported = true;
 		rt->be.ops->kick(&rt->be, NULL, 0);
 		rt->be.ops->notify(&rt->be);

@@ -42,7 +42,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "flow.h"
+#include "stall.h"
 #include "randprog.h"
 
 #define MAX_PROGS 4
@@ -183,7 +183,7 @@ static void on_usr1(int sig)
 	describe(stderr, &cur);
 	fprintf(stderr, "\n");
 	if (rt)
-		pto_flow_report_stall(rt, 0);
+		pto_stall_report(rt, 0);
 	fprintf(stderr, "stress: dumped\n");
 	fflush(stderr);
 }
