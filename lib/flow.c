@@ -375,6 +375,9 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 			break;
 		if (READ_ONCE(w->sched_flags.error) || pto_run_cancelled(rt))
 			goto cancelled;
+		pto_sched_publish_pending(rt);
+		if (need_met(rt, n))
+			break;
 		WRITE_ONCE(w->orch_flags.sleeping, 1);
 		/* sleeping before the progress load; pairs with the scheduler */
 		smp_mb();

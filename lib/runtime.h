@@ -207,7 +207,8 @@ struct pto_sched {
 	uint64_t scanned;		/* task ids below were scanned */
 	uint64_t peeked;		/* task ids below are known complete */
 	uint32_t unpublished;		/* retired, not yet in the window */
-	bool last_short;		/* the last task reaped ran briefly */
+	/* bit k: kernel k's last task reaped ran briefly */
+	uint64_t short_kernels[PTO_MAX_KERNELS / 64];
 	uint64_t cring_head;
 	uint32_t outstanding;		/* dispatched, not completed */
 	uint32_t cring_size;
@@ -324,6 +325,7 @@ int pto_sched_init(struct pto_runtime *rt);
 void pto_sched_fini(struct pto_runtime *rt);
 int pto_sched_start(struct pto_runtime *rt);
 void pto_sched_wait_done(struct pto_runtime *rt);
+void pto_sched_publish_pending(struct pto_runtime *rt);
 void pto_sched_stop(struct pto_runtime *rt);
 
 /* Has pto_run_cancel() stopped the run in progress? */

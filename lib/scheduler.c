@@ -313,6 +313,18 @@ static void core_done(struct pto_runtime *rt, uint32_t c)
 			  depth - 1);
 }
 
+/* Remember whether kernel k's task ran briefly (see publish_can_wait()). */
+static void note_kernel_time(struct pto_sched *s, uint32_t k, uint64_t ns)
+{
+	uint64_t *word = &s->short_kernels[k % PTO_MAX_KERNELS / 64];
+	uint64_t bit = 1ull << (k % 64);
+
+	if (ns < SHORT_TASK_NS)
+		*word |= bit;
+	else
+		*word &= ~bit;
+}
+
 static int reap(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	struct pto_sched *s = &rt->sched;
@@ -330,13 +342,15 @@ static int reap(struct pto_runtime *rt, struct ready_batch *rb)
 		WRITE_ONCE(s->cring_head, s->cring_head + 1);
 		n++;
 		if (cp.core < rt->be.num_cores) {
-			uint32_t type = pto_desc(rt, cp.task_id)->worker_type;
+			const struct pto_task_desc *d = pto_desc(rt, cp.task_id);
+			uint32_t type = d->worker_type;
 
 			core_done(rt, cp.core);
 			if (type < PTO_NUM_WORKER_TYPES && cp.end_ns > cp.start_ns)
 				STAT_ADD(rt->sst.busy_ns[type],
 					 cp.end_ns - cp.start_ns);
-			s->last_short = cp.end_ns - cp.start_ns < SHORT_TASK_NS;
+			note_kernel_time(s, d->kernel_id,
+					 cp.end_ns - cp.start_ns);
 			if (rt->trace)
 				trace_completion(rt, &cp);
 		}
@@ -1107,17 +1121,29 @@ static void sched_lock(struct pto_sched *s)
  * orchestrator polled those lines for a free slot, cost each task a few
  * cache-line transfers: NOP bgemm ran at 400 ns/task instead of 180 in
  * about half the runs, whichever core thread held the right.  A core
- * thread with a task of its own queued schedules again when that is done;
- * after a short task that is soon, so the retirements wait for it, up to
- * RETIRE_PUBLISH of them.  After a long one they do not: the orchestrator
- * may be waiting for them.
+ * thread with a task of its own queued schedules again once that is done;
+ * when its kernel ran briefly last time that is soon, so the retirements
+ * wait for it, up to RETIRE_PUBLISH of them.  Before a long task (or one
+ * of a kernel not seen yet) they do not: the orchestrator may be waiting
+ * for them.
  */
-static bool publish_can_wait(const struct pto_runtime *rt, uint32_t core)
+static bool publish_can_wait(struct pto_runtime *rt, uint32_t core)
 {
 	const struct pto_sched *s = &rt->sched;
+	const struct pto_core_regs *r;
+	uint32_t next, k;
+	uint64_t task;
 
-	return s->unpublished < RETIRE_PUBLISH && core < rt->be.num_cores &&
-	       s->core_outstanding[core] && s->last_short;
+	if (s->unpublished >= RETIRE_PUBLISH || core >= rt->be.num_cores)
+		return false;
+	/* the caller is that core's thread: nobody else claims its tasks */
+	r = pto_regs(&rt->be, core);
+	next = load_acquire(&r->consumed);
+	if (next == READ_ONCE(r->doorbell))
+		return false;
+	task = READ_ONCE(r->queue[next % PTO_CORE_QUEUE_SLOTS]) - 1;
+	k = pto_desc(rt, task)->kernel_id % PTO_MAX_KERNELS;
+	return s->short_kernels[k / 64] & 1ull << (k % 64);
 }
 
 /*
@@ -1458,6 +1484,23 @@ void pto_sched_wait_done(struct pto_runtime *rt)
 		rt->be.ops->notify(&rt->be);
 		deadline = pto_now_ns() + timeout_ns;
 	}
+}
+
+/*
+ * The orchestrator waits for ring space and is about to sleep: publish the
+ * retirements a core thread kept back for after its next task
+ * (publish_can_wait()).  That task was expected to be short, but a kernel
+ * may run as long as it likes, or even wait for the orchestrator.  The
+ * holder let the right to schedule go before running it.
+ */
+void pto_sched_publish_pending(struct pto_runtime *rt)
+{
+	struct pto_sched *s = &rt->sched;
+
+	if (s->mode != PTO_SCHED_WORKERS || !sched_trylock(s))
+		return;
+	publish_retired(rt);
+	sched_unlock(s);
 }
 
 /*
