@@ -727,22 +727,19 @@ static void core_leave(struct sim_core *c)
 }
 
 /*
- * Run a sleeping core's short queued tasks on the kicking thread, on the
- * core's behalf.  The host's own thread is awake and reaps after the kick
- * returns, so the completions need no interrupt, nor the fence that
- * orders one against the host going to sleep; and one batch takes one
- * claim, one ring reservation and one busy-time update, not one per task.
+ * Run core's short queued tasks, as that core (the caller has entered it):
+ * one claim, one ring reservation and one busy-time update per batch, not
+ * one per task.  Completions need no interrupt: the caller schedules next.
+ * Returns how many ran.
  */
-static void run_on_host(struct sim *sim, struct pto_core_regs *r,
-			uint32_t core, uint64_t *clock)
+static uint32_t run_short_batches(struct sim *sim, struct pto_core_regs *r,
+				  uint32_t core, uint64_t *clock)
 {
 	uint64_t ids[PTO_CORE_QUEUE_SLOTS], start[PTO_CORE_QUEUE_SLOTS];
 	uint64_t end[PTO_CORE_QUEUE_SLOTS], pos, busy = 0;
 	int status[PTO_CORE_QUEUE_SLOTS];
-	uint32_t n, i;
+	uint32_t n, i, ran = 0;
 
-	if (!core_try_enter(&sim->cores[core]))
-		return;		/* its thread is awake and running: it claims */
 	while ((n = claim_short(sim, r, ids))) {
 		for (i = 0; i < n; i++) {
 			status[i] = run_timed(sim, r, core, ids[i], clock,
@@ -754,10 +751,26 @@ static void run_on_host(struct sim *sim, struct pto_core_regs *r,
 		for (i = 0; i < n; i++)
 			cring_post(sim, pos + i, core, ids[i], status[i],
 				   start[i], end[i]);
+		ran += n;
 	}
-	core_leave(&sim->cores[core]);
 	if (busy)
 		__atomic_fetch_add(&r->busy_ns, busy, __ATOMIC_RELAXED);
+	return ran;
+}
+
+/*
+ * Run a sleeping core's short queued tasks on the kicking thread, on the
+ * core's behalf.  The host's own thread is awake and reaps after the kick
+ * returns, so the completions need no interrupt, nor the fence that
+ * orders one against the host going to sleep.
+ */
+static void run_on_host(struct sim *sim, struct pto_core_regs *r,
+			uint32_t core, uint64_t *clock)
+{
+	if (!core_try_enter(&sim->cores[core]))
+		return;		/* its thread is awake and running: it claims */
+	run_short_batches(sim, r, core, clock);
+	core_leave(&sim->cores[core]);
 }
 
 /*
@@ -915,8 +928,32 @@ static unsigned int worker_spins(struct sim *sim, struct sim_core *sc)
 }
 
 /*
- * PTO_SCHED_WORKERS: run own tasks, and schedule after each, with the
- * hooks h the caller found installed, until they change.
+ * PTO_SCHED_WORKERS: run this core's queued tasks, the short ones at the
+ * queue's head all at once (a batch, as run_on_host() runs them), else
+ * the next one.  Returns how many ran.
+ */
+static uint32_t run_own(struct sim *sim, struct sim_core *sc,
+			struct pto_core_regs *r, uint64_t *clock)
+{
+	uint32_t ran;
+	uint64_t id;
+
+	if (load_acquire(&r->consumed) == load_acquire(&r->doorbell))
+		return 0;
+	core_enter(sc);
+	ran = run_short_batches(sim, r, sc->index, clock);
+	if (!ran && claim(r, &id)) {
+		execute(sim, r, sc->index, id, clock);
+		ran = 1;
+	}
+	core_leave(sc);
+	return ran;
+}
+
+/*
+ * PTO_SCHED_WORKERS: run own tasks, and schedule after each (each batch
+ * of short ones), with the hooks h the caller found installed, until they
+ * change.
  */
 static void worker_loop(struct sim *sim, struct sim_core *sc,
 			const struct pto_backend_sched *h)
@@ -924,13 +961,10 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
 	unsigned int idle = 0;
 	uint32_t naps = 0;
-	uint64_t clock = 0, id;
+	uint64_t clock = 0;
 
 	for (;;) {
-		if (claim(r, &id)) {
-			core_enter(sc);
-			execute(sim, r, sc->index, id, &clock);
-			core_leave(sc);
+		if (run_own(sim, sc, r, &clock)) {
 			h->schedule(sim->hook_ctx, sc->index);
 			idle = 0;
 			naps = 0;
