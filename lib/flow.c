@@ -306,6 +306,7 @@ static bool oldest_never_ran(const struct oldest *old)
 static void diagnose_deadlock(struct pto_runtime *rt, const struct pto_need *n,
 			      uint64_t waited_ms, const struct oldest *old)
 {
+	flockfile(stderr);	/* the report in one piece */
 	pto_log("deadlock: ring %u's %s is exhausted and nothing can free it "
 		"(no progress for %" PRIu64 " ms)\n", n->ring,
 		pto_ring_name(n->kind), waited_ms);
@@ -323,6 +324,7 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct pto_need *n,
 		advise_rings(rt, n, (uint32_t)old->holder);
 	else
 		pto_stall_report(rt, waited_ms);
+	funlockfile(stderr);
 }
 
 static void kick_everyone(struct pto_runtime *rt)

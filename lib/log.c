@@ -12,7 +12,10 @@ void pto_log(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
+	/* prefix and text together, between other threads' messages */
+	flockfile(stderr);
 	fputs("pto: ", stderr);
 	vfprintf(stderr, fmt, ap);
+	funlockfile(stderr);
 	va_end(ap);
 }

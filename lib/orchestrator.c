@@ -255,6 +255,7 @@ static int block_too_big(const char *fn, const struct plan *plan,
 {
 	uint64_t outs = plan->out_bytes - plan->views_bytes - plan->args_bytes;
 
+	flockfile(stderr);	/* one line, in parts */
 	pto_log("%s: %s (%llu bytes)", fn, plan->views_bytes &&
 		!strcmp(fn, "pto_alloc") ? "the buffer" : "its OUTPUTs",
 		(unsigned long long)outs);
@@ -268,6 +269,7 @@ static int block_too_big(const char *fn, const struct plan *plan,
 		"%u's heap ring (%llu bytes)\n",
 		(unsigned long long)plan->out_bytes, plan->ring,
 		(unsigned long long)heap_size);
+	funlockfile(stderr);
 	return -E2BIG;
 }
 

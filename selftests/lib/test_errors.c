@@ -16,10 +16,12 @@
  *             lengths say, at submit, with a message naming op and sizes
  *  -ENOENT    a device that is not "sim" and no device node, with a
  *             message naming the path and what to do
- * plus the PTO_* environment overrides of pto_config_init().
+ * plus the PTO_* environment overrides of pto_config_init(), and that
+ * messages from two threads at once never mix within a line.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1256,6 +1258,49 @@ static void test_run_status(void)
 	gbuf = outer;
 }
 
+#define LOG_LINES 20000
+#define LOG_TEXT "pto: pto_malloc: the runtime is NULL"
+
+/* Fails and says why, LOG_LINES times: one line each time. */
+static void *log_a_lot(void *arg)
+{
+	int i;
+
+	for (i = 0; i < LOG_LINES; i++)
+		if (pto_malloc(NULL, 8))
+			break;
+	return NULL;
+}
+
+/*
+ * Two threads log at once: every line is one whole message, never a
+ * prefix of one followed by another's text.
+ */
+static void test_log_lines(void)
+{
+	struct tl_capture cap;
+	pthread_t th[2];
+	char *text, *line, *save = NULL;
+	int lines = 0, whole = 0, i;
+
+	tl_capture_begin(&cap);
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&th[i], NULL, log_a_lot, NULL))
+			bail_out("pthread_create");
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	text = tl_capture_end(&cap);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		lines++;
+		whole += !strcmp(line, LOG_TEXT);
+	}
+	ok(lines == 2 * LOG_LINES && whole == lines, "two threads logging "
+	   "at once: %d lines, %d of them whole messages (want %d)", lines,
+	   whole, 2 * LOG_LINES);
+	free(text);
+}
+
 int main(void)
 {
 	test_config();
@@ -1268,5 +1313,6 @@ int main(void)
 	test_run_status();
 	test_op_checks();
 	test_view_op_checks();
+	test_log_lines();
 	return tap_done();
 }
