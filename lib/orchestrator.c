@@ -794,19 +794,22 @@ static void publish(struct pto_runtime *rt, const struct new_task *t,
  * A new OUTPUT's TensorMap insert reads the head of a bucket picked by a
  * hash of a heap address never seen before: a cache miss on every such
  * task (a fifth of bgemm's submission time).  The next task of the ring
- * with an output of the same size most likely puts it at the heap's new
- * top (top: where this task's block ended), so that bucket is asked for
- * now, a whole submission ahead.  A wrong guess costs one prefetch.
+ * with an output of the same size most likely puts it right after this
+ * task's block (at byte offset next in the ring's heap), so that bucket
+ * is asked for now, a whole submission ahead.  A wrong guess costs one
+ * prefetch.
  */
 static void prefetch_next_output(struct pto_runtime *rt, uint32_t r,
-				 uint64_t top, uint64_t size)
+				 uint64_t next, uint64_t size)
 {
 	const struct pto_task_ring *ring = &rt->ring[r];
-	uint64_t off = top % ring->heap_size + out_lead(rt, size);
+	uint64_t off = next + out_lead(rt, size);
+	struct pto_tm_key key;
 
-	if (off + size <= ring->heap_size)
-		pto_tm_prefetch_output(&rt->orch.tm,
-				       (uintptr_t)(ring->heap + off), size);
+	if (off + size > ring->heap_size)
+		return;		/* it wraps to the ring's start */
+	pto_tm_key(&rt->orch.tm, &key, (uintptr_t)(ring->heap + off), 0, size);
+	__builtin_prefetch(key.bucket, 1);
 }
 
 /* What is submitted: a kernel's task, or a runtime-owned buffer. */
@@ -894,8 +897,9 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 		pto_trace_submit(rt->trace, t.handle, t.id,
 				 rt->orch.nscopes - 1, p, n);
 	publish(rt, &t, &plan, pr->n);
-	if (plan.first_out)
-		prefetch_next_output(rt, r, ha.end, plan.first_out);
+	if (plan.first_out)	/* no division: where the block ends */
+		prefetch_next_output(rt, r, ha.offset + plan.out_bytes,
+				     plan.first_out);
 	if (rt->trace)
 		pto_trace_submitted(rt->trace, rt, t0, t.handle, t.id,
 				    sub->name);

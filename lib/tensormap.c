@@ -520,15 +520,6 @@ void pto_tm_key(struct pto_tensormap *tm, struct pto_tm_key *k,
 					      begin >> k->level)];
 }
 
-void pto_tm_prefetch_output(const struct pto_tensormap *tm, uint64_t base,
-			    uint64_t size)
-{
-	/* the key pto_tm_key(tm, k, base, 0, size) makes */
-	unsigned int level = range_level(0, size);
-
-	__builtin_prefetch(&tm->blk_buckets[blk_hash(tm, base, level, 0)], 1);
-}
-
 int pto_tm_key_shaped(struct pto_tensormap *tm, struct pto_tm_key *k,
 		      uint32_t ring, uint64_t base,
 		      const struct pto_vshape *vs)

@@ -142,10 +142,6 @@ struct pto_tm_key {
 void pto_tm_key(struct pto_tensormap *tm, struct pto_tm_key *k,
 		uint64_t base, uint64_t begin, uint64_t end);
 
-/* Ask for the bucket an OUTPUT of size bytes at base would be put in. */
-void pto_tm_prefetch_output(const struct pto_tensormap *tm, uint64_t base,
-			    uint64_t size);
-
 /*
  * The key of an access to a view that is not solid (vs stays the
  * caller's until the insert has copied it).  -ENOMEM when the shape table
