@@ -55,12 +55,47 @@
 #define INLINE_MAX_NS 2000
 /* One run in this many updates a kernel's average duration. */
 #define AVG_SAMPLE 16
+/*
+ * A kernel that runs long (LONG_RUN_NS or more) twice within LONG_WINDOW
+ * sampled runs (about AVG_SAMPLE times as many runs) is not run inline for
+ * LONG_HOLD << (score - 1) sampled runs, where its score counts such
+ * repeats, less one per SCORE_DECAY sampled runs, up to LONG_SCORE_MAX.
+ * A kernel whose calls vary is held off for good; a run that preemption
+ * stretched, once in a while (a few in 200000 NOP runs on two busy CPUs),
+ * does not hold one off: with its core thread asleep, each of its next
+ * runs would then cost a wake-up.  Nor does a run a timer interrupt
+ * stretched a little (a few microseconds on a virtual machine), which
+ * happens to one run in about a thousand.
+ */
+#define LONG_RUN_NS (8 * INLINE_MAX_NS)
+#define LONG_WINDOW 64
+#define LONG_HOLD 16
+#define LONG_SCORE_MAX 10
+#define SCORE_DECAY 128
 
 struct sim_kernel {
 	pto_kernel_fn fn;
 	uint32_t op;
 	bool bound;
 	uint64_t avg_ns;	/* running average duration, 0: never run */
+	/*
+	 * Sampled runs left in which another long run holds the kernel off,
+	 * left before it may run inline again, its score, and its sampled
+	 * runs.  A kernel whose calls vary (mostly short, now and then
+	 * milliseconds) has an average that says short; run inline, its long
+	 * calls would hold the thread that schedules, and with it every
+	 * other core.
+	 */
+	uint32_t long_window;
+	uint32_t long_hold;
+	uint32_t long_score;
+	uint32_t samples;
+};
+
+/* A thread's chain of task run times: see run_timed(). */
+struct run_clock {
+	uint64_t ns;
+	bool gap;
 };
 
 struct sim_core {
@@ -570,13 +605,52 @@ static const struct pto_task_desc *task_desc(struct sim *sim, uint64_t id)
 }
 
 /*
- * Keep a running average of each kernel's duration, for the inline-run
- * decision.  Every thread samples one run in AVG_SAMPLE: the table is read
- * by every core and the scheduler, and a store per task would bounce its
- * lines between them.
+ * A run of k took longer than a task run inline may: the second within
+ * LONG_WINDOW holds the kernel off inline runs, the longer the more often
+ * that happened lately.  Every long run counts, not only sampled ones: it
+ * is rare, and costs far more than the stores.
+ */
+static void note_long_run(struct sim_kernel *k)
+{
+	uint32_t score = __atomic_load_n(&k->long_score, __ATOMIC_RELAXED);
+	bool again = __atomic_load_n(&k->long_window, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&k->long_window, LONG_WINDOW, __ATOMIC_RELAXED);
+	if (!again)
+		return;
+	if (score < LONG_SCORE_MAX)
+		__atomic_store_n(&k->long_score, ++score, __ATOMIC_RELAXED);
+	__atomic_store_n(&k->long_hold, LONG_HOLD << (score - 1),
+			 __ATOMIC_RELAXED);
+}
+
+/* A sampled run of k: count its window, its hold (if short), its score. */
+static void note_sampled_run(struct sim_kernel *k, bool is_short)
+{
+	uint32_t hold = __atomic_load_n(&k->long_hold, __ATOMIC_RELAXED);
+	uint32_t n = __atomic_load_n(&k->samples, __ATOMIC_RELAXED) + 1;
+	uint32_t window = __atomic_load_n(&k->long_window, __ATOMIC_RELAXED);
+	uint32_t score;
+
+	__atomic_store_n(&k->samples, n, __ATOMIC_RELAXED);
+	if (window)
+		__atomic_store_n(&k->long_window, window - 1, __ATOMIC_RELAXED);
+	if (hold && is_short)
+		__atomic_store_n(&k->long_hold, hold - 1, __ATOMIC_RELAXED);
+	score = __atomic_load_n(&k->long_score, __ATOMIC_RELAXED);
+	if (n % SCORE_DECAY == 0 && score)
+		__atomic_store_n(&k->long_score, score - 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Keep a running average of each kernel's duration, and a hold after long
+ * runs, for the inline-run decision.  Every thread samples one run in
+ * AVG_SAMPLE: the table is read by every core and the scheduler, and a
+ * store per task would bounce its lines between them.  (Updates race;
+ * one lost now and then only skews a guess.)
  */
 static void note_duration(struct sim *sim, const struct pto_task_desc *d,
-			  uint64_t ns)
+			  uint64_t ns, bool exact)
 {
 	static __thread uint32_t runs __attribute__((tls_model("initial-exec")));
 	struct sim_kernel *k;
@@ -586,8 +660,12 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 		return;
 	k = &sim->kernels[d->kernel_id];
 	avg = __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED);
+	/* (a first run is a cold one) */
+	if (ns >= LONG_RUN_NS && exact && avg)
+		note_long_run(k);
 	if ((runs++ % AVG_SAMPLE) && avg)
 		return;
+	note_sampled_run(k, ns < INLINE_MAX_NS);
 	/*
 	 * A run stretched by preemption must not make a short kernel look
 	 * long for many runs: one sample moves the average by at most
@@ -601,40 +679,43 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 }
 
 /*
- * Run one task and time it.  *clock is the end time of the task run just
- * before on this thread (0: none), which then doubles as this one's start:
- * back-to-back tasks read the clock once each, not twice.
+ * Run one task and time it.  clock->ns is the end time of the task run
+ * just before on this thread (0: none), which then doubles as this one's
+ * start: back-to-back tasks read the clock once each, not twice.  A thread
+ * that scheduled in between sets clock->gap: the time then charged to the
+ * next task is not taken for a long run of its kernel.
  */
 static int run_timed(struct sim *sim, struct pto_core_regs *r, uint32_t core,
-		     uint64_t id, uint64_t *clock, uint64_t *start)
+		     uint64_t id, struct run_clock *clock, uint64_t *start)
 {
 	const struct pto_task_desc *d = task_desc(sim, id);
+	bool exact = !clock->ns || !clock->gap;
 	uint64_t end;
 	int status;
 
 	WRITE_ONCE(r->status_task, id);
 	WRITE_ONCE(r->status, PTO_CORE_ACK);
-	*start = *clock ? *clock : pto_task_clock_ns();
+	*start = clock->ns ? clock->ns : pto_task_clock_ns();
 	status = d->task_id == id ? run_task(sim, d, core) : -EINVAL;
 	end = pto_task_clock_ns();
 	if (end < *start)	/* the thread re-anchored its clock */
 		end = *start;
-	*clock = end;
+	*clock = (struct run_clock){ .ns = end };
 	WRITE_ONCE(r->status, PTO_CORE_FIN);
 	if (d->task_id == id)
-		note_duration(sim, d, end - *start);
+		note_duration(sim, d, end - *start, exact);
 	return status;
 }
 
 /* A core thread runs one task it claimed. */
 static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
-		    uint64_t id, uint64_t *clock)
+		    uint64_t id, struct run_clock *clock)
 {
 	uint64_t start;
 	int status = run_timed(sim, r, core, id, clock, &start);
 
-	__atomic_fetch_add(&r->busy_ns, *clock - start, __ATOMIC_RELAXED);
-	post_completion(sim, core, id, status, start, *clock);
+	__atomic_fetch_add(&r->busy_ns, clock->ns - start, __ATOMIC_RELAXED);
+	post_completion(sim, core, id, status, start, clock->ns);
 }
 
 /* Claim the next queued task of a core; false when the queue is empty. */
@@ -669,7 +750,8 @@ static bool task_is_short(struct sim *sim, const struct pto_task_desc *d)
 	if (!k->fn && k->op == PTO_OP_SPIN_NS)
 		return d->nargs && d->args[0] < INLINE_MAX_NS;
 	avg = __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED);
-	return avg && avg < INLINE_MAX_NS;
+	return avg && avg < INLINE_MAX_NS &&
+	       !__atomic_load_n(&k->long_hold, __ATOMIC_RELAXED);
 }
 
 /*
@@ -733,7 +815,7 @@ static void core_leave(struct sim_core *c)
  * Returns how many ran.
  */
 static uint32_t run_short_batches(struct sim *sim, struct pto_core_regs *r,
-				  uint32_t core, uint64_t *clock)
+				  uint32_t core, struct run_clock *clock)
 {
 	uint64_t ids[PTO_CORE_QUEUE_SLOTS], start[PTO_CORE_QUEUE_SLOTS];
 	uint64_t end[PTO_CORE_QUEUE_SLOTS], pos, busy = 0;
@@ -744,7 +826,7 @@ static uint32_t run_short_batches(struct sim *sim, struct pto_core_regs *r,
 		for (i = 0; i < n; i++) {
 			status[i] = run_timed(sim, r, core, ids[i], clock,
 					      &start[i]);
-			end[i] = *clock;
+			end[i] = clock->ns;
 			busy += end[i] - start[i];
 		}
 		pos = cring_reserve(sim, n);
@@ -765,7 +847,7 @@ static uint32_t run_short_batches(struct sim *sim, struct pto_core_regs *r,
  * orders one against the host going to sleep.
  */
 static void run_on_host(struct sim *sim, struct pto_core_regs *r,
-			uint32_t core, uint64_t *clock)
+			uint32_t core, struct run_clock *clock)
 {
 	if (!core_try_enter(&sim->cores[core]))
 		return;		/* its thread is awake and running: it claims */
@@ -783,7 +865,7 @@ static void sim_kick(struct pto_backend *be, const uint32_t *cores,
 		     uint32_t n)
 {
 	struct sim *sim = be->priv;
-	uint64_t clock = 0;	/* one clock chain for the whole kick */
+	struct run_clock clock = { 0 };	/* one chain for the whole kick */
 	uint32_t i, c;
 
 	smp_mb();	/* doorbell store before the core_waiting load */
@@ -827,7 +909,7 @@ static void core_loop(struct sim *sim, struct sim_core *sc)
 {
 	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
 	unsigned int idle = 0;
-	uint64_t clock = 0;
+	struct run_clock clock = { 0 };
 
 	for (;;) {
 		uint32_t db = load_acquire(&r->doorbell);
@@ -835,7 +917,7 @@ static void core_loop(struct sim *sim, struct sim_core *sc)
 		uint64_t id;
 
 		if (taken == db) {
-			clock = 0;	/* idle time is not busy time */
+			clock.ns = 0;	/* idle time is not busy time */
 			if (load_acquire(&sim->stop) ||
 			    load_acquire(&sim->hooks))
 				break;
@@ -933,7 +1015,7 @@ static unsigned int worker_spins(struct sim *sim, struct sim_core *sc)
  * the next one.  Returns how many ran.
  */
 static uint32_t run_own(struct sim *sim, struct sim_core *sc,
-			struct pto_core_regs *r, uint64_t *clock)
+			struct pto_core_regs *r, struct run_clock *clock)
 {
 	uint32_t ran;
 	uint64_t id;
@@ -961,16 +1043,17 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
 	unsigned int idle = 0;
 	uint32_t naps = 0;
-	uint64_t clock = 0;
+	struct run_clock clock = { 0 };
 
 	for (;;) {
 		if (run_own(sim, sc, r, &clock)) {
 			h->schedule(sim->hook_ctx, sc->index);
+			clock.gap = true;
 			idle = 0;
 			naps = 0;
 			continue;
 		}
-		clock = 0;	/* idle time is not busy time */
+		clock.ns = 0;	/* idle time is not busy time */
 		if (load_acquire(&sim->stop) || load_acquire(&sim->hooks) != h)
 			break;
 		if (h->schedule(sim->hook_ctx, sc->index) > 0) {
@@ -1020,15 +1103,15 @@ static void shard_sleep(struct sim *sim, const struct pto_backend_sched *h,
 
 /* Run a task taken for core c on this thread and complete it. */
 static void shard_run(struct sim *sim, const struct pto_backend_sched *h,
-		      uint32_t c, uint64_t id, uint64_t *clock)
+		      uint32_t c, uint64_t id, struct run_clock *clock)
 {
 	struct pto_core_regs *r = pto_regs(sim->be, c);
 	uint64_t start;
 	int status;
 
 	status = run_timed(sim, r, c, id, clock, &start);
-	__atomic_fetch_add(&r->busy_ns, *clock - start, __ATOMIC_RELAXED);
-	h->complete(sim->hook_ctx, c, id, status, start, *clock);
+	__atomic_fetch_add(&r->busy_ns, clock->ns - start, __ATOMIC_RELAXED);
+	h->complete(sim->hook_ctx, c, id, status, start, clock->ns);
 }
 
 /*
@@ -1078,7 +1161,7 @@ static uint32_t sleeping_core(struct sim *sim, uint32_t t)
  */
 static uint32_t help_core(struct sim *sim, const struct pto_backend_sched *h,
 			  uint32_t t, uint32_t c, uint32_t budget,
-			  uint64_t *clock)
+			  struct run_clock *clock)
 {
 	uint32_t ran = 0;
 	uint64_t id;
@@ -1111,7 +1194,7 @@ static uint32_t help_core(struct sim *sim, const struct pto_backend_sched *h,
  */
 static void settle_wakeups(struct sim *sim, struct sim_core *me,
 			   const struct pto_backend_sched *h,
-			   struct wake_debt *d, uint64_t *clock)
+			   struct wake_debt *d, struct run_clock *clock)
 {
 	uint32_t mine = core_type(sim, me->index);
 
@@ -1145,7 +1228,7 @@ static void settle_wakeups(struct sim *sim, struct sim_core *me,
  * would take a CPU from a thread with work.  True when it ran something.
  */
 static bool help_sleepers(struct sim *sim, struct sim_core *me,
-			  const struct pto_backend_sched *h, uint64_t *clock)
+			  const struct pto_backend_sched *h, struct run_clock *clock)
 {
 	uint32_t mine = core_type(sim, me->index), t, c, ran = 0;
 
@@ -1175,7 +1258,8 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 	struct wake_debt debt = { 0 };
 	unsigned int idle = 0;
 	uint32_t naps = 0;
-	uint64_t clock = 0, id;
+	struct run_clock clock = { 0 };
+	uint64_t id;
 
 	thread_wake_debt = &debt;
 	for (;;) {
@@ -1191,17 +1275,19 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 			shard_run(sim, h, sc->index, id, &clock);
 			core_leave(sc);
 			h->schedule(sim->hook_ctx, sc->index);
+			clock.gap = true;
 			idle = 0;
 			naps = 0;
 			continue;
 		}
 		if (help_sleepers(sim, sc, h, &clock)) {
 			h->schedule(sim->hook_ctx, sc->index);
+			clock.gap = true;
 			if (idle)	/* still looking: spin afresh */
 				idle = 1;
 			continue;
 		}
-		clock = 0;	/* idle time is not busy time */
+		clock.ns = 0;	/* idle time is not busy time */
 		if (!idle++)	/* looking from now on: see sim_ready() */
 			__atomic_add_fetch(looking, 1, __ATOMIC_SEQ_CST);
 		if (load_acquire(&sim->stop) || load_acquire(&sim->hooks) != h)
