@@ -71,6 +71,9 @@ struct metg_opts {
 	unsigned int peak_ms;
 	const char *json;
 	const char *plot_dir;
+	const char *vary;	/* --vary N:F, or NULL */
+	uint32_t vary_every;	/* its N and F */
+	uint32_t vary_factor;
 	bool verbose;
 };
 
@@ -110,6 +113,8 @@ static struct mcell *cell(int p, int w, int g, int col)
 static void graph(int p, int w, struct tb_graph *g)
 {
 	tb_graph_init(g, pats[p], mo.width[w], mo.steps, mo.radix);
+	g->vary_every = mo.vary_every;
+	g->vary_factor = mo.vary_factor;
 }
 
 /* ---- running workers ---------------------------------------------------- */
@@ -185,12 +190,12 @@ static int parse_run(const char *out, const struct tb_graph *tg,
 	*ns = field_u64(line, "ns");
 	*cpu = field_u64(line, "cpu_ns");
 	*check = field(line, "check");
-	if (tasks != tg->tasks || flops != tasks * it * TB_FLOPS_PER_ITER ||
+	if (tasks != tg->tasks || flops != tb_graph_flops(tg, it) ||
 	    !*ns || !*check) {
 		fprintf(stderr, "ptobench: bad result (%" PRIu64 " tasks, %"
 			PRIu64 " FLOPs; expected %" PRIu64 " and %" PRIu64
 			")\n", tasks, flops, tg->tasks,
-			tg->tasks * it * TB_FLOPS_PER_ITER);
+			tb_graph_flops(tg, it));
 		return -1;
 	}
 	return 0;
@@ -203,7 +208,7 @@ static int run_impl(int p, int w, int g, int im)
 	char *argv[] = { path, "--metg", "--pattern",
 			 (char *)tb_pattern_name(pats[p]), "--width", a_w,
 			 "--steps", a_s, "--radix", a_r, "--iters", a_i,
-			 "--cores", a_c, "--timeout", a_t, NULL };
+			 "--cores", a_c, "--timeout", a_t, NULL, NULL, NULL };
 	struct mcell *c = cell(p, w, g, im);
 	struct tb_graph tg;
 	struct rusage ru;
@@ -218,6 +223,10 @@ static int run_impl(int p, int w, int g, int im)
 	snprintf(a_i, sizeof(a_i), "%" PRIu64, iters[g]);
 	snprintf(a_c, sizeof(a_c), "%u", mo.cores);
 	snprintf(a_t, sizeof(a_t), "%u", mo.timeout);
+	if (mo.vary) {	/* in the two slots before the last NULL */
+		argv[sizeof(argv) / sizeof(argv[0]) - 3] = "--vary";
+		argv[sizeof(argv) / sizeof(argv[0]) - 2] = (char *)mo.vary;
+	}
 	if (run_worker(path, argv, out, sizeof(out), &ru) ||
 	    parse_run(out, &tg, iters[g], &ns, &cpu, &check)) {
 		fprintf(stderr, "ptobench: %s %s width %u iters %" PRIu64
@@ -227,7 +236,7 @@ static int run_impl(int p, int w, int g, int im)
 		return -1;
 	}
 	c->tasks = tg.tasks;
-	c->flops = tg.tasks * iters[g] * TB_FLOPS_PER_ITER;
+	c->flops = tb_graph_flops(&tg, iters[g]);
 	c->rate[c->n] = (double)c->flops / ns;
 	c->cpu[c->n] = (double)cpu / tg.tasks;
 	c->wall[c->n++] = (double)ns * mo.cores / tg.tasks;
@@ -473,14 +482,17 @@ static double efficiency(int p, int w, int g, int im)
 /*
  * The worker's CPU time per task over the kernel's: 1 when the runtime
  * costs no CPU at all, cores / efficiency when it spins on every core.
+ * (With --vary the kernel's is its mean over the graph's tasks.)
  */
 static double cpu_ratio(int p, int w, int g, int im)
 {
 	const struct mcell *c = cell(p, w, g, im);
+	double mean;
 
 	if (!c->n)
 		return NAN;
-	return summarize(c->cpu, c->n).med / (grain_us(g) * 1000);
+	mean = (double)c->flops / (c->tasks * iters[g] * TB_FLOPS_PER_ITER);
+	return summarize(c->cpu, c->n).med / (grain_us(g) * 1000 * mean);
 }
 
 /*
@@ -550,8 +562,13 @@ static void print_header(void)
 	       sysconf(_SC_NPROCESSORS_ONLN), model, load_before, load_after);
 	printf("kernel: %d FLOPs per iteration, %.3f ns CPU per iteration;"
 	       " %d granularities,\n%" PRIu64 " down to %" PRIu64
-	       " iterations per task\n\n", TB_FLOPS_PER_ITER, ns_per_iter,
+	       " iterations per task\n", TB_FLOPS_PER_ITER, ns_per_iter,
 	       ngrains, iters[0], iters[ngrains - 1]);
+	if (mo.vary)
+		printf("variable kernels: one task in %u runs %u times the "
+		       "iterations\n", mo.vary_every,
+		       mo.vary_factor);
+	printf("\n");
 }
 
 static void print_summary(void)
@@ -645,9 +662,11 @@ static void json_config(FILE *f)
 		" \"cores\": %u, \"load\": %d, \"min_grain_us\": %g, "
 		"\"max_grain_us\": %g, \"peak_ms\": %u, "
 		"\"flops_per_iter\": %d, \"ns_per_iter\": %.4f, "
-		"\"ring\": %d},\n", mo.steps, mo.radix,
-		mo.reps, mo.cores, mo.load, mo.min_grain_us, mo.max_grain_us,
-		mo.peak_ms, TB_FLOPS_PER_ITER, ns_per_iter, TB_RING);
+		"\"ring\": %d, \"vary_every\": %u, \"vary_factor\": %u},\n",
+		mo.steps, mo.radix, mo.reps, mo.cores, mo.load,
+		mo.min_grain_us, mo.max_grain_us, mo.peak_ms,
+		TB_FLOPS_PER_ITER, ns_per_iter, TB_RING,
+		mo.vary_every, mo.vary_factor);
 }
 
 static void json_point(FILE *f, int p, int w, int g, int im)
@@ -918,6 +937,7 @@ const struct option metg_long_opts[] = {
 	{ "load", required_argument, NULL, 'l' },
 	{ "json", required_argument, NULL, 'j' },
 	{ "timeout", required_argument, NULL, 't' },
+	{ "vary", required_argument, NULL, 'V' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -965,6 +985,15 @@ static int metg_option(int c, const char **widths, bool *impls_given)
 	case 't':
 		return opt_uint("--timeout", optarg, 0, MAX_TIMEOUT,
 				&mo.timeout);
+	case 'V':
+		if (tb_parse_vary(optarg, &mo.vary_every, &mo.vary_factor)) {
+			fprintf(stderr, "ptobench: --vary wants N:F, one task "
+				"in N running F times as long, both 2 to %d: "
+				"'%s'\n", TB_MAX_VARY, optarg);
+			return -1;
+		}
+		mo.vary = optarg;
+		return 0;
 	case 'v':
 		mo.verbose = true;
 		return 0;

@@ -31,7 +31,8 @@ static void point(const struct tb_graph *g, struct tb_point *buf,
 
 	for (uint32_t k = 0; k < n; k++)
 		in[k] = &buf[tb_slot(g, t - 1, deps[k])];
-	worker_count_metg(out, tb_kernel(out, in, n, tb_seed(t, i), iters));
+	worker_count_metg(out, tb_kernel(out, in, n, tb_seed(t, i),
+					 tb_task_iters(g, tb_seed(t, i), iters)));
 }
 
 static void step(const struct tb_graph *g, struct tb_point *buf, uint32_t t,

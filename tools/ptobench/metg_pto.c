@@ -89,7 +89,7 @@ static int submit_point(const struct tb_graph *g, struct tb_point *buf,
 		p[ARG_OUT] = PTO_SCALAR(0);
 	else
 		p[ARG_OUT] = PTO_OUT_EXISTING(buf, tb_slot(g, t, i) * sz, sz);
-	p[ARG_ITERS] = PTO_SCALAR(iters);
+	p[ARG_ITERS] = PTO_SCALAR(tb_task_iters(g, tb_seed(t, i), iters));
 	p[ARG_SEED] = PTO_SCALAR(tb_seed(t, i));
 	if (fault && t == 1 && i == 0 && n)
 		n--;

@@ -17,6 +17,7 @@
 #include "worker.h"
 
 /* The same for every task of a run; set before the first submission. */
+static const struct tb_graph *run_graph;
 static uint64_t run_iters;
 static bool run_has_out;
 
@@ -39,7 +40,9 @@ static void tb_cpu(void *buffers[], void *arg)
 	for (unsigned int k = first; k < nb && n < TB_MAX_WIDTH; k++)
 		in[n++] = ptr(buffers[k]);
 	worker_count_metg(out, tb_kernel(out, in, n, (uintptr_t)arg,
-					 run_iters));
+					 tb_task_iters(run_graph,
+						       (uintptr_t)arg,
+						       run_iters)));
 }
 
 static struct starpu_codelet tb_cl = {
@@ -138,6 +141,7 @@ static int metg_sp_run(const struct tb_graph *g, uint64_t iters,
 		starpu_variable_data_register(&hs[s], STARPU_MAIN_RAM,
 					      (uintptr_t)&buf[s],
 					      sizeof(buf[s]));
+	run_graph = g;
 	run_iters = iters;
 	run_has_out = g->pattern != TB_TRIVIAL;
 	t0 = worker_now_ns();

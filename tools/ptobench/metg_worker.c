@@ -39,7 +39,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: ptobench-%s --metg --pattern P --width W --steps S"
 		" --iters N\n"
-		"       [--radix R] [--cores C] [--warmup STEPS]"
+		"       [--radix R] [--vary N:F] [--cores C] [--warmup STEPS]"
 		" [--timeout S]\n"
 		"A ptobench worker in METG mode: runs one Task Bench graph"
 		" once (after a\nwarm-up) and prints a result line.  Normally"
@@ -72,7 +72,7 @@ static int run_checked(const struct tb_graph *g, uint64_t iters,
 		return err;
 	}
 	worker_counters_sum(&b);
-	flops = g->tasks * iters * TB_FLOPS_PER_ITER;
+	flops = tb_graph_flops(g, iters);
 	if (b.n - a.n != g->tasks || b.flops - a.flops != flops) {
 		fprintf(stderr, "ptobench-%s: %s: %" PRIu64 " tasks and %"
 			PRIu64 " FLOPs ran, expected %" PRIu64 " and %" PRIu64
@@ -101,6 +101,7 @@ static int parse(int argc, char **argv, struct metg_args *a)
 		{ "steps", required_argument, NULL, 's' },
 		{ "radix", required_argument, NULL, 'r' },
 		{ "iters", required_argument, NULL, 'i' },
+		{ "vary", required_argument, NULL, 'v' },
 		{ "cores", required_argument, NULL, 'c' },
 		{ "warmup", required_argument, NULL, 'W' },
 		{ "timeout", required_argument, NULL, 't' },
@@ -108,6 +109,7 @@ static int parse(int argc, char **argv, struct metg_args *a)
 		{ NULL, 0, NULL, 0 }
 	};
 	uint32_t width = 0, steps = 0, radix = TB_DEF_RADIX;
+	const char *vary = NULL;
 	int pattern = -1, c;
 
 	a->warmup = METG_WARMUP_STEPS;
@@ -130,6 +132,9 @@ static int parse(int argc, char **argv, struct metg_args *a)
 		case 'i':
 			a->iters = strtoull(optarg, NULL, 0);
 			break;
+		case 'v':
+			vary = optarg;
+			break;
 		case 'c':
 			a->cores = strtoul(optarg, NULL, 0);
 			break;
@@ -147,7 +152,9 @@ static int parse(int argc, char **argv, struct metg_args *a)
 		}
 	}
 	if (pattern < 0 || !a->iters || optind < argc ||
-	    tb_graph_init(&a->g, pattern, width, steps, radix))
+	    tb_graph_init(&a->g, pattern, width, steps, radix) ||
+	    (vary && tb_parse_vary(vary, &a->g.vary_every,
+				   &a->g.vary_factor)))
 		return -EINVAL;
 	return 0;
 }
@@ -169,9 +176,12 @@ int metg_worker_main(int argc, char **argv)
 	if (a.timeout)
 		alarm(a.timeout);
 	warm = a.g;
-	if (a.warmup && a.warmup < a.g.steps)
+	if (a.warmup && a.warmup < a.g.steps) {
 		tb_graph_init(&warm, a.g.pattern, a.g.width, a.warmup,
 			      a.g.radix);
+		warm.vary_every = a.g.vary_every;
+		warm.vary_factor = a.g.vary_factor;
+	}
 	if (metg_ops.init(a.cores, info, sizeof(info)))
 		return 1;
 	err = a.warmup ? run_checked(&warm, a.iters, &ns, &cpu, &check) : 0;
@@ -185,6 +195,6 @@ int metg_worker_main(int argc, char **argv)
 	       " flops=%" PRIu64 " ns=%" PRIu64 " cpu_ns=%" PRIu64
 	       " check=%016" PRIx64 "%s\n", worker_ops.impl,
 	       tb_pattern_name(a.g.pattern), a.g.width, a.g.steps, a.g.tasks,
-	       a.g.tasks * a.iters * TB_FLOPS_PER_ITER, ns, cpu, check, info);
+	       tb_graph_flops(&a.g, a.iters), ns, cpu, check, info);
 	return fflush(stdout) ? 1 : 0;
 }

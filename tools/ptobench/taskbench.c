@@ -183,6 +183,35 @@ uint32_t tb_deps(const struct tb_graph *g, uint32_t t, uint32_t i,
  * of its inputs was written, or read a stale slot, changes its own hash and
  * those of all its descendants.
  */
+int tb_parse_vary(const char *s, uint32_t *every, uint32_t *factor)
+{
+	unsigned long n, f;
+	char *end;
+
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (*end != ':' || end == s)
+		return -EINVAL;
+	s = end + 1;
+	f = strtoul(s, &end, 10);
+	if (errno || *end || end == s || n < 2 || n > TB_MAX_VARY || f < 2 ||
+	    f > TB_MAX_VARY)
+		return -EINVAL;
+	*every = n;
+	*factor = f;
+	return 0;
+}
+
+uint64_t tb_graph_flops(const struct tb_graph *g, uint64_t iters)
+{
+	uint64_t flops = 0;
+
+	for (uint32_t t = 0; t < g->steps; t++)
+		for (uint32_t i = 0; i < tb_active(g, t); i++)
+			flops += tb_task_iters(g, tb_seed(t, i), iters);
+	return flops * TB_FLOPS_PER_ITER;
+}
+
 uint64_t tb_reference(const struct tb_graph *g)
 {
 	uint64_t *h = calloc((size_t)TB_RING * g->width, sizeof(*h)), sum = 0;

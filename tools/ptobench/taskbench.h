@@ -34,6 +34,8 @@ enum tb_pattern {
 #define TB_MAX_WIDTH	1024
 #define TB_MAX_RADIX	9
 #define TB_DEF_RADIX	3
+/* --vary N:F: N and F at most */
+#define TB_MAX_VARY	1000000
 /*
  * Output slots per point.  Two suffice because every pattern reaches back
  * one step only; the price is a write-after-read edge from the readers of
@@ -60,6 +62,12 @@ struct tb_graph {
 	uint32_t steps;
 	uint32_t radix;
 	uint64_t tasks;		/* points over all steps */
+	/*
+	 * Variable kernels (0: none): one task in vary_every, chosen by its
+	 * seed, runs vary_factor times the iterations of the others.
+	 */
+	uint32_t vary_every;
+	uint32_t vary_factor;
 };
 
 const char *tb_pattern_name(enum tb_pattern p);
@@ -78,6 +86,10 @@ uint32_t tb_deps(const struct tb_graph *g, uint32_t t, uint32_t i,
 		 uint32_t *deps);
 /* Sum of every task's output hash, computed sequentially. */
 uint64_t tb_reference(const struct tb_graph *g);
+/* "N:F" (--vary): 0, or -EINVAL. */
+int tb_parse_vary(const char *s, uint32_t *every, uint32_t *factor);
+/* FLOPs the whole graph executes when a plain task runs iters. */
+uint64_t tb_graph_flops(const struct tb_graph *g, uint64_t iters);
 
 /* Index of the output of point i of step t in a TB_RING * width array. */
 static inline uint32_t tb_slot(const struct tb_graph *g, uint32_t t,
@@ -101,6 +113,14 @@ static inline uint64_t tb_mix(uint64_t x)
 static inline uint64_t tb_seed(uint32_t t, uint32_t i)
 {
 	return tb_mix(((uint64_t)t << 32 | i) + 0x9e3779b97f4a7c15ull);
+}
+
+/* Iterations of the task whose seed is seed, when a plain one runs iters. */
+static inline uint64_t tb_task_iters(const struct tb_graph *g, uint64_t seed,
+				     uint64_t iters)
+{
+	return g->vary_every && seed % g->vary_every == 0 ?
+	       iters * g->vary_factor : iters;
 }
 
 static inline uint64_t tb_fold(uint64_t h, uint64_t input)

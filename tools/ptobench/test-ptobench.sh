@@ -55,7 +55,7 @@ skip() {
 	echo "ok $n - # SKIP $1"
 }
 
-echo "1..47"
+echo "1..51"
 echo "# implementations: $impls"
 
 case ",$impls," in *,pto,*) r=0 ;; *) r=1 ;; esac
@@ -129,6 +129,8 @@ done <<'BAD'
 --metg --peak-ms -1|--peak-ms: '-1' is not a number
 --metg --widths 2x|--widths: '2x' is not a number
 --metg --min-grain 8 --max-grain 4|--max-grain 4 is below --min-grain 8
+--metg --vary 3|--vary wants N:F
+--metg --vary 1:5|--vary wants N:F
 --views --tasks 63|--tasks: '63' is not a number between 64 and
 --steps 5|--steps works only with --metg
 --metg --shapes chain|--shapes does not work with --metg
@@ -237,6 +239,36 @@ elif mode == "metg":
         for w in (2, 5):
             if (p, w) not in seen:
                 bad.append("missing %s/%d" % (p, w))
+elif mode == "vary":
+    # one task in N, by its seed (taskbench.h), runs F times the iterations
+    M = (1 << 64) - 1
+
+    def mix(x):
+        x ^= x >> 31
+        x = x * 0x7fb5d329728ea185 & M
+        x ^= x >> 27
+        x = x * 0x81dadef4bc2dd44d & M
+        return x ^ x >> 33
+
+    every = doc["config"]["vary_every"]
+    factor = doc["config"]["vary_factor"]
+    steps = doc["config"]["steps"]
+    fpi = doc["config"]["flops_per_iter"]
+    for r in doc["results"]:
+        w = r["width"]
+        seeds = [mix(((t << 32 | i) + 0x9e3779b97f4a7c15) & M)
+                 for t in range(steps) for i in range(w)]
+        varied = sum(1 for s in seeds if s % every == 0)
+        if not 0 < varied < len(seeds):
+            bad.append("%s: %d of %d varied" % (r["pattern"], varied,
+                                                len(seeds)))
+        for i in impls:
+            for pt in r["impls"][i]["points"]:
+                want = (len(seeds) + varied * (factor - 1)) * \
+                    pt["iters"] * fpi
+                if pt["runs"] < 1 or pt["failed"] or pt["flops"] != want:
+                    bad.append("%s/%s: %s, want %d FLOPs" %
+                               (r["pattern"], i, pt, want))
 elif mode == "svg":
     import xml.dom.minidom
     for f in sys.argv[4:]:
@@ -313,6 +345,17 @@ ok $? "METG table lists every pattern and width"
 check_json "$tmp/metg.json" svg "$impls" "$tmp/plots/metg/metg-all.svg" \
 	"$tmp/plots/metg/metg-fft-w5.svg"
 ok $? "METG plots are well-formed SVG"
+
+"$bench" --metg --impls "$impls" --patterns trivial,stencil_1d --widths 5 \
+	--steps 12 --reps 1 --max-grain 3 --min-grain 3 --peak-ms 5 \
+	--timeout 120 --vary 3:4 --json "$tmp/vary.json" >"$tmp/vary.txt" \
+	2>"$tmp/vary.err"
+rc=$?
+[ $rc -ne 0 ] && sed 's/^/# /' "$tmp/vary.err"
+ok $rc "--metg --vary runs variable kernels in {$impls}"
+
+check_json "$tmp/vary.json" vary "$impls"
+ok $? "--vary: every implementation ran exactly the varied tasks' FLOPs"
 
 # --views: every case runs in every layout; views remove the false
 # dependencies byte ranges give row-major tiles, and nothing else
