@@ -53,6 +53,13 @@
 #define PAGE 4096u
 /* Tasks shorter than this run on the kicking thread when the core sleeps. */
 #define INLINE_MAX_NS 2000
+/*
+ * Others run up to INLINE_CREDIT_NS of a sleeping core's tasks that take
+ * CREDIT_TASK_NS or more each before they wake its thread instead (see
+ * may_run_for()); shorter tasks, NOP ones say, never pay for a wake-up.
+ */
+#define INLINE_CREDIT_NS 20000
+#define CREDIT_TASK_NS 500
 /* One run in this many updates a kernel's average duration. */
 #define AVG_SAMPLE 16
 /*
@@ -114,6 +121,8 @@ struct sim_core {
 	 * line of its own: its thread takes it for every task.
 	 */
 	PTO_OWN_LINES uint32_t running;
+	/* expected time of such tasks others ran for it since it woke */
+	uint64_t inline_ns;
 };
 
 struct sim {
@@ -738,41 +747,56 @@ static bool claim(struct pto_core_regs *r, uint64_t *id)
 	return true;
 }
 
-/* Is a task one worth running without a wake-up (known to be short)? */
-static bool task_is_short(struct sim *sim, const struct pto_task_desc *d)
+/*
+ * Is a task one worth running without a wake-up (known to be short)?
+ * short_task_ns(): its expected time plus one, 0 when it is not.
+ */
+static uint64_t short_task_ns(struct sim *sim, const struct pto_task_desc *d)
 {
 	const struct sim_kernel *k;
 	uint64_t avg;
 
 	if (d->kernel_id >= PTO_MAX_KERNELS)
-		return false;
+		return 0;
 	k = &sim->kernels[d->kernel_id];
 	if (!k->fn && k->op == PTO_OP_SPIN_NS)
-		return d->nargs && d->args[0] < INLINE_MAX_NS;
+		return d->nargs && d->args[0] < INLINE_MAX_NS ?
+		       d->args[0] + 1 : 0;
 	avg = __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED);
-	return avg && avg < INLINE_MAX_NS &&
-	       !__atomic_load_n(&k->long_hold, __ATOMIC_RELAXED);
+	return avg < INLINE_MAX_NS &&
+	       !__atomic_load_n(&k->long_hold, __ATOMIC_RELAXED) ? avg : 0;
+}
+
+static bool task_is_short(struct sim *sim, const struct pto_task_desc *d)
+{
+	return short_task_ns(sim, d);
 }
 
 /*
  * Claim the short tasks at the head of a sleeping core's queue, all with
- * one compare-and-swap; their ids go to ids[].  Returns how many.  A slot
- * read here may be rewritten once the core thread (woken meanwhile) takes
- * it, but then the swap fails and we look again.
+ * one compare-and-swap; their ids go to ids[], the expected time of those
+ * of CREDIT_TASK_NS or more to *credit.  Returns how many.  A slot read
+ * here may be rewritten once the core thread (woken meanwhile) takes it,
+ * but then the swap fails and we look again.
  */
 static uint32_t claim_short(struct sim *sim, struct pto_core_regs *r,
-			    uint64_t ids[PTO_CORE_QUEUE_SLOTS])
+			    uint64_t ids[PTO_CORE_QUEUE_SLOTS], uint64_t *credit)
 {
 	uint32_t taken = load_acquire(&r->consumed), n;
+	uint64_t ns;
 
 	do {
 		uint32_t db = load_acquire(&r->doorbell);
 
+		*credit = 0;
 		for (n = 0; taken + n != db && n < PTO_CORE_QUEUE_SLOTS; n++) {
 			ids[n] = READ_ONCE(r->queue[(taken + n) %
 						    PTO_CORE_QUEUE_SLOTS]) - 1;
-			if (!task_is_short(sim, task_desc(sim, ids[n])))
+			ns = short_task_ns(sim, task_desc(sim, ids[n]));
+			if (!ns)
 				break;
+			if (ns > CREDIT_TASK_NS)
+				*credit += ns - 1;
 		}
 		if (!n)
 			return 0;
@@ -815,14 +839,17 @@ static void core_leave(struct sim_core *c)
  * Returns how many ran.
  */
 static uint32_t run_short_batches(struct sim *sim, struct pto_core_regs *r,
-				  uint32_t core, struct run_clock *clock)
+				  uint32_t core, struct run_clock *clock,
+				  uint64_t *credit)
 {
 	uint64_t ids[PTO_CORE_QUEUE_SLOTS], start[PTO_CORE_QUEUE_SLOTS];
-	uint64_t end[PTO_CORE_QUEUE_SLOTS], pos, busy = 0;
+	uint64_t end[PTO_CORE_QUEUE_SLOTS], pos, busy = 0, more;
 	int status[PTO_CORE_QUEUE_SLOTS];
 	uint32_t n, i, ran = 0;
 
-	while ((n = claim_short(sim, r, ids))) {
+	*credit = 0;
+	while ((n = claim_short(sim, r, ids, &more))) {
+		*credit += more;
 		for (i = 0; i < n; i++) {
 			status[i] = run_timed(sim, r, core, ids[i], clock,
 					      &start[i]);
@@ -849,10 +876,29 @@ static uint32_t run_short_batches(struct sim *sim, struct pto_core_regs *r,
 static void run_on_host(struct sim *sim, struct pto_core_regs *r,
 			uint32_t core, struct run_clock *clock)
 {
-	if (!core_try_enter(&sim->cores[core]))
+	struct sim_core *c = &sim->cores[core];
+	uint64_t credit;
+
+	if (!core_try_enter(c))
 		return;		/* its thread is awake and running: it claims */
-	run_short_batches(sim, r, core, clock);
-	core_leave(&sim->cores[core]);
+	run_short_batches(sim, r, core, clock, &credit);
+	WRITE_ONCE(c->inline_ns, READ_ONCE(c->inline_ns) + credit);
+	core_leave(c);
+}
+
+/*
+ * Run a sleeping core's short tasks here rather than wake its thread?
+ * Yes while that saves a wake-up per task; but the tasks then run one
+ * after another on this thread, however many cores sleep.  Once they took
+ * INLINE_CREDIT_NS since the core's thread was last woken, and a CPU is
+ * free for it (fewer core threads awake than CPUs), the thread is woken:
+ * 1 us tasks on two cores otherwise ran on one thread at half the
+ * machine's rate while the other CPU idled.
+ */
+static bool may_run_for(struct sim *sim, uint32_t core)
+{
+	return READ_ONCE(sim->cores[core].inline_ns) < INLINE_CREDIT_NS ||
+	       READ_ONCE(sim->awake) >= sim->host_cpus;
 }
 
 /*
@@ -878,7 +924,8 @@ static void sim_kick(struct pto_backend *be, const uint32_t *cores,
 		r = pto_regs(be, c);
 		if (!READ_ONCE(r->core_waiting))
 			continue;
-		run_on_host(sim, r, c, &clock);
+		if (may_run_for(sim, c))
+			run_on_host(sim, r, c, &clock);
 		if (load_acquire(&r->consumed) != load_acquire(&r->doorbell))
 			futex_wake(&r->doorbell, 1);
 	}
@@ -887,13 +934,21 @@ static void sim_kick(struct pto_backend *be, const uint32_t *cores,
 		wake_sleepers(sim, c, UINT32_MAX);
 }
 
+/* A core thread is back from sleep: others may run its tasks afresh. */
+static void core_awake(struct sim_core *sc, struct pto_core_regs *r)
+{
+	WRITE_ONCE(r->core_waiting, 0);
+	WRITE_ONCE(sc->inline_ns, 0);
+}
+
 /*
  * A thread-mode core sleeps until kicked; bounded, so that a core asleep
  * when the runtime switches the core threads to scheduling themselves
  * (sim_set_sched()) notices within a tenth of a second even if it missed
  * that wake-up.
  */
-static void core_idle(struct sim *sim, struct pto_core_regs *r, uint32_t db)
+static void core_idle(struct sim *sim, struct sim_core *sc,
+		      struct pto_core_regs *r, uint32_t db)
 {
 	WRITE_ONCE(r->core_waiting, 1);
 	/* waiting before the doorbell load; pairs with sim_kick() */
@@ -901,7 +956,7 @@ static void core_idle(struct sim *sim, struct pto_core_regs *r, uint32_t db)
 	if (load_acquire(&r->doorbell) == db && !load_acquire(&sim->stop) &&
 	    !load_acquire(&sim->hooks))
 		futex_wait(&r->doorbell, db, 100);
-	WRITE_ONCE(r->core_waiting, 0);
+	core_awake(sc, r);
 }
 
 /* PTO_SCHED_THREAD: run what the scheduler's thread queues. */
@@ -925,7 +980,7 @@ static void core_loop(struct sim *sim, struct sim_core *sc)
 				idle_poll(idle);
 				continue;
 			}
-			core_idle(sim, r, db);
+			core_idle(sim, sc, r, db);
 			idle = 0;
 			continue;
 		}
@@ -988,7 +1043,7 @@ static void worker_sleep(struct sim *sim, const struct pto_backend_sched *h,
 		    !load_acquire(&sim->stop) && load_acquire(&sim->hooks))
 			futex_wait(&r->doorbell, db, !last ? UINT32_MAX :
 				   (*naps)++ ? 50 : 1);
-		WRITE_ONCE(r->core_waiting, 0);
+		core_awake(sc, r);
 	}
 	woke_up(sim, h, sc, t0);
 }
@@ -1017,13 +1072,13 @@ static unsigned int worker_spins(struct sim *sim, struct sim_core *sc)
 static uint32_t run_own(struct sim *sim, struct sim_core *sc,
 			struct pto_core_regs *r, struct run_clock *clock)
 {
+	uint64_t id, credit;	/* (its own tasks: no credit to keep) */
 	uint32_t ran;
-	uint64_t id;
 
 	if (load_acquire(&r->consumed) == load_acquire(&r->doorbell))
 		return 0;
 	core_enter(sc);
-	ran = run_short_batches(sim, r, sc->index, clock);
+	ran = run_short_batches(sim, r, sc->index, clock, &credit);
 	if (!ran && claim(r, &id)) {
 		execute(sim, r, sc->index, id, clock);
 		ran = 1;
@@ -1096,7 +1151,7 @@ static void shard_sleep(struct sim *sim, const struct pto_backend_sched *h,
 			futex_wait(&sc->wake, seen, !last ? UINT32_MAX :
 				   (*naps)++ ? 50 : 1);
 		__atomic_fetch_and(word, ~bit, __ATOMIC_SEQ_CST);
-		WRITE_ONCE(r->core_waiting, 0);
+		core_awake(sc, r);
 	}
 	woke_up(sim, h, sc, t0);
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 #include "testlib.h"
@@ -389,6 +390,81 @@ static void test_variable_kernel(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * Independent 1 us tasks on two cores, scheduling on the core threads:
+ * a core thread that ran out of work sleeps, and the other one then ran
+ * its short tasks for it, one after the other on one thread, for as long
+ * as tasks kept coming: half the machine idle.  Now the sleeping core's
+ * thread is woken once others ran 20 us of them for it, while a CPU is
+ * free.  Each call notes whether it ran on its core's own thread.
+ */
+#define K_SPIN 21
+#define SPIN_TASKS 20000
+#define SPIN_NS 1000
+
+static uint32_t spin_elsewhere;
+
+static void k_spin(const uint64_t *a, uint32_t n)
+{
+	uint64_t end = tl_now_ns() + SPIN_NS;
+
+	while (tl_now_ns() < end)
+		;
+	if (!on_own_thread())
+		__atomic_add_fetch(&spin_elsewhere, 1, __ATOMIC_RELAXED);
+}
+
+static int orch_spin(struct pto_runtime *rt, void *arg)
+{
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < SPIN_TASKS && !ret; i++) {
+		struct pto_param prm[] = { PTO_SCALAR(i) };
+		int64_t id;
+
+		if (i % 500 == 0 && i)
+			ret = pto_scope_end(rt);
+		if (i % 500 == 0 && !ret)
+			ret = pto_scope_begin(rt);
+		id = pto_submit_task(rt, K_SPIN, PTO_WORKER_VECTOR, prm, 1);
+		if (id < 0)
+			ret = (int)id;
+	}
+	return ret ? ret : pto_scope_end(rt);
+}
+
+static void test_short_tasks_spread(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	uint32_t elsewhere;
+	int ret;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		skip("short tasks on two cores: needs two CPUs");
+		return;
+	}
+	tl_config(&cfg, 0, 0);
+	cfg.sched = PTO_SCHED_WORKERS;
+	memset(cfg.cores, 0, sizeof(cfg.cores));
+	cfg.cores[PTO_WORKER_VECTOR] = 2;
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_SPIN, PTO_WORKER_VECTOR, k_spin,
+				"spin"))
+		bail_out("cannot register the kernel");
+	if (pto_run(rt, orch_spin, NULL))	/* learns the kernel's time */
+		bail_out("warm-up run");
+	__atomic_store_n(&spin_elsewhere, 0, __ATOMIC_RELAXED);
+	ret = pto_run(rt, orch_spin, NULL);
+	elsewhere = __atomic_load_n(&spin_elsewhere, __ATOMIC_RELAXED);
+	ok_eq(ret, 0, "short tasks on two cores: pto_run");
+	ok(elsewhere < SPIN_TASKS / 10,
+	   "short tasks on two cores: %u of %d ran off their core's thread "
+	   "(fewer than a tenth)", elsewhere, SPIN_TASKS);
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	test_policy(PTO_SCHED_THREAD, "scheduler thread");
@@ -396,5 +472,6 @@ int main(void)
 	test_policy(PTO_SCHED_SHARDS, "sharded scheduling on the core threads");
 	test_shard_hops();
 	test_variable_kernel();
+	test_short_tasks_spread();
 	return tap_done();
 }
