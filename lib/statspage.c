@@ -3,14 +3,17 @@
  * Publish a runtime's counters in a small shared-memory file that monitors
  * (ptotop) map read-only.  See <pto/pto_statspage.h> for the format.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,6 +90,56 @@ static struct pto_statspage *page_publish(const char *tmp, const char *path,
 	return page;
 }
 
+/*
+ * The pid in a page's name (PREFIX<pid>.<n>, or the temporary
+ * .PREFIXnew.<pid>.<n> of a writer killed before its rename); 0 if none.
+ */
+static pid_t page_pid(const char *name)
+{
+	static const char tmp[] = "." PTO_STATSPAGE_PREFIX "new.";
+	const char *p;
+	char *end;
+	long pid;
+
+	if (!strncmp(name, tmp, sizeof(tmp) - 1))
+		p = name + sizeof(tmp) - 1;
+	else if (!strncmp(name, PTO_STATSPAGE_PREFIX,
+			  sizeof(PTO_STATSPAGE_PREFIX) - 1))
+		p = name + sizeof(PTO_STATSPAGE_PREFIX) - 1;
+	else
+		return 0;
+	pid = strtol(p, &end, 10);
+	return end != p && *end == '.' && pid > 0 && pid <= INT_MAX ?
+	       (pid_t)pid : 0;
+}
+
+/*
+ * Remove the pages of our user's processes that are gone: a runtime
+ * killed (SIGKILL, a crash) cannot unlink its own, and ptotop removes
+ * them only when the same user runs it.  A page whose pid was reused is
+ * left to ptotop, which can tell by the process's mappings.
+ */
+static void tidy_dead_pages(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct stat sb;
+	pid_t pid;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		pid = page_pid(de->d_name);
+		if (!pid || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb,
+			    AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(sb.st_mode) && sb.st_uid == geteuid())
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+}
+
 struct pto_statspage *pto_statspage_create(const char *device)
 {
 	const char *env = getenv(pto_env_name(PTO_ENV_STATS));
@@ -101,6 +154,8 @@ struct pto_statspage *pto_statspage_create(const char *device)
 	pthread_mutex_lock(&pages_lock);
 	seq = page_seq++;
 	pthread_mutex_unlock(&pages_lock);
+	if (!seq)	/* once per process: runtimes may be made often */
+		tidy_dead_pages(dir);
 
 	len = strlen(dir) + sizeof("/" PTO_STATSPAGE_PREFIX) + 2 * 12;
 	e = malloc(sizeof(*e) + len);

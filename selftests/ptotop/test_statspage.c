@@ -35,6 +35,7 @@ static bool page_path(unsigned int seq, char *buf, size_t len)
 	return stat(buf, &sb) == 0;
 }
 
+/* After test_tidy_dead(), whose page had seq 0. */
 static void test_create(void)
 {
 	struct pto_statspage *a, *b;
@@ -52,10 +53,10 @@ static void test_create(void)
 	ok(!strcmp(a->device, "sim") && !strcmp(b->device, "/dev/pto0"),
 	   "device names recorded");
 	ok(a->start_ns > 0 && a->seq == 0, "start time set, seq even");
-	ok(page_path(0, path, sizeof(path)), "first page is %s", path);
+	ok(page_path(1, path, sizeof(path)), "first page is %s", path);
 	ok(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600 &&
 	   sb.st_size >= (off_t)sizeof(*a), "mode 0600, full size");
-	ok(page_path(1, path, sizeof(path)), "second page has seq 1");
+	ok(page_path(2, path, sizeof(path)), "second page has the next seq");
 
 	pto_statspage_begin(a);
 	ok(a->seq & 1, "begin makes seq odd");
@@ -64,13 +65,87 @@ static void test_create(void)
 	ok(a->seq == 2, "end makes seq even");
 
 	pto_statspage_destroy(a);
-	ok(!page_path(0, path, sizeof(path)), "destroy unlinks the file");
+	ok(!page_path(1, path, sizeof(path)), "destroy unlinks the file");
 	pto_statspage_destroy(b);
-	ok(!page_path(1, path, sizeof(path)), "second file unlinked too");
+	ok(!page_path(2, path, sizeof(path)), "second file unlinked too");
 	pto_statspage_destroy(NULL);
 	pto_statspage_begin(NULL);
 	pto_statspage_end(NULL);
 	ok(1, "NULL page is accepted everywhere");
+}
+
+/* Make an empty file called name in the stats directory. */
+static void plant(const char *name)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		bail_out("cannot create %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+static bool planted(const char *name)
+{
+	char path[512];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &sb) == 0;
+}
+
+static void unplant(const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+}
+
+/* A pid no process has: a child's, reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		bail_out("fork: %s", strerror(errno));
+	if (!pid)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+/*
+ * The pages (and half-built pages) of processes that are gone, killed
+ * before they could unlink them, are removed when the process makes its
+ * first page; a live process's page and other files stay.  Runs first:
+ * later pages of this process do not look again.
+ */
+static void test_tidy_dead(void)
+{
+	char dead[64], dead_tmp[64], live[64];
+	pid_t pid = dead_pid();
+	struct pto_statspage *p;
+
+	snprintf(dead, sizeof(dead), "%s%d.0", PTO_STATSPAGE_PREFIX, pid);
+	snprintf(dead_tmp, sizeof(dead_tmp), ".%snew.%d.0",
+		 PTO_STATSPAGE_PREFIX, pid);
+	snprintf(live, sizeof(live), "%s%d.5", PTO_STATSPAGE_PREFIX,
+		 (int)getppid());
+	plant(dead);
+	plant(dead_tmp);
+	plant(live);
+	plant("pto-stats.notes");
+	p = pto_statspage_create("sim");
+	ok(p && !planted(dead) && !planted(dead_tmp),
+	   "a dead process's page and half-built page are removed");
+	ok(planted(live) && planted("pto-stats.notes"),
+	   "a live process's page and other files stay");
+	pto_statspage_destroy(p);
+	unplant(live);
+	unplant("pto-stats.notes");
 }
 
 static void test_disabled(void)
@@ -400,6 +475,7 @@ int main(void)
 		bail_out("mkdtemp: %s", strerror(errno));
 	setenv("PTO_STATS_DIR", dir, 1);
 	unsetenv("PTO_STATS");
+	test_tidy_dead();
 	test_create();
 	test_disabled();
 	test_seqlock();
