@@ -17,6 +17,7 @@ tmp=$(mktemp -d /tmp/ptotop-test.XXXXXX)
 n=0 failed=0
 pids=""
 tmux_sock="ptotop-test-$$"
+ui_n=0
 
 cleanup() {
 	# never wait on a child that may hang: KILL what is left
@@ -42,6 +43,16 @@ skip() {
 }
 
 # wait_for TRIES COMMAND...: poll every 0.05 s, at most TRIES times.
+# A tmux server of its own for each UI session: the last one may still be
+# exiting when the next one starts (its ptotop quit, so its only session
+# ended), and a client that reached it then fails with "server exited
+# unexpectedly".
+next_ui() {
+	tmux -L "$tmux_sock" kill-server 2>/dev/null
+	ui_n=$((ui_n + 1))
+	tmux_sock="ptotop-test-$$-$ui_n"
+}
+
 wait_for() {
 	tries=$1
 	shift
@@ -356,6 +367,7 @@ dead() { ! alive; }
 
 # other users of PTO on this machine must not push ours off the screen: -p
 if command -v tmux >/dev/null; then
+	next_ui
 	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
 		"env TERM=screen $PTOTOP -d 0.3 -p $lg"
 	wait_for 200 screen_has " $lg "
@@ -405,6 +417,7 @@ if command -v tmux >/dev/null; then
 	# the task ring view; sorted by pid so that lg is first and lg2 second
 	rev=
 	[ "$lg2" -lt "$lg" ] && rev=-r
+	next_ui
 	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
 		"env TERM=screen $PTOTOP -d 0.3 -s pid $rev -p $lg -p $lg2"
 	wait_for 200 screen_has " $lg2 " && screen_has " $lg "
@@ -446,6 +459,7 @@ if command -v tmux >/dev/null; then
 	wait_for 100 dead
 
 	mkdir -p "$tmp/empty"
+	next_ui
 	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
 		"env TERM=screen PTO_STATS_DIR=$tmp/empty PTOTOP_PROC_ROOT=$tmp/empty PTOTOP_SYSFS_ROOT=$tmp/empty $PTOTOP"
 	wait_for 100 screen_has "No PTO devices or runtimes found"
@@ -553,6 +567,7 @@ PTO_STATS_DIR="$tmp/ver" "$PTOTOP" -j -n 1 -p "$v3" >"$tmp/ver3.json" &&
 	check "$tmp/ver3.json" "[u['pid'] for u in docs[0]['unsupported_pages']] == [$v3]"
 ok $? "-p filters them too"
 if command -v tmux >/dev/null; then
+	next_ui
 	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
 		"env TERM=screen PTO_STATS_DIR=$tmp/ver $PTOTOP"
 	wait_for 100 screen_has "2 runtimes not shown: stats pages of other versions"
