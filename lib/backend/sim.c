@@ -86,17 +86,15 @@ struct sim_kernel {
 	bool bound;
 	uint64_t avg_ns;	/* running average duration, 0: never run */
 	/*
-	 * Sampled runs left in which another long run holds the kernel off,
-	 * left before it may run inline again, its score, and its sampled
-	 * runs.  A kernel whose calls vary (mostly short, now and then
+	 * A kernel whose calls vary (mostly short, now and then
 	 * milliseconds) has an average that says short; run inline, its long
 	 * calls would hold the thread that schedules, and with it every
-	 * other core.
+	 * other core.  So, in sampled runs (see LONG_RUN_NS):
 	 */
-	uint32_t long_window;
-	uint32_t long_hold;
-	uint32_t long_score;
-	uint32_t samples;
+	uint32_t long_window;	/* left in which a long run holds it off */
+	uint32_t long_hold;	/* left before it may run inline again */
+	uint32_t long_score;	/* its repeated long runs, decaying */
+	uint32_t samples;	/* all of them */
 };
 
 /* A thread's chain of task run times: see run_timed(). */
@@ -121,7 +119,10 @@ struct sim_core {
 	 * line of its own: its thread takes it for every task.
 	 */
 	PTO_OWN_LINES uint32_t running;
-	/* expected time of such tasks others ran for it since it woke */
+	/*
+	 * Expected time of its tasks of CREDIT_TASK_NS or more that others
+	 * ran for it since its thread last woke (may_run_for()).
+	 */
 	uint64_t inline_ns;
 };
 

@@ -285,8 +285,8 @@ static void test_shard_hops(void)
  * them (the scheduler's) instead of waking the core's own thread.  A long
  * call run that way holds the scheduling, and every other core with it:
  * after two in a row, the kernel must not run there for a while, and
- * later may again.  The kernel notes each call that did not run on its core's own
- * thread.
+ * later may again.  The kernel notes each call that did not run on its
+ * core's own thread.
  */
 #define K_VARY 20
 #define VARY_CHAIN 64
