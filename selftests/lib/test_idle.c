@@ -55,6 +55,7 @@ struct plan {
 	uint32_t ms;		/* each */
 	uint32_t window;
 	bool one_scope;		/* all in the run's scope, not one each */
+	uint32_t kernel;	/* 0: K_NAP */
 };
 
 static uint64_t *chain_buf;
@@ -75,7 +76,8 @@ static int orch_chain(struct pto_runtime *rt, void *arg)
 
 		if (!p->one_scope)
 			pto_scope_begin(rt);
-		id = pto_submit_task(rt, K_NAP, PTO_WORKER_VECTOR, prm, 2);
+		id = pto_submit_task(rt, p->kernel ? p->kernel : K_NAP,
+				     PTO_WORKER_VECTOR, prm, 2);
 		if (!p->one_scope)
 			ret = pto_scope_end(rt);
 		if (id < 0)
@@ -313,39 +315,17 @@ static void k_vary(const uint64_t *a, uint32_t n)
 		__atomic_add_fetch(&vary_elsewhere, 1, __ATOMIC_RELAXED);
 }
 
-struct vary_plan {
-	uint32_t tasks, ms;
-};
-
-/* A chain: the core's thread sleeps between tasks, its queue one deep. */
-static int orch_vary(struct pto_runtime *rt, void *arg)
-{
-	const struct vary_plan *p = arg;
-	uint32_t i;
-	int ret = 0;
-
-	for (i = 0; i < p->tasks && !ret; i++) {
-		struct pto_param prm[] = {
-			PTO_INOUT(chain_buf, 0, 64), PTO_SCALAR(p->ms),
-		};
-		int64_t id;
-
-		pto_scope_begin(rt);
-		id = pto_submit_task(rt, K_VARY, PTO_WORKER_VECTOR, prm, 2);
-		ret = pto_scope_end(rt);
-		if (id < 0)
-			ret = (int)id;
-	}
-	return ret;
-}
-
-/* Run p; how many of its calls ran off their core's thread, or -1. */
+/*
+ * A chain of tasks calls of k_vary, ms each; how many ran off their core's
+ * thread, or -1.  In a chain the core's thread sleeps between tasks, its
+ * queue one deep.
+ */
 static int vary_run(struct pto_runtime *rt, uint32_t tasks, uint32_t ms)
 {
-	struct vary_plan p = { .tasks = tasks, .ms = ms };
+	struct plan p = { .tasks = tasks, .ms = ms, .kernel = K_VARY };
 
 	__atomic_store_n(&vary_elsewhere, 0, __ATOMIC_RELAXED);
-	if (pto_run(rt, orch_vary, &p))
+	if (pto_run(rt, orch_chain, &p))
 		return -1;
 	return (int)__atomic_load_n(&vary_elsewhere, __ATOMIC_RELAXED);
 }

@@ -177,7 +177,7 @@ static void compare_check(int p, int w, int g, int im, const char *check)
 }
 
 static int parse_run(const char *out, const struct tb_graph *tg,
-		     uint64_t it, uint64_t *ns, uint64_t *cpu,
+		     uint64_t want_flops, uint64_t *ns, uint64_t *cpu,
 		     const char **check)
 {
 	const char *line = strstr(out, "result ");
@@ -190,12 +190,10 @@ static int parse_run(const char *out, const struct tb_graph *tg,
 	*ns = field_u64(line, "ns");
 	*cpu = field_u64(line, "cpu_ns");
 	*check = field(line, "check");
-	if (tasks != tg->tasks || flops != tb_graph_flops(tg, it) ||
-	    !*ns || !*check) {
+	if (tasks != tg->tasks || flops != want_flops || !*ns || !*check) {
 		fprintf(stderr, "ptobench: bad result (%" PRIu64 " tasks, %"
 			PRIu64 " FLOPs; expected %" PRIu64 " and %" PRIu64
-			")\n", tasks, flops, tg->tasks,
-			tb_graph_flops(tg, it));
+			")\n", tasks, flops, tg->tasks, want_flops);
 		return -1;
 	}
 	return 0;
@@ -213,9 +211,10 @@ static int run_impl(int p, int w, int g, int im)
 	struct tb_graph tg;
 	struct rusage ru;
 	const char *check;
-	uint64_t ns, cpu;
+	uint64_t ns, cpu, flops;
 
 	graph(p, w, &tg);
+	flops = tb_graph_flops(&tg, iters[g]);
 	worker_path(impl_names[im], path, sizeof(path));
 	snprintf(a_w, sizeof(a_w), "%u", mo.width[w]);
 	snprintf(a_s, sizeof(a_s), "%u", mo.steps);
@@ -228,7 +227,7 @@ static int run_impl(int p, int w, int g, int im)
 		argv[sizeof(argv) / sizeof(argv[0]) - 2] = (char *)mo.vary;
 	}
 	if (run_worker(path, argv, out, sizeof(out), &ru) ||
-	    parse_run(out, &tg, iters[g], &ns, &cpu, &check)) {
+	    parse_run(out, &tg, flops, &ns, &cpu, &check)) {
 		fprintf(stderr, "ptobench: %s %s width %u iters %" PRIu64
 			" failed\n", impl_names[im], tb_pattern_name(pats[p]),
 			mo.width[w], iters[g]);
@@ -236,7 +235,7 @@ static int run_impl(int p, int w, int g, int im)
 		return -1;
 	}
 	c->tasks = tg.tasks;
-	c->flops = tb_graph_flops(&tg, iters[g]);
+	c->flops = flops;
 	c->rate[c->n] = (double)c->flops / ns;
 	c->cpu[c->n] = (double)cpu / tg.tasks;
 	c->wall[c->n++] = (double)ns * mo.cores / tg.tasks;
