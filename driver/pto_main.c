@@ -457,7 +457,7 @@ static int __init pto_init(void)
 	BUILD_BUG_ON(sizeof(struct pto_task_desc) != 256);
 	BUILD_BUG_ON(sizeof(struct pto_dep_entry) != 16);
 	BUILD_BUG_ON(sizeof(struct pto_release_entry) != 16);
-	BUILD_BUG_ON(sizeof(struct pto_core_regs) != 128);
+	BUILD_BUG_ON(sizeof(struct pto_core_regs) != 256);
 	BUILD_BUG_ON(sizeof(struct pto_completion) != 64);
 	BUILD_BUG_ON(sizeof(struct pto_window_header) != 9 * 64);
 	BUILD_BUG_ON(sizeof(struct pto_cring_header) != 3 * 64);

@@ -83,17 +83,19 @@ static inline uint32_t pto_coreload_rotate(uint64_t v, uint32_t start)
 }
 
 /*
- * The core with the fewest queued tasks and room for one more, the first
+ * The core with the fewest queued tasks, fewer than max_depth, the first
  * at or after start (wrapping) among those: rotating start spreads work
- * over equally loaded cores.  PTO_CORELOAD_NONE when every queue is full.
+ * over equally loaded cores.  PTO_CORELOAD_NONE when every core has
+ * max_depth queued (at most PTO_CORE_QUEUE_SLOTS).
  * Up to 64 cores of a type (every device so far) take one word a depth.
  */
 static inline uint32_t pto_coreload_pick(const struct pto_coreload *l,
-					 uint32_t n, uint32_t start)
+					 uint32_t n, uint32_t start,
+					 uint32_t max_depth)
 {
 	uint32_t d, i;
 
-	for (d = 0; d < PTO_CORE_QUEUE_SLOTS; d++) {
+	for (d = 0; d < max_depth; d++) {
 		if (n <= 64) {
 			if (l->at[d][0])
 				return pto_coreload_rotate(l->at[d][0], start);

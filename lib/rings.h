@@ -112,6 +112,11 @@ static inline void pto_rq_push(struct pto_ready_queue *q, uint64_t id)
 	q->ids[q->tail++ & q->mask] = id;
 }
 
+static inline uint64_t pto_rq_peek(const struct pto_ready_queue *q)
+{
+	return q->ids[q->head & q->mask];
+}
+
 static inline uint64_t pto_rq_pop(struct pto_ready_queue *q)
 {
 	return q->ids[q->head++ & q->mask];

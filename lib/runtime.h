@@ -26,6 +26,7 @@
 
 #include "backend.h"
 #include "coreload.h"
+#include "pace.h"
 #include "mpmc.h"
 #include "rings.h"
 #include "sync.h"
@@ -207,8 +208,7 @@ struct pto_sched {
 	uint64_t scanned;		/* task ids below were scanned */
 	uint64_t peeked;		/* task ids below are known complete */
 	uint32_t unpublished;		/* retired, not yet in the window */
-	/* bit k: kernel k's last task reaped ran briefly */
-	uint64_t short_kernels[PTO_MAX_KERNELS / 64];
+	struct pto_pace pace;		/* how briefly kernels ran lately */
 	uint64_t cring_head;
 	uint32_t outstanding;		/* dispatched, not completed */
 	uint32_t cring_size;

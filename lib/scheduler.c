@@ -39,8 +39,6 @@
 #define SCAN_PREFETCH 64
 /* Retirements the orchestrator learns of at a time (publish_retired()). */
 #define RETIRE_PUBLISH 32
-/* A task that ran shorter than this is worth a deferred publication. */
-#define SHORT_TASK_NS 2000
 
 static struct pto_sched_slot *sslot(struct pto_runtime *rt, uint64_t task)
 {
@@ -313,18 +311,6 @@ static void core_done(struct pto_runtime *rt, uint32_t c)
 			  depth - 1);
 }
 
-/* Remember whether kernel k's task ran briefly (see publish_can_wait()). */
-static void note_kernel_time(struct pto_sched *s, uint32_t k, uint64_t ns)
-{
-	uint64_t *word = &s->short_kernels[k % PTO_MAX_KERNELS / 64];
-	uint64_t bit = 1ull << (k % 64);
-
-	if (ns < SHORT_TASK_NS)
-		*word |= bit;
-	else
-		*word &= ~bit;
-}
-
 static int reap(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	struct pto_sched *s = &rt->sched;
@@ -349,8 +335,8 @@ static int reap(struct pto_runtime *rt, struct ready_batch *rb)
 			if (type < PTO_NUM_WORKER_TYPES && cp.end_ns > cp.start_ns)
 				STAT_ADD(rt->sst.busy_ns[type],
 					 cp.end_ns - cp.start_ns);
-			note_kernel_time(s, d->kernel_id,
-					 cp.end_ns - cp.start_ns);
+			pto_pace_note(&s->pace, d->kernel_id,
+				      cp.end_ns - cp.start_ns);
 			if (rt->trace)
 				trace_completion(rt, &cp);
 		}
@@ -601,11 +587,13 @@ static int dispatch_type(struct pto_runtime *rt, uint32_t type)
 {
 	struct pto_sched *s = &rt->sched;
 	struct pto_ready_queue *q = &s->ready[type];
-	uint32_t n = rt->be.cores[type], i;
+	uint32_t n = rt->be.cores[type], i, k;
 	int dispatched = 0;
 
 	while (!pto_rq_empty(q) && s->outstanding < s->cring_size) {
-		i = pto_coreload_pick(&s->load[type], n, s->rr[type]);
+		k = pto_desc(rt, pto_rq_peek(q))->kernel_id;
+		i = pto_coreload_pick(&s->load[type], n, s->rr[type],
+				      pto_pace_depth(&s->pace, k));
 		if (i == PTO_CORELOAD_NONE)
 			break;
 		queue_on_core(rt, type, rt->be.first_core[type] + i,
@@ -1131,7 +1119,7 @@ static bool publish_can_wait(struct pto_runtime *rt, uint32_t core)
 {
 	const struct pto_sched *s = &rt->sched;
 	const struct pto_core_regs *r;
-	uint32_t next, k;
+	uint32_t next;
 	uint64_t task;
 
 	if (s->unpublished >= RETIRE_PUBLISH || core >= rt->be.num_cores)
@@ -1142,8 +1130,7 @@ static bool publish_can_wait(struct pto_runtime *rt, uint32_t core)
 	if (next == READ_ONCE(r->doorbell))
 		return false;
 	task = READ_ONCE(r->queue[next % PTO_CORE_QUEUE_SLOTS]) - 1;
-	k = pto_desc(rt, task)->kernel_id % PTO_MAX_KERNELS;
-	return s->short_kernels[k / 64] & 1ull << (k % 64);
+	return pto_pace_short(&s->pace, pto_desc(rt, task)->kernel_id);
 }
 
 /*

@@ -21,6 +21,7 @@
 #include "testlib.h"
 #include "coreload.h"
 #include "mpmc.h"
+#include "pace.h"
 #include "rings.h"
 #include "sync.h"
 #include "tensormap.h"
@@ -312,7 +313,7 @@ static void test_mpmc_threads(void)
 static void test_coreload(uint64_t seed)
 {
 	static const uint32_t sizes[] = { 1, 3, 64, 65, 72, 200, 256 };
-	uint32_t depth[256], z, k, i, n, start, want, got, best;
+	uint32_t depth[256], z, k, i, n, start, want, got, best, max;
 	struct pto_coreload l;
 	struct tl_rng rng;
 	int bad = 0;
@@ -333,21 +334,70 @@ static void test_coreload(uint64_t seed)
 				depth[i]--;
 			}
 			start = (uint32_t)tl_range(&rng, 0, n - 1);
+			max = (uint32_t)tl_range(&rng, 1, PTO_CORE_QUEUE_SLOTS);
 			best = PTO_CORE_QUEUE_SLOTS;
 			for (i = 0; i < n; i++)
 				best = depth[i] < best ? depth[i] : best;
 			want = PTO_CORELOAD_NONE;
-			for (i = 0; i < n && best < PTO_CORE_QUEUE_SLOTS; i++)
+			for (i = 0; i < n && best < max; i++)
 				if (depth[(start + i) % n] == best) {
 					want = (start + i) % n;
 					break;
 				}
-			got = pto_coreload_pick(&l, n, start);
+			got = pto_coreload_pick(&l, n, start, max);
 			bad += got != want;
 		}
 	}
-	ok_eq(bad, 0, "coreload: picks the least loaded core with room, "
+	ok_eq(bad, 0, "coreload: picks the least loaded core below a depth, "
 	      "rotating, for 1 to 256 cores");
+}
+
+/* Note n tasks of kernel k, each ns long. */
+static void pace_runs(struct pto_pace *p, uint32_t k, uint32_t n, uint64_t ns)
+{
+	while (n--)
+		pto_pace_note(p, k, ns);
+}
+
+/*
+ * A kernel's tasks queue deep only after a streak of very brief ones; a
+ * long one ends the streak, a middling one neither counts nor ends it,
+ * and kernels are told apart.
+ */
+static void test_pace(void)
+{
+	const uint32_t deep = PTO_CORE_QUEUE_SLOTS, shallow = PTO_PACE_SHALLOW;
+	const uint32_t streak = PTO_PACE_TINY_STREAK;
+	struct pto_pace *p = calloc(1, sizeof(*p));
+	uint32_t k = 700, other = 701;
+
+	if (!p)
+		bail_out("calloc");
+	ok(deep > shallow, "pace: the device's queue is deeper than a shallow "
+	   "one (%u > %u)", deep, shallow);
+	ok_eq(pto_pace_depth(p, k), shallow, "pace: a kernel not seen yet "
+	      "queues shallow");
+	pace_runs(p, k, streak - 1, 50);
+	ok_eq(pto_pace_depth(p, k), shallow, "pace: %u brief tasks are not "
+	      "yet a streak", streak - 1);
+	pto_pace_note(p, k, PTO_PACE_TINY_NS);	/* not tiny, not long */
+	pace_runs(p, k, 1, 50);
+	ok_eq(pto_pace_depth(p, k), deep, "pace: %u brief tasks, a middling "
+	      "one between them, queue deep", streak);
+	ok_eq(pto_pace_depth(p, other), shallow, "pace: another kernel's "
+	      "streak is its own");
+	ok(pto_pace_short(p, k) && !pto_pace_short(p, other),
+	   "pace: the last task of one kernel ran briefly, of the other none");
+	pto_pace_note(p, k, PTO_PACE_LONG_NS);
+	ok(pto_pace_depth(p, k) == shallow && !pto_pace_short(p, k),
+	   "pace: one long task ends the streak");
+	pace_runs(p, k, streak - 1, 50);
+	ok_eq(pto_pace_depth(p, k), shallow, "pace: the streak starts afresh "
+	      "after a long task");
+	pace_runs(p, k, 1, 50);
+	ok_eq(pto_pace_depth(p, k), deep, "pace: ... and is whole again after "
+	      "%u brief ones", streak);
+	free(p);
 }
 
 /* ---- TensorMap ----------------------------------------------------------- */
@@ -825,6 +875,7 @@ int main(void)
 	test_mpmc_alone();
 	test_mpmc_threads();
 	test_coreload(seed);
+	test_pace();
 	test_tm_fixed();
 	test_tm_stencil();
 	test_tm_reuse();

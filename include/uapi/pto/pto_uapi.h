@@ -37,14 +37,14 @@
 #include <linux/types.h>
 
 /* Incompatible layout version; see "Growing" above. */
-#define PTO_ABI_VERSION		3
+#define PTO_ABI_VERSION		4
 #define PTO_WINDOW_MAGIC	0x50544f57	/* "PTOW" */
 
 /* Parameters a task descriptor carries (tensor addresses and scalars). */
 #define PTO_MAX_ARGS		24
 
 /* Tasks the host may queue on one core, so cores never idle between tasks. */
-#define PTO_CORE_QUEUE_SLOTS	4	/* power of two */
+#define PTO_CORE_QUEUE_SLOTS	16	/* power of two */
 
 /*
  * Task rings.  Every task belongs to one ring; each ring has its own
@@ -504,7 +504,7 @@ enum pto_core_status {
  * @busy_ns: core: total time spent executing
  * @__pad3: zero
  *
- * Two cache lines: the first only the host writes, the second only the
+ * The first three cache lines only the host writes, the last only the
  * core, so dispatching and executing never fight over a line.  The host
  * queues up to PTO_CORE_QUEUE_SLOTS tasks: it stores handle + 1 in
  * queue[doorbell % PTO_CORE_QUEUE_SLOTS] and then increments doorbell
@@ -515,7 +515,7 @@ struct pto_core_regs {
 	__u32 doorbell;
 	__u32 __pad0;
 	__u64 queue[PTO_CORE_QUEUE_SLOTS];
-	__u64 __pad1[3];
+	__u64 __pad1[7];
 	__u32 consumed;
 	__u32 status;
 	__u32 core_waiting;
