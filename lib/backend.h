@@ -155,6 +155,8 @@ struct pto_backend {
 	bool host_addresses;		/* any host address is a device address */
 	/* checked mode (check.h), or NULL: set before the first run */
 	struct pto_check *check;
+	/* the runtime's, which the backend's threads log with */
+	const struct pto_log_tag *log_tag;
 
 	/* derived from the above by pto_backend_attach() */
 	struct pto_window_header *win;
@@ -182,7 +184,12 @@ static inline struct pto_core_regs *pto_regs(const struct pto_backend *be,
 int pto_backend_attach(struct pto_backend *be);
 
 /* Pin the calling thread, the index-th of the runtime's, per be->cpus. */
-void pto_backend_pin_thread(const struct pto_backend *be, uint32_t index);
+/*
+ * A thread of the runtime's starts: its name, its CPU (PTO_CPUS: the
+ * index-th, round robin) and its messages' tag.
+ */
+void pto_backend_thread_start(const struct pto_backend *be, uint32_t index,
+			      const char *name);
 
 extern const struct pto_backend_ops pto_sim_backend_ops;
 extern const struct pto_backend_ops pto_dev_backend_ops;

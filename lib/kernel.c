@@ -13,19 +13,36 @@
 __thread struct pto_kernel_ctx *pto_kernel_current
 	__attribute__((tls_model("initial-exec")));
 
+static int bind(struct pto_runtime *rt, uint32_t kernel_id,
+		enum pto_worker_type type, uint32_t op, pto_kernel_fn fn,
+		const char *name, const char *call);
+
 static int register_kernel(struct pto_runtime *rt, uint32_t kernel_id,
 			   enum pto_worker_type type, uint32_t op,
 			   pto_kernel_fn fn, const char *name)
 {
 	const char *call = fn ? "pto_kernel_register" :
 			   "pto_kernel_register_builtin";
-	struct pto_kernel *k;
+	const struct pto_log_tag *prev;
 	int ret;
 
 	if (!rt) {
 		pto_log("%s: the runtime is NULL\n", call);
 		return -EINVAL;
 	}
+	prev = pto_log_enter(&rt->log_tag);
+	ret = bind(rt, kernel_id, type, op, fn, name, call);
+	pto_log_leave(prev);
+	return ret;
+}
+
+static int bind(struct pto_runtime *rt, uint32_t kernel_id,
+		enum pto_worker_type type, uint32_t op, pto_kernel_fn fn,
+		const char *name, const char *call)
+{
+	struct pto_kernel *k;
+	int ret;
+
 	if (kernel_id >= PTO_MAX_KERNELS) {
 		pto_log("%s: kernel id %u (at most %u)\n", call, kernel_id,
 			PTO_MAX_KERNELS - 1);

@@ -2,19 +2,45 @@
 /*
  * Diagnostics: libpto reports what went wrong on stderr, prefixed "pto: ",
  * and returns an error code; it never exits.
+ *
+ * A process may hold several runtimes (two devices, say), whose messages
+ * would read alike.  Each runtime therefore has a tag, "runtime N,
+ * DEVICE" with N counting the runtimes the process made, and every thread
+ * working for a runtime (its orchestrator during pto_run() and its other
+ * calls, its scheduler and core threads) prints that runtime's tag after
+ * the prefix while more than one runtime exists.
  */
 #ifndef PTO_LIB_LOG_H
 #define PTO_LIB_LOG_H
+
+#include <stdbool.h>
+
+struct pto_log_tag {
+	char text[96];
+	bool live;		/* counted among the process's runtimes */
+};
 
 /**
  * pto_log() - print a diagnostic on stderr
  * @fmt: printf format, normally ending in a newline
  *
- * The line is prefixed with "pto: ", and no other thread's stdio output
- * comes between the two.  A message made of several calls (a line in
- * parts, or a report of several lines) holds flockfile(stderr) around
- * them, which pto_log() takes again.
+ * The line is prefixed with "pto: ", then the calling thread's runtime tag
+ * in brackets while the process holds more than one runtime, and no other
+ * thread's stdio output comes between them.  A message made of several
+ * calls (a line in parts, or a report of several lines) holds
+ * flockfile(stderr) around them, which pto_log() takes again.
  */
 void pto_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Make a runtime's tag and count it live; pto_log_tag_fini() undoes it. */
+void pto_log_tag_init(struct pto_log_tag *tag, const char *device);
+void pto_log_tag_fini(struct pto_log_tag *tag);
+
+/*
+ * The calling thread speaks for the runtime of tag (NULL: none) from now
+ * on; returns the tag it spoke for before, for pto_log_leave().
+ */
+const struct pto_log_tag *pto_log_enter(const struct pto_log_tag *tag);
+void pto_log_leave(const struct pto_log_tag *prev);
 
 #endif /* PTO_LIB_LOG_H */

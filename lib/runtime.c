@@ -202,8 +202,11 @@ static int open_backend(struct pto_runtime *rt)
 	return 0;
 }
 
+static int create(struct pto_runtime *rt, const char *trace_path);
+
 int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 {
+	const struct pto_log_tag *prev;
 	struct pto_config own, dflt;
 	struct pto_runtime *rt;
 	int ret;
@@ -233,10 +236,27 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 	rt->cfg = *cfg;
 	snprintf(rt->device, sizeof(rt->device), "%s", cfg->device);
 	rt->cfg.device = rt->device;
-	rt->cfg.trace_path = NULL;	/* owned by the trace, see below */
+	rt->cfg.trace_path = NULL;	/* owned by the trace, see create() */
 	pthread_mutex_init(&rt->arena_lock, NULL);
+	pto_log_tag_init(&rt->log_tag, rt->device);
+	rt->be.log_tag = &rt->log_tag;
 
-	ret = open_backend(rt);
+	prev = pto_log_enter(&rt->log_tag);
+	ret = create(rt, cfg->trace_path);
+	pto_log_leave(prev);
+	if (ret) {
+		pto_runtime_destroy(rt);
+		return ret;
+	}
+	*out = rt;
+	return 0;
+}
+
+/* The rest of pto_runtime_create(), speaking for the runtime. */
+static int create(struct pto_runtime *rt, const char *trace_path)
+{
+	int ret = open_backend(rt);
+
 	if (!ret)
 		ret = pto_orch_init(rt);
 	if (!ret)
@@ -248,36 +268,36 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 		if (!rt->arena)
 			ret = -ENOMEM;
 	}
-	if (!ret && cfg->trace_path) {
-		rt->trace = pto_trace_open(cfg->trace_path, rt);
+	if (!ret && trace_path) {
+		rt->trace = pto_trace_open(trace_path, rt);
 		if (!rt->trace)
 			ret = -errno ? -errno : -EIO;
 	}
 	if (!ret)
 		ret = pto_check_open(rt);
-	if (ret) {
-		pto_runtime_destroy(rt);
+	if (ret)
 		return ret;
-	}
 	pto_stats_init(rt);
 	rt->page = pto_statspage_create(rt->device);
 	pto_stats_publish(rt);
-	*out = rt;
 	return 0;
 }
 
 void pto_runtime_destroy(struct pto_runtime *rt)
 {
+	const struct pto_log_tag *prev;
 	uintptr_t idle = 0;
 
 	if (!rt)
 		return;
+	prev = pto_log_enter(&rt->log_tag);
 	/* a runtime in use is leaked rather than freed under its user */
 	if (!__atomic_compare_exchange_n(&rt->orch.owner, &idle,
 					 PTO_OWNER_DESTROYING, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 		pto_say_busy("pto_runtime_destroy", idle);
 		pto_log("pto_runtime_destroy: not destroyed\n");
+		pto_log_leave(prev);
 		return;
 	}
 	if (rt->be.ops)
@@ -291,6 +311,8 @@ void pto_runtime_destroy(struct pto_runtime *rt)
 	pto_orch_fini(rt);
 	pto_arena_destroy(rt->arena);
 	pthread_mutex_destroy(&rt->arena_lock);
+	pto_log_leave(prev);
+	pto_log_tag_fini(&rt->log_tag);
 	free(rt);
 }
 
@@ -321,26 +343,28 @@ int pto_run_cancel(struct pto_runtime *rt)
 
 void *pto_malloc(struct pto_runtime *rt, size_t size)
 {
+	const struct pto_log_tag *prev;
 	int64_t off;
 
 	if (!rt) {
 		pto_log("pto_malloc: the runtime is NULL\n");
 		return NULL;
 	}
+	prev = pto_log_enter(&rt->log_tag);
 	if (!size) {
 		pto_log("pto_malloc: 0 bytes\n");
-		return NULL;
+		off = -EINVAL;
+	} else {
+		pthread_mutex_lock(&rt->arena_lock);
+		off = pto_arena_alloc(rt->arena, size);
+		pthread_mutex_unlock(&rt->arena_lock);
+		if (off < 0)
+			pto_log("pto_malloc: no free block of %zu bytes in the "
+				"%llu byte arena (arena_size, PTO_ARENA_SIZE)\n",
+				size, (unsigned long long)rt->cfg.arena_size);
 	}
-	pthread_mutex_lock(&rt->arena_lock);
-	off = pto_arena_alloc(rt->arena, size);
-	pthread_mutex_unlock(&rt->arena_lock);
-	if (off < 0) {
-		pto_log("pto_malloc: no free block of %zu bytes in the %llu "
-			"byte arena (arena_size, PTO_ARENA_SIZE)\n", size,
-			(unsigned long long)rt->cfg.arena_size);
-		return NULL;
-	}
-	return rt->be.heap + off;
+	pto_log_leave(prev);
+	return off < 0 ? NULL : rt->be.heap + off;
 }
 
 void pto_free(struct pto_runtime *rt, void *ptr)
@@ -354,8 +378,12 @@ void pto_free(struct pto_runtime *rt, void *ptr)
 	if (p >= rt->be.heap && p < rt->be.heap + rt->be.heap_size)
 		ret = pto_arena_free(rt->arena, (uint64_t)(p - rt->be.heap));
 	pthread_mutex_unlock(&rt->arena_lock);
-	if (ret)
+	if (ret) {
+		const struct pto_log_tag *prev = pto_log_enter(&rt->log_tag);
+
 		pto_log("pto_free(%p): not a pto_malloc pointer\n", ptr);
+		pto_log_leave(prev);
+	}
 }
 
 /*
@@ -381,17 +409,31 @@ static int run_status(int ret, int task_err, int orch_err, int end)
 	return end;
 }
 
+static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
+
 int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 {
-	uintptr_t idle = 0;
-	uint64_t t0;
-	int ret, end, err, orch_err;
+	const struct pto_log_tag *prev;
+	int ret;
 
 	if (!rt || !fn) {
 		pto_log("pto_run: %s is NULL\n", rt ? "the function" :
 			"the runtime");
 		return -EINVAL;
 	}
+	/* the orchestration's calls speak for rt too */
+	prev = pto_log_enter(&rt->log_tag);
+	ret = run(rt, fn, arg);
+	pto_log_leave(prev);
+	return ret;
+}
+
+static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
+{
+	uintptr_t idle = 0;
+	uint64_t t0;
+	int ret, end, err, orch_err;
+
 	/*
 	 * Taking the runtime makes this thread its orchestrator; a second
 	 * pto_run() (another thread's, or a nested one) finds it taken.

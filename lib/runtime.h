@@ -26,8 +26,9 @@
 
 #include "backend.h"
 #include "coreload.h"
-#include "pace.h"
+#include "log.h"
 #include "mpmc.h"
+#include "pace.h"
 #include "rings.h"
 #include "sync.h"
 #include "tensormap.h"
@@ -244,6 +245,7 @@ struct pto_trace;
 struct pto_runtime {
 	struct pto_config cfg;
 	char device[64];
+	struct pto_log_tag log_tag;	/* its messages' tag (log.h) */
 	struct pto_backend be;
 	struct pto_window_header *win;
 	uint32_t nrings;

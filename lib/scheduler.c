@@ -1034,8 +1034,7 @@ static void *sched_main(void *arg)
 	struct pto_runtime *rt = arg;
 	uint32_t seen = 0;
 
-	pthread_setname_np(pthread_self(), "pto-sched");
-	pto_backend_pin_thread(&rt->be, rt->be.num_cores);
+	pto_backend_thread_start(&rt->be, rt->be.num_cores, "pto-sched");
 	while (wait_for_run(rt, &seen))
 		sched_run(rt);
 	return NULL;

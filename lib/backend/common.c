@@ -46,10 +46,13 @@ int pto_backend_attach(struct pto_backend *be)
 	return 0;
 }
 
-void pto_backend_pin_thread(const struct pto_backend *be, uint32_t index)
+void pto_backend_thread_start(const struct pto_backend *be, uint32_t index,
+			      const char *name)
 {
 	cpu_set_t set;
 
+	pthread_setname_np(pthread_self(), name);
+	pto_log_enter(be->log_tag);
 	if (!be->ncpus)
 		return;
 	CPU_ZERO(&set);

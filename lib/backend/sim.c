@@ -1375,8 +1375,7 @@ static void *core_main(void *arg)
 	char name[16];
 
 	snprintf(name, sizeof(name), "pto-core%u", sc->index);
-	pthread_setname_np(pthread_self(), name);
-	pto_backend_pin_thread(sim->be, sc->index);
+	pto_backend_thread_start(sim->be, sc->index, name);
 	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);
 	while (!load_acquire(&sim->stop)) {
 		const struct pto_backend_sched *h;

@@ -1301,6 +1301,93 @@ static void test_log_lines(void)
 	free(text);
 }
 
+/* ---- messages of two runtimes in one process ----------------------------- */
+
+/* One message said on the orchestrator's thread, one on another. */
+static int orch_two_messages(struct pto_runtime *rt, void *arg)
+{
+	struct pto_param p = PTO_SCALAR(0);
+
+	/* a kernel never registered: the orchestrator's thread says it */
+	if (pto_submit_task(rt, K_UNKNOWN, PTO_WORKER_VECTOR, &p, 1) !=
+	    -ENOENT)
+		return -EPROTO;
+	/* a failing task: the scheduler's or a core's thread says it */
+	return pto_submit_task(rt, K_FAIL, PTO_WORKER_VECTOR, &p, 1) < 0 ?
+	       -EPROTO : 0;
+}
+
+/*
+ * The tag ("[...]" after "pto: ") of the line of text holding word, into
+ * tag; "" when the line has none, "?" when there is no such line.
+ */
+static void tag_of(const char *text, const char *word, char *tag, size_t n)
+{
+	const char *w = text ? strstr(text, word) : NULL, *line, *end;
+
+	snprintf(tag, n, "?");
+	if (!w)
+		return;
+	for (line = w; line > text && line[-1] != '\n'; line--)
+		;
+	if (strncmp(line, "pto: ", 5))
+		return;
+	line += 5;
+	end = *line == '[' ? strstr(line, "] ") : NULL;
+	snprintf(tag, n, "%.*s", end && end < w ? (int)(end - line + 1) : 0,
+		 line);
+}
+
+/* Run the two messages on rt; their tags, which must agree, into tag. */
+static void two_messages(struct pto_runtime *rt, const char *who, char *tag,
+			 size_t n)
+{
+	struct tl_capture cap;
+	char other[64];
+	char *text;
+	int ret;
+
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_two_messages, NULL);
+	text = tl_capture_end(&cap);
+	ok_eq(ret, -EIO, "two runtimes: %s: the run fails with its task", who);
+	tag_of(text, "is not registered", tag, n);
+	tag_of(text, "failed:", other, sizeof(other));
+	if (!ok(!strcmp(tag, other) && strcmp(tag, "?"),
+		"two runtimes: %s: the orchestrator's and the scheduler's "
+		"messages carry one tag (\"%s\", \"%s\")", who, tag, other))
+		diag("  stderr: %s", text);
+	free(text);
+}
+
+/*
+ * Two runtimes in one process: each message says which runtime it comes
+ * from, whichever thread says it; with one runtime left, none does.
+ */
+static void test_two_runtimes(void)
+{
+	struct pto_runtime *a, *b;
+	struct pto_config cfg;
+	struct tl_rec ra, rb;
+	char ta[64], tb[64], alone[64];
+
+	tl_config(&cfg, 16, 1 << 16);
+	a = make_rt(&cfg, &ra);
+	b = make_rt(&cfg, &rb);
+	two_messages(a, "the first", ta, sizeof(ta));
+	two_messages(b, "the second", tb, sizeof(tb));
+	ok(strstr(ta, "sim") && strstr(tb, "sim") && strcmp(ta, tb),
+	   "two runtimes: the tags name the device and tell the runtimes "
+	   "apart (\"%s\", \"%s\")", ta, tb);
+	tl_rec_free(&ra);
+	pto_runtime_destroy(a);
+	two_messages(b, "one left", alone, sizeof(alone));
+	ok_eq(strlen(alone), 0, "two runtimes: with one left its messages "
+	      "carry no tag");
+	tl_rec_free(&rb);
+	pto_runtime_destroy(b);
+}
+
 int main(void)
 {
 	test_config();
@@ -1314,5 +1401,6 @@ int main(void)
 	test_op_checks();
 	test_view_op_checks();
 	test_log_lines();
+	test_two_runtimes();
 	return tap_done();
 }
