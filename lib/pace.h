@@ -10,10 +10,11 @@
  * Tiny: how deep a core's queue may be for the kernel's tasks.  Every
  * scheduling round (reap, dispatch, kick) has a cost of its own, which a
  * deep queue spreads over more tasks: NOP BGEMM took about 145 ns a task
- * with four tasks a round and 115 with sixteen.  But a queued task waits
+ * with four tasks a round and 125 with sixteen.  But a queued task waits
  * for those before it on its core, however idle the others are: a kernel
- * of 0.2 us calls, one in a hundred taking 1.6 ms, lost a tenth of a
- * stencil's efficiency with sixteen.  So a kernel's tasks fill the queue
+ * of 0.2 us calls, one in a hundred taking 1.6 ms, ran a width-16 stencil
+ * at 0.56 of the machine instead of 0.60 with sixteen for every kernel
+ * that had just run briefly.  So a kernel's tasks fill the queue
  * only once PTO_PACE_TINY_STREAK of them ran under PTO_PACE_TINY_NS with
  * none of PTO_PACE_LONG_NS or more in between; a kernel not seen yet, or
  * one that just made a long call, gets PTO_PACE_SHALLOW.  Times in
