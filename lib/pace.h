@@ -44,6 +44,8 @@ struct pto_pace {
 	uint64_t short_kernels[PTO_MAX_KERNELS / 64];	/* bit per kernel */
 	uint64_t tiny_kernels[PTO_MAX_KERNELS / 64];	/* bit per kernel */
 	uint16_t tiny_streak[PTO_MAX_KERNELS];
+	/* every kernel's depth, 0: learnt as above (tests set it) */
+	uint32_t fixed_depth;
 };
 
 static inline bool pto_pace_bit(const uint64_t *map, uint32_t k)
@@ -81,6 +83,8 @@ static inline bool pto_pace_short(const struct pto_pace *p, uint32_t k)
 /* Tasks a core may have queued, this one included, for kernel k's next. */
 static inline uint32_t pto_pace_depth(const struct pto_pace *p, uint32_t k)
 {
+	if (p->fixed_depth)
+		return p->fixed_depth;
 	return pto_pace_bit(p->tiny_kernels, k) ? PTO_CORE_QUEUE_SLOTS :
 						  PTO_PACE_SHALLOW;
 }

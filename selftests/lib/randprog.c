@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "randprog.h"
+#include "runtime.h"
 
 /* tensor parameters of a random task, at most */
 #define RAND_NP 5
@@ -182,6 +183,11 @@ static void k_rand(const uint64_t *a, uint32_t n)
 	}
 	if (core >= 0 && core < RP_CORES)
 		atomic_store(&core_busy[core], 0);
+}
+
+void rp_deep_queues(struct pto_runtime *rt)
+{
+	rt->sched.pace.fixed_depth = PTO_CORE_QUEUE_SLOTS;
 }
 
 int rp_register(struct tl_rec *rec, const struct rp_cfg *cfg)

@@ -146,6 +146,14 @@ void rp_generate_pattern(struct rp_prog *pg, struct tl_rng *rng,
 /* The kernel, registered as kernel id type + 1 on every type with cores. */
 int rp_register(struct tl_rec *rec, const struct rp_cfg *cfg);
 
+/*
+ * Have rt fill the cores' queues PTO_CORE_QUEUE_SLOTS deep with every
+ * kernel's tasks, long ones too, where it would only for kernels that
+ * have run very briefly many times (lib/pace.h): programs are too short
+ * to earn that, and their first tasks run long, cold.
+ */
+void rp_deep_queues(struct pto_runtime *rt);
+
 /* A running program; the shared buffers are pto_malloc()ed by the caller. */
 struct rp_ctx {
 	struct tl_rec *rec;

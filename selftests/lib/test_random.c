@@ -202,6 +202,9 @@ static void run_group(uint64_t seed, int group, int first, int last,
 	tl_rec_init(&rec, rt);
 	if (rp_register(&rec, &rc))
 		bail_out("cannot register the kernel");
+	/* both queue depths, for each way of scheduling */
+	if (group % 6 >= 3)
+		rp_deep_queues(rt);
 	for (i = 0; i <= RP_NSHARED; i++) {
 		c.shared[i] = pto_malloc(rt, RP_SH_BYTES);
 		if (!c.shared[i])

@@ -73,6 +73,7 @@ struct iter {
 	uint64_t seed;
 	struct rp_cfg rc;
 	int sched;
+	bool deep;		/* queues 16 deep from the start (lib/pace.h) */
 	int prog, nprogs;
 	const char *what;	/* "random" or a pattern's name */
 	int pattern;		/* enum rp_pattern, RP_NPATTERNS: random */
@@ -169,7 +170,8 @@ static void describe(FILE *out, const struct iter *it)
 	for (r = 0; r < rc->nrings; r++)
 		fprintf(out, " %u/%lluK", rc->window[r],
 			(unsigned long long)rc->heap[r] >> 10);
-	fprintf(out, "; program %d of %d (%s)", it->prog + 1, it->nprogs,
+	fprintf(out, "; %s queues; program %d of %d (%s)",
+		it->deep ? "deep" : "learnt", it->prog + 1, it->nprogs,
 		it->what);
 }
 
@@ -371,7 +373,11 @@ static void run_iteration(uint64_t seed, const struct opts *o,
 	tl_rng_seed(&rng, seed);
 	random_config(&rng, &cur, o->sched);
 	cur.nprogs = tl_range(&rng, 1, MAX_PROGS);
+	/* from the seed, not the stream: the programs stay as they were */
+	cur.deep = tl_mix(seed ^ 0xdee90000ull) & 1;
 	rt = make_runtime(&cur, o);
+	if (cur.deep)
+		rp_deep_queues(rt);
 	tl_rec_init(&rec, rt);
 	if (rp_register(&rec, &cur.rc))
 		bail_out("cannot register the kernel");
