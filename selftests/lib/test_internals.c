@@ -389,8 +389,15 @@ static void test_pace(void)
 	ok(pto_pace_short(p, k) && !pto_pace_short(p, other),
 	   "pace: the last task of one kernel ran briefly, of the other none");
 	pto_pace_note(p, k, PTO_PACE_LONG_NS);
-	ok(pto_pace_depth(p, k) == shallow && !pto_pace_short(p, k),
-	   "pace: one long task ends the streak");
+	ok(pto_pace_depth(p, k) == PTO_PACE_LONG_DEPTH && !pto_pace_short(p, k),
+	   "pace: one long task ends the streak; the kernel queues %u deep "
+	   "while its last task was long", PTO_PACE_LONG_DEPTH);
+	ok(PTO_PACE_LONG_DEPTH >= 2 && PTO_PACE_LONG_DEPTH < shallow,
+	   "pace: a long task has the next queued behind it, fewer than a "
+	   "shallow queue");
+	pace_runs(p, k, 1, PTO_PACE_TINY_NS);
+	ok_eq(pto_pace_depth(p, k), shallow, "pace: after a middling task, "
+	      "shallow again");
 	pace_runs(p, k, streak - 1, 50);
 	ok_eq(pto_pace_depth(p, k), shallow, "pace: the streak starts afresh "
 	      "after a long task");
