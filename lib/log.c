@@ -36,15 +36,12 @@ void pto_log_tag_init(struct pto_log_tag *tag, const char *device)
 	uint32_t n = __atomic_add_fetch(&made, 1, __ATOMIC_RELAXED);
 
 	snprintf(tag->text, sizeof(tag->text), "runtime %u, %s", n, device);
-	tag->live = true;
 	__atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
 }
 
 void pto_log_tag_fini(struct pto_log_tag *tag)
 {
-	if (!tag->live)
-		return;
-	tag->live = false;
+	(void)tag;
 	__atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
 }
 

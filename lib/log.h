@@ -13,11 +13,8 @@
 #ifndef PTO_LIB_LOG_H
 #define PTO_LIB_LOG_H
 
-#include <stdbool.h>
-
 struct pto_log_tag {
 	char text[96];
-	bool live;		/* counted among the process's runtimes */
 };
 
 /**
@@ -32,7 +29,10 @@ struct pto_log_tag {
  */
 void pto_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Make a runtime's tag and count it live; pto_log_tag_fini() undoes it. */
+/*
+ * Make a runtime's tag and count the runtime; pto_log_tag_fini(), once,
+ * when it is destroyed, uncounts it.
+ */
 void pto_log_tag_init(struct pto_log_tag *tag, const char *device);
 void pto_log_tag_fini(struct pto_log_tag *tag);
 

@@ -281,6 +281,24 @@ static void test_shard_hops(void)
 	pto_runtime_destroy(rt);
 }
 
+/* A runtime of n vector cores and nothing else, kernel kid bound to fn. */
+static struct pto_runtime *vector_runtime(enum pto_sched_policy sched,
+					  uint32_t n, uint32_t kid,
+					  pto_kernel_fn fn, const char *name)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+
+	tl_config(&cfg, 0, 0);
+	cfg.sched = sched;
+	memset(cfg.cores, 0, sizeof(cfg.cores));
+	cfg.cores[PTO_WORKER_VECTOR] = n;
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, kid, PTO_WORKER_VECTOR, fn, name))
+		bail_out("cannot register the kernel");
+	return rt;
+}
+
 /*
  * A kernel whose calls vary: mostly short, now and then long.  The
  * simulator runs a sleeping core's short tasks on the thread that queued
@@ -332,18 +350,10 @@ static int vary_run(struct pto_runtime *rt, uint32_t tasks, uint32_t ms)
 
 static void test_variable_kernel(void)
 {
-	struct pto_config cfg;
 	struct pto_runtime *rt;
 	int before, after, later = 0, round;
 
-	tl_config(&cfg, 0, 0);
-	cfg.sched = PTO_SCHED_THREAD;
-	memset(cfg.cores, 0, sizeof(cfg.cores));
-	cfg.cores[PTO_WORKER_VECTOR] = 1;
-	rt = tl_runtime(&cfg);
-	if (pto_kernel_register(rt, K_VARY, PTO_WORKER_VECTOR, k_vary,
-				"vary"))
-		bail_out("cannot register the kernel");
+	rt = vector_runtime(PTO_SCHED_THREAD, 1, K_VARY, k_vary, "vary");
 	chain_buf = pto_malloc(rt, 64);
 	if (!chain_buf)
 		bail_out("pto_malloc");
@@ -416,7 +426,6 @@ static int orch_spin(struct pto_runtime *rt, void *arg)
 
 static void test_short_tasks_spread(void)
 {
-	struct pto_config cfg;
 	struct pto_runtime *rt;
 	uint32_t elsewhere;
 	int ret;
@@ -425,14 +434,7 @@ static void test_short_tasks_spread(void)
 		skip("short tasks on two cores: needs two CPUs");
 		return;
 	}
-	tl_config(&cfg, 0, 0);
-	cfg.sched = PTO_SCHED_WORKERS;
-	memset(cfg.cores, 0, sizeof(cfg.cores));
-	cfg.cores[PTO_WORKER_VECTOR] = 2;
-	rt = tl_runtime(&cfg);
-	if (pto_kernel_register(rt, K_SPIN, PTO_WORKER_VECTOR, k_spin,
-				"spin"))
-		bail_out("cannot register the kernel");
+	rt = vector_runtime(PTO_SCHED_WORKERS, 2, K_SPIN, k_spin, "spin");
 	if (pto_run(rt, orch_spin, NULL))	/* learns the kernel's time */
 		bail_out("warm-up run");
 	__atomic_store_n(&spin_elsewhere, 0, __ATOMIC_RELAXED);
