@@ -113,17 +113,31 @@ static bool scope_holds(struct pto_runtime *rt, uint32_t i, uint64_t seq)
 	return false;
 }
 
-/* Tasks an open scope holds in its ring: its segments and its open one. */
+/* Tasks in [begin, end) of a ring that have not retired. */
+static uint64_t alive_in(const struct pto_orch_ring *o, uint64_t begin,
+			 uint64_t end)
+{
+	if (begin < o->last_alive)
+		begin = o->last_alive;
+	return end > begin ? end - begin : 0;
+}
+
+/*
+ * Tasks of an open scope still in its ring, of its segments and its open
+ * one: those that made buffers, and every later one (the ring frees in
+ * order); the others before them retired.
+ */
 static uint64_t scope_tasks(struct pto_runtime *rt, uint32_t i)
 {
 	const struct pto_orchestrator *o = &rt->orch;
 	const struct pto_scope *sc = &o->scopes[i];
-	uint64_t n = o->ring[sc->ring].next_seq - sc->seg_start;
+	const struct pto_orch_ring *r = &o->ring[sc->ring];
+	uint64_t n = alive_in(r, sc->seg_start, r->next_seq);
 	uint32_t k;
 
 	for (k = sc->seg_base; k < o->nsegs; k++)
 		if (o->segs[k].ring == sc->ring)
-			n += o->segs[k].end - o->segs[k].begin;
+			n += alive_in(r, o->segs[k].begin, o->segs[k].end);
 	return n;
 }
 
@@ -143,15 +157,16 @@ static void find_oldest(struct pto_runtime *rt, uint32_t ring,
 	k = d->kernel_id;
 	old->kernel = d->flags & PTO_TASK_F_NO_DISPATCH ? "pto_alloc buffer" :
 		      rt->kernels[k % PTO_MAX_KERNELS].name;
-	old->holder = -1;
-	for (i = 0; i < rt->orch.nscopes; i++)
-		if (rt->orch.scopes[i].ring == ring &&
-		    scope_holds(rt, i, old->seq))
-			old->holder = (int)i;
 	/* written by the scheduler when it went idle, which it is now */
 	old->head.state = READ_ONCE(rt->win->sched.head[ring].state);
 	old->head.scope = READ_ONCE(rt->win->sched.head[ring].scope);
 	old->head.consumers = READ_ONCE(rt->win->sched.head[ring].consumers);
+	old->holder = -1;
+	/* a scope holds only the tasks that made buffers (scan_task()) */
+	for (i = 0; old->head.scope && i < rt->orch.nscopes; i++)
+		if (rt->orch.scopes[i].ring == ring &&
+		    scope_holds(rt, i, old->seq))
+			old->holder = (int)i;
 }
 
 static const char *state_text(uint16_t state)
@@ -219,7 +234,7 @@ static void print_size_wanted(struct pto_runtime *rt,
 
 /*
  * The oldest task is held by the innermost scope itself: that scope holds
- * all it has submitted until it ends, so the ring must hold all of it.
+ * all it still has in the ring until it ends, so the ring must hold it.
  */
 static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
 			uint32_t scope)
@@ -235,9 +250,10 @@ static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
 	/* the ring frees in order: nothing behind its held task goes */
 	uint64_t held = in_use(rt, n) > own ? in_use(rt, n) : own;
 
-	pto_log("  the scope at depth %u has submitted %" PRIu64 " tasks (%"
-		PRIu64 " %s of the %s) and holds them until it ends\n", scope,
-		tasks, own, unit, pto_ring_name(n->kind));
+	pto_log("  the scope at depth %u holds %" PRIu64 " of its tasks (%"
+		PRIu64 " %s of the %s) until it ends: those that made "
+		"buffers, and every later one\n", scope, tasks, own, unit,
+		pto_ring_name(n->kind));
 	if (held > own)
 		pto_log("  behind them, ring %u holds %" PRIu64 " more %s of "
 			"scopes that ended (nested in it, sharing the ring), "

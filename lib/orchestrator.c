@@ -759,7 +759,9 @@ static void publish(struct pto_runtime *rt, const struct new_task *t,
 	WRITE_ONCE(pto_desc(rt, t->handle)->task_id, t->handle);
 	/* counted before it can complete: never fewer submitted than done */
 	STAT_ADD(rt->st.tasks_submitted, 1);
-	store_release(&rt->order[t->id & rt->order_mask], t->handle + 1);
+	/* a scope holds the tasks that made its buffers, and only those */
+	store_release(&rt->order[t->id & rt->order_mask], (t->handle + 1) |
+		      (plan->first_out ? 0 : PTO_ORDER_UNSCOPED));
 	rt->orch.next_id = t->id + 1;
 	o->next_seq = seq + 1;
 	WRITE_ONCE(w->orch.task_top[r], seq + 1);

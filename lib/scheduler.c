@@ -358,21 +358,27 @@ static uint64_t published_head(struct pto_runtime *rt)
 	return head > peeked ? head : peeked;
 }
 
-/*
- * The task published at order position id, if its entry is complete: a
- * handle (stored + 1) naming the next sequence number of its ring.  An entry of the
- * order ring's previous lap names a task scanned already, so it never
- * passes.
- */
-static bool order_entry(struct pto_runtime *rt, uint64_t id, uint64_t *task)
+/* The handle an order ring entry names (stored + 1, with a flag). */
+static inline uint64_t order_handle(uint64_t entry)
 {
-	uint64_t h = load_acquire(&rt->order[id & rt->order_mask]) - 1;
+	return (entry & ~PTO_ORDER_UNSCOPED) - 1;
+}
+
+/*
+ * The entry at order position id, if it is complete: a handle naming the
+ * next sequence number of its ring.  An entry of the order ring's previous
+ * lap names a task scanned already, so it never passes.
+ */
+static bool order_entry(struct pto_runtime *rt, uint64_t id, uint64_t *entry)
+{
+	uint64_t e = load_acquire(&rt->order[id & rt->order_mask]);
+	uint64_t h = order_handle(e);
 	uint32_t r = PTO_TASK_RING(h);
 
 	/* an entry never written holds 0: h is all ones, no ring */
 	if (r >= rt->nrings || PTO_TASK_SEQ(h) != rt->sched.ring[r].scanned)
 		return false;
-	*task = h;
+	*entry = e;
 	return true;
 }
 
@@ -386,16 +392,16 @@ static bool order_entry(struct pto_runtime *rt, uint64_t id, uint64_t *task)
  * are on the orchestrator's lines.  Peeked tasks are scanned at once, in
  * order, so each entry is checked against its ring's progress.
  */
-static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task,
+static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t entry,
 		      struct ready_batch *rb);
 
 static bool peek_unpublished(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	struct pto_sched *s = &rt->sched;
-	uint64_t from = s->scanned, id, task;
+	uint64_t from = s->scanned, id, entry;
 
-	for (id = from; order_entry(rt, id, &task); id++)
-		scan_task(rt, id, task, rb);
+	for (id = from; order_entry(rt, id, &entry); id++)
+		scan_task(rt, id, entry, rb);
 	if (id == from)
 		return false;
 	/* read without the lock by work_pending() */
@@ -428,19 +434,21 @@ void complete_undispatched(struct pto_runtime *rt, uint64_t task,
 	complete_task(rt, task, UINT32_MAX, 0, rb);
 }
 
-static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task,
+static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t entry,
 		      struct ready_batch *rb)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
 	struct pto_sched *s = &rt->sched;
+	uint64_t task = order_handle(entry);
 	struct pto_sched_slot *ss = sslot(rt, task);
 	uint32_t ring = PTO_TASK_RING(task);
 	const struct pto_dep_entry *dep = rt->ring[ring].dep;
 	uint32_t e, linked = 0;
 
 	WRITE_ONCE(ss->state, PTO_TASK_PENDING);
-	ss->live = 2;		/* the owning scope, and not completed */
-	ss->scope_held = 1;
+	/* its scope, if it holds the task's buffers; and not completed */
+	ss->scope_held = !(entry & PTO_ORDER_UNSCOPED);
+	ss->live = ss->scope_held + 1;
 	ss->waiting = 1;	/* until the scan is done */
 	ss->fanout_head = 0;
 	ss->id = id;
@@ -495,13 +503,14 @@ static void scan_task(struct pto_runtime *rt, uint64_t id, uint64_t task,
 static void prefetch_published(struct pto_runtime *rt, uint64_t from,
 			       uint64_t to)
 {
-	uint64_t id;
+	uint64_t id, e;
 
 	if (to - from > SCAN_PREFETCH)
 		to = from + SCAN_PREFETCH;
-	for (id = from; id < to; id++)
-		__builtin_prefetch(pto_desc(rt, READ_ONCE(rt->order[id &
-							   rt->order_mask]) - 1));
+	for (id = from; id < to; id++) {
+		e = READ_ONCE(rt->order[id & rt->order_mask]);
+		__builtin_prefetch(pto_desc(rt, order_handle(e)));
+	}
 }
 
 static int scan(struct pto_runtime *rt, struct ready_batch *rb)
@@ -513,8 +522,8 @@ static int scan(struct pto_runtime *rt, struct ready_batch *rb)
 		return 0;
 	prefetch_published(rt, from, head);
 	for (id = from; id < head; id++)
-		scan_task(rt, id,
-			  load_acquire(&rt->order[id & rt->order_mask]) - 1, rb);
+		scan_task(rt, id, load_acquire(&rt->order[id & rt->order_mask]),
+			  rb);
 	/* read without the lock by work_pending() */
 	WRITE_ONCE(s->scanned, head);
 	WRITE_ONCE(rt->win->sched.tasks_scanned, head);
@@ -543,11 +552,21 @@ static int process_releases(struct pto_runtime *rt, struct ready_batch *rb)
 			continue;
 		if (rt->sched.ring[ring].scanned < PTO_TASK_SEQ(r.end))
 			scan(rt, rb);
-		for (seq = PTO_TASK_SEQ(r.begin); seq < PTO_TASK_SEQ(r.end);
-		     seq++) {
+		/*
+		 * Tasks the scope did not hold may have retired already, and
+		 * their slots gone to later tasks: only those from the
+		 * ring's retired mark on are still the scope's.
+		 */
+		seq = PTO_TASK_SEQ(r.begin);
+		if (seq < rt->sched.ring[ring].retired)
+			seq = rt->sched.ring[ring].retired;
+		for (; seq < PTO_TASK_SEQ(r.end); seq++) {
 			uint64_t task = PTO_TASK_HANDLE(ring, seq);
+			struct pto_sched_slot *ss = sslot(rt, task);
 
-			sslot(rt, task)->scope_held = 0;
+			if (!ss->scope_held)
+				continue;
+			ss->scope_held = 0;
 			unref(rt, task);
 		}
 	}

@@ -487,13 +487,11 @@ static int orch_hazards(struct pto_runtime *rt, void *arg)
 static void test_hazards(void)
 {
 	struct pto_runtime *rt = default_runtime();
-	struct loop_ctx c = { .iters = scaled(1000) };
+	/* more tasks at depth 0 than its window: they retire as they go */
+	struct loop_ctx c = { .iters = scaled(6000) };
 	uint64_t i, want = 0;
 	int ret;
 
-	/* depth 0 holds its tasks to the end: stay within its window */
-	if (c.iters > 1000)
-		c.iters = 1000;
 	c.acc = pto_malloc(rt, 12 * KIB);
 	if (!c.acc)
 		bail_out("pto_malloc");
@@ -514,35 +512,78 @@ static void test_hazards(void)
 struct flat_ctx {
 	uint64_t tasks;
 	uint32_t *buf;
+	bool buffers;		/* each task also makes a buffer */
 };
 
-/* Every task in the run's own scope: they are all held to the end. */
+/*
+ * Every task in the run's own scope.  The scope holds the tasks that made
+ * buffers to its end, and with them every later task of its ring; the
+ * others retire once done.
+ */
 static int orch_flat(struct pto_runtime *rt, void *arg)
 {
 	struct flat_ctx *c = arg;
 	uint64_t i;
 	int ret = 0;
+	void *t;
 
-	for (i = 0; i < c->tasks && !ret; i++)
+	for (i = 0; i < c->tasks && !ret; i++) {
 		ret = accumulate(rt, c->buf, c->buf, 4096, 64);
+		if (!ret && c->buffers)
+			ret = fill(rt, &t, 64, (uint32_t)i);
+	}
 	return ret;
+}
+
+/*
+ * A long flat loop of tasks on the program's own memory needs no scope:
+ * none of its tasks made a buffer, so none is held, and a window of 64
+ * runs any number of them.  Depth 0 is the only depth, so it also shows
+ * that ring 0 retires while the run's scope is open.
+ */
+/* A runtime with a task window of 64, and c's buffer in it. */
+static struct pto_runtime *flat_runtime(struct flat_ctx *c,
+					uint32_t stall_ms)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+
+	tl_config(&cfg, 64, 0);
+	cfg.stall_timeout_ms = stall_ms;
+	rt = depth_runtime(&cfg);
+	c->buf = pto_malloc(rt, 8 * KIB);
+	if (!c->buf)
+		bail_out("pto_malloc");
+	return rt;
+}
+
+static void test_flat_loop(void)
+{
+	struct flat_ctx c = { .tasks = scaled(20000) };
+	struct pto_runtime *rt = flat_runtime(&c, 5000);
+	int ret;
+
+	memset(c.buf, 0, 64);
+	memset(c.buf + 1024, 0, 64);
+	c.buf[1024] = 1;
+	c.buf[1024 + 15] = 3;
+	ret = pto_run(rt, orch_flat, &c);
+	ok_eq(ret, 0, "a flat loop of %llu tasks making no buffer, window "
+	      "64: pto_run", (unsigned long long)c.tasks);
+	ok(c.buf[0] == c.tasks && c.buf[15] == 3 * c.tasks && !c.buf[1],
+	   "a flat loop: every task ran, in order (%u, %u)", c.buf[0],
+	   c.buf[15]);
+	pto_runtime_destroy(rt);
 }
 
 static void test_advice_grow(void)
 {
-	struct pto_config cfg;
-	struct pto_runtime *rt;
-	struct flat_ctx c = { .tasks = 200 };
+	struct flat_ctx c = { .tasks = 200, .buffers = true };
+	struct pto_runtime *rt = flat_runtime(&c, 300);
 	struct tl_capture cap;
 	char *err;
 	int ret;
 
-	tl_config(&cfg, 64, 0);
-	cfg.stall_timeout_ms = 300;
-	rt = depth_runtime(&cfg);
-	c.buf = pto_malloc(rt, 8 * KIB);
-	if (!c.buf)
-		bail_out("pto_malloc");
 	tl_capture_begin(&cap);
 	ret = pto_run(rt, orch_flat, &c);
 	err = tl_capture_end(&cap);
@@ -550,7 +591,7 @@ static void test_advice_grow(void)
 	      "holds: -EDEADLK");
 	ok(err && strstr(err, "ring 0's task window") &&
 	   strstr(err, "held by its scope (depth 0)") &&
-	   strstr(err, "has submitted 64 tasks") &&
+	   strstr(err, "holds 64 of its tasks") &&
 	   strstr(err, "PTO_TASK_WINDOW=128,"),
 	   "its diagnosis names the ring, the holder and the window the "
 	   "scope needs so far");
@@ -781,6 +822,7 @@ int main(void)
 	test_deep(10);
 	test_early_end();
 	test_hazards();
+	test_flat_loop();
 	test_advice_grow();
 	test_advice_rings();
 	test_advice_behind();

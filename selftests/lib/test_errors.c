@@ -603,7 +603,7 @@ static void test_scopes(void)
 struct dl {
 	struct tl_rec *r;
 	int ntasks;		/* submit at most this many */
-	uint64_t out_size;	/* 0: INOUT chain, else OUTPUT tasks */
+	uint64_t out_size;	/* 0: INOUT chain, else FILLB tasks */
 	int64_t rc;		/* first failed submit, or 0 */
 	int submitted;		/* successful submits */
 };
@@ -623,10 +623,10 @@ static int orch_deadlock(struct pto_runtime *rt, void *arg)
 			d->rc = SUBMIT(d->r, K_FILLB, PTO_WORKER_VECTOR,
 				       PTO_OUT(&t, d->out_size),
 				       PTO_SCALAR(d->out_size), PTO_SCALAR(i));
-		else
+		else	/* a buffer each: the scope holds the task */
 			d->rc = SUBMIT(d->r, K_STEP, i % 2,
 				       PTO_INOUT(gbuf, 0, 8), PTO_SCALAR(1),
-				       PTO_SCALAR(i));
+				       PTO_SCALAR(i), PTO_OUT(&t, 64));
 		d->submitted += d->rc >= 0;
 	}
 	pto_scope_end(rt);
@@ -1194,13 +1194,14 @@ static int orch_status(struct pto_runtime *rt, void *arg)
 {
 	struct run_case *c = arg;
 	int64_t rc = 0;
+	void *t;
 	int i;
 
 	pto_scope_begin(rt);
 	for (i = 0; c->block && i < 16 && rc >= 0; i++)
 		rc = SUBMIT(c->r, K_STEP, PTO_WORKER_VECTOR,
 			    PTO_INOUT(gbuf, 0, 8), PTO_SCALAR(1),
-			    PTO_SCALAR(i));
+			    PTO_SCALAR(i), PTO_OUT(&t, 64));
 	pto_scope_end(rt);
 	return c->ret;
 }

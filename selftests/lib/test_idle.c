@@ -67,17 +67,23 @@ static int orch_chain(struct pto_runtime *rt, void *arg)
 
 	int ret = 0;
 
-	/* a scope per task, so that each can retire when it is done */
+	/*
+	 * A scope per task, or with one scope a buffer per task, which that
+	 * scope then holds to its end.
+	 */
 	for (i = 0; i < p->tasks && !ret; i++) {
+		void *t;
 		struct pto_param prm[] = {
 			PTO_INOUT(chain_buf, 0, 64), PTO_SCALAR(p->ms),
+			PTO_OUT(&t, 64),
 		};
 		int64_t id;
 
 		if (!p->one_scope)
 			pto_scope_begin(rt);
 		id = pto_submit_task(rt, p->kernel ? p->kernel : K_NAP,
-				     PTO_WORKER_VECTOR, prm, 2);
+				     PTO_WORKER_VECTOR, prm,
+				     p->one_scope ? 3 : 2);
 		if (!p->one_scope)
 			ret = pto_scope_end(rt);
 		if (id < 0)
@@ -148,7 +154,8 @@ static void run_case(struct pto_runtime *rt, const char *policy,
 }
 
 /*
- * The run's scope holds every task, so the fifth cannot get a slot of a
+ * The run's scope holds every task (each made a buffer), so the fifth
+ * cannot get a slot of a
  * four-slot ring: the orchestrator waits for the stall timeout, then
  * reports the deadlock.  Nothing can happen meanwhile, and nothing may
  * spin.

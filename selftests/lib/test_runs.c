@@ -489,15 +489,20 @@ static void test_cancel_from_signal(void)
 	pto_runtime_destroy(rt);
 }
 
-/* Every task in the run's scope: the fifth waits for a slot for ever. */
+/*
+ * Every task in the run's scope, each making a buffer: the scope holds
+ * them, and the fifth waits for a slot for ever.
+ */
 static int orch_held(struct pto_runtime *rt, void *arg)
 {
+	void *t;
 	int i;
 
 	for (i = 0; i < 5; i++) {
-		struct pto_param p[] = { PTO_INOUT(gbuf, 0, 8) };
+		struct pto_param p[] = { PTO_INOUT(gbuf, 0, 8),
+					 PTO_OUT(&t, 64) };
 		int64_t id = pto_submit_task(rt, K_CANCEL, PTO_WORKER_VECTOR,
-					     p, 1);
+					     p, 2);
 
 		if (id < 0)
 			return (int)id;

@@ -93,13 +93,15 @@ static int orch_graph(struct pto_runtime *rt, void *arg)
 	return pto_scope_end(rt);
 }
 
-/* More tasks in one scope than the window holds: a deadlock. */
+/* More tasks making buffers in one scope than the window holds. */
 static int orch_deadlock(struct pto_runtime *rt, void *arg)
 {
+	void *t;
 	int i;
 
 	for (i = 0; i < 8; i++)
-		SUBMIT(K_SPIN, PTO_WORKER_VECTOR, PTO_SCALAR(i));
+		SUBMIT(K_SPIN, PTO_WORKER_VECTOR, PTO_SCALAR(i),
+		       PTO_OUT(&t, 64));
 	return 0;
 }
 

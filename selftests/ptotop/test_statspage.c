@@ -376,14 +376,19 @@ static int orch_watch(struct pto_runtime *rt, void *arg)
 	}
 	seen[1] = done;
 	/*
-	 * HELD more, in the run's scope, which holds them.  The orchestrator
+	 * HELD more, in the run's scope, which holds them: each makes a
+	 * buffer.  The orchestrator
 	 * tells the scheduler of a scope's end with its next batch of tasks
 	 * (or at once if the scheduler sleeps): this many cross a batch
 	 * boundary, so the 64 retire and the page must come down to these.
 	 */
-	for (i = 0; i < HELD; i++)
-		if (pto_submit_task(rt, 1, PTO_WORKER_VECTOR, NULL, 0) < 0)
+	for (i = 0; i < HELD; i++) {
+		void *t;
+		struct pto_param out[] = { PTO_OUT(&t, 64) };
+
+		if (pto_submit_task(rt, 1, PTO_WORKER_VECTOR, out, 1) < 0)
 			return -1;
+	}
 	for (polls = 0; polls < 10000 &&
 	     (done < LIVE_TASKS + HELD || slots != HELD); polls++) {
 		usleep(1000);

@@ -471,10 +471,16 @@ struct pto_release_entry {
 
 /*
  * The submission order ring: entry g (mod its size) holds the handle + 1
- * of the g-th task submitted, across all rings (0: not written yet),
- * stored with release once the descriptor is complete.  The scheduler
- * takes tasks in this order.
+ * of the g-th task submitted, across all rings (0: not written yet), with
+ * PTO_ORDER_UNSCOPED or'ed in, stored with release once the descriptor is
+ * complete.  The scheduler takes tasks in this order.
  */
+/*
+ * The task made no runtime-owned buffer (no OUTPUT parameter), so its
+ * scope does not hold it: it retires once it and its consumers are done,
+ * while its scope goes on.  Only the scheduler reads the order ring.
+ */
+#define PTO_ORDER_UNSCOPED	_BITULL(63)
 
 /* ---- registers ---------------------------------------------------------- */
 
