@@ -365,14 +365,72 @@ static int wait_end(struct pto_runtime *rt, const struct pto_need *n,
 	return ret;
 }
 
+/*
+ * The orchestrator waiting for what the scheduling side makes true: what
+ * it last saw move, and by when nothing moving means it is stuck.
+ */
+struct orch_wait {
+	uint32_t seen;		/* sched.progress */
+	uint64_t done;		/* sched.tasks_completed */
+	uint64_t deadline;
+	uint64_t timeout_ns;
+};
+
+static void orch_wait_begin(struct pto_runtime *rt, struct orch_wait *ow,
+			    uint64_t t0)
+{
+	ow->timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
+	ow->deadline = t0 + ow->timeout_ns;
+	ow->seen = load_acquire(&rt->win->sched.progress);
+	ow->done = READ_ONCE(rt->win->sched.tasks_completed);
+}
+
+enum orch_wait_state { WAIT_MET, WAIT_GOES_ON, WAIT_STUCK };
+
+/*
+ * Sleep, saying what for (PTO_ORCH_WAITS_*), until the scheduling side
+ * signals progress or 10 ms pass, unless met() holds already.  Then: met,
+ * or not stuck (something ran, retired or runs, which moves the deadline
+ * on, or the deadline is still ahead), or stuck.
+ */
+static enum orch_wait_state
+orch_sleep(struct pto_runtime *rt, struct orch_wait *ow, uint32_t what,
+	   bool (*met)(struct pto_runtime *rt, const void *arg),
+	   const void *arg)
+{
+	struct pto_window_header *w = rt->win;
+
+	WRITE_ONCE(w->orch_flags.sleeping, what);
+	/* sleeping before the progress load; pairs with the scheduler */
+	smp_mb();
+	if (!met(rt, arg) && load_acquire(&w->sched.progress) == ow->seen)
+		futex_wait(&w->sched.progress, ow->seen, 10);
+	WRITE_ONCE(w->orch_flags.sleeping, 0);
+	if (met(rt, arg))
+		return WAIT_MET;
+	if (load_acquire(&w->sched.progress) != ow->seen ||
+	    READ_ONCE(w->sched.tasks_completed) != ow->done ||
+	    pto_cores_busy(rt)) {
+		orch_wait_begin(rt, ow, pto_now_ns());
+		return WAIT_GOES_ON;
+	}
+	return pto_now_ns() < ow->deadline ? WAIT_GOES_ON : WAIT_STUCK;
+}
+
+static bool ring_met(struct pto_runtime *rt, const void *n)
+{
+	return need_met(rt, n);
+}
+
 int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 {
 	struct pto_window_header *w = rt->win;
 	struct pto_ring_stats *rs = &rt->st.depth[n->ring][n->kind];
-	uint64_t t0, deadline, timeout_ns, done;
+	struct orch_wait ow;
+	enum orch_wait_state st;
 	struct oldest old;
 	bool kicked = false;
-	uint32_t seen;
+	uint64_t t0;
 	int i;
 
 	if (need_met(rt, n))
@@ -380,10 +438,7 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 	orch_flush_published(rt);	/* what we wait for may need them to run */
 	STAT_ADD(rs->stalls, 1);
 	t0 = pto_now_ns();
-	timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
-	deadline = t0 + timeout_ns;
-	seen = load_acquire(&w->sched.progress);
-	done = READ_ONCE(w->sched.tasks_completed);
+	orch_wait_begin(rt, &ow, t0);
 	/* once: the scheduler then has all it needs until something retires */
 	orch_wake_scheduler(rt);
 	for (;;) {
@@ -392,29 +447,14 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 		if (i < ORCH_SPINS)
 			break;
 		if (READ_ONCE(w->sched_flags.error) || pto_run_cancelled(rt))
-			goto cancelled;
+			return wait_end(rt, n, t0, -ECANCELED);
 		pto_sched_publish_pending(rt);
 		if (need_met(rt, n))
 			break;
-		WRITE_ONCE(w->orch_flags.sleeping, 1);
-		/* sleeping before the progress load; pairs with the scheduler */
-		smp_mb();
-		if (!need_met(rt, n) &&
-		    load_acquire(&w->sched.progress) == seen)
-			futex_wait(&w->sched.progress, seen, 10);
-		WRITE_ONCE(w->orch_flags.sleeping, 0);
-		if (need_met(rt, n))
+		st = orch_sleep(rt, &ow, PTO_ORCH_WAITS_RING, ring_met, n);
+		if (st == WAIT_MET)
 			break;
-		if (load_acquire(&w->sched.progress) != seen ||
-		    READ_ONCE(w->sched.tasks_completed) != done ||
-		    pto_cores_busy(rt)) {
-			/* something ran or retired, or runs: not stuck yet */
-			seen = load_acquire(&w->sched.progress);
-			done = READ_ONCE(w->sched.tasks_completed);
-			deadline = pto_now_ns() + timeout_ns;
-			continue;
-		}
-		if (pto_now_ns() < deadline)
+		if (st == WAIT_GOES_ON)
 			continue;
 		orch_refresh_tails(rt);
 		find_oldest(rt, n->ring, &old);
@@ -422,13 +462,54 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 			pto_stall_report(rt, waited_ms(t0));
 			kick_everyone(rt);
 			kicked = true;
-			deadline = pto_now_ns() + timeout_ns;
+			ow.deadline = pto_now_ns() + ow.timeout_ns;
 			continue;
 		}
 		diagnose_deadlock(rt, n, waited_ms(t0), &old);
 		return wait_end(rt, n, t0, -EDEADLK);
 	}
 	return wait_end(rt, n, t0, 0);
-cancelled:
-	return wait_end(rt, n, t0, -ECANCELED);
+}
+
+/* Has every task submitted so far completed? */
+static bool tasks_done(struct pto_runtime *rt, const void *unused)
+{
+	return load_acquire(&rt->win->sched.tasks_completed) ==
+	       rt->orch.next_id;
+}
+
+static bool run_failed(struct pto_runtime *rt)
+{
+	return rt->orch.error || READ_ONCE(rt->win->sched_flags.error) ||
+	       pto_run_cancelled(rt);
+}
+
+int pto_flow_wait_tasks(struct pto_runtime *rt)
+{
+	uint64_t t0 = pto_now_ns();
+	struct orch_wait ow;
+	enum orch_wait_state st = WAIT_GOES_ON;
+	int i;
+
+	orch_flush_published(rt);
+	orch_wait_begin(rt, &ow, t0);
+	orch_wake_scheduler(rt);
+	while (!tasks_done(rt, NULL) && st != WAIT_MET) {
+		for (i = 0; i < ORCH_SPINS && !tasks_done(rt, NULL); i++)
+			cpu_relax();
+		if (i < ORCH_SPINS || run_failed(rt))
+			break;
+		st = orch_sleep(rt, &ow, PTO_ORCH_WAITS_TASKS, tasks_done, NULL);
+		if (st != WAIT_STUCK)
+			continue;
+		pto_log("pto_wait: no task completed for %llu ms with %llu "
+			"of %llu submitted still to complete, and no core "
+			"busy\n", (unsigned long long)waited_ms(t0),
+			(unsigned long long)(rt->orch.next_id - ow.done),
+			(unsigned long long)rt->orch.next_id);
+		pto_stall_report(rt, waited_ms(t0));
+		return -EDEADLK;
+	}
+	/* tasks cancelled by a failure completed without running */
+	return run_failed(rt) ? -ECANCELED : 0;
 }

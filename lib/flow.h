@@ -26,4 +26,12 @@ struct pto_need {
  */
 int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n);
 
+/*
+ * pto_wait(): wait until every task submitted so far has completed.
+ * Returns 0; -ECANCELED when the run failed or was cancelled (then the
+ * tasks may have completed without running); -EDEADLK when none
+ * completed for the stall timeout with no core busy.
+ */
+int pto_flow_wait_tasks(struct pto_runtime *rt);
+
 #endif /* PTO_LIB_FLOW_H */

@@ -981,6 +981,13 @@ int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
 	return submit_scratch(rt, &sub);
 }
 
+int pto_wait(struct pto_runtime *rt)
+{
+	int ret = pto_orch_check(rt, "pto_wait");
+
+	return ret ? ret : pto_flow_wait_tasks(rt);
+}
+
 int pto_alloc(struct pto_runtime *rt, struct pto_view *view)
 {
 	struct pto_param out = PTO_OUT_VIEW(view);

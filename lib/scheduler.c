@@ -249,6 +249,23 @@ static void note_cancel(struct pto_runtime *rt)
 	}
 }
 
+/*
+ * Wake an orchestrator asleep in pto_wait() once every task it published
+ * has completed.  The idle path (wake_orchestrator()) checks too, after a
+ * full barrier: this one, without, wakes it as soon as the last task
+ * completes in the common case, and costs a load of a quiet line.
+ */
+static void wake_task_waiter(struct pto_runtime *rt)
+{
+	struct pto_window_header *w = rt->win;
+
+	if (READ_ONCE(w->sched.tasks_completed) !=
+	    load_acquire(&w->notify.task_head))
+		return;
+	__atomic_fetch_add(&w->sched.progress, 1, __ATOMIC_RELEASE);
+	futex_wake(&w->sched.progress, 1);
+}
+
 /* Inlined into reap(): every task completes through it */
 static inline __attribute__((always_inline))
 void complete_task(struct pto_runtime *rt, uint64_t task, uint32_t core,
@@ -286,8 +303,16 @@ void complete_task(struct pto_runtime *rt, uint64_t task, uint32_t core,
 			unref(rt, dep[e - 1].task_id);
 
 	shared_add(s, &ws->active, (uint32_t)-1);
-	shared_add(s, &ws->tasks_completed, 1);
+	/* release: pto_wait() reads the task's results after this count */
+	if (s->shared)
+		__atomic_add_fetch(&ws->tasks_completed, 1, __ATOMIC_RELEASE);
+	else
+		store_release(&ws->tasks_completed, ws->tasks_completed + 1);
 	shared_add(s, &rt->sst.tasks_completed, 1);
+	/* every task taken in has completed: pto_wait() may be sleeping */
+	if (READ_ONCE(ws->tasks_completed) == READ_ONCE(s->scanned) &&
+	    READ_ONCE(rt->win->orch_flags.sleeping) == PTO_ORCH_WAITS_TASKS)
+		wake_task_waiter(rt);
 	/* last: once consumed the slot may be retired and reused */
 	unref(rt, task);
 }
@@ -682,11 +707,18 @@ static void wake_orchestrator(struct pto_runtime *rt, uint32_t retired,
 {
 	struct pto_window_header *w = rt->win;
 	struct pto_sched *s = &rt->sched;
+	uint32_t sleeping;
 
 	s->retired_unwoken += retired;
 	smp_mb();	/* progress store before the sleeping load */
-	if (!READ_ONCE(w->orch_flags.sleeping)) {
+	sleeping = READ_ONCE(w->orch_flags.sleeping);
+	if (!sleeping) {
 		s->retired_unwoken = 0;
+		return;
+	}
+	/* pto_wait(): it sleeps until every task it published completed */
+	if (sleeping == PTO_ORCH_WAITS_TASKS) {
+		wake_task_waiter(rt);
 		return;
 	}
 	/* nothing new since its last wake-up: it would only sleep again */

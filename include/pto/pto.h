@@ -527,13 +527,33 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
 int pto_run_cancel(struct pto_runtime *rt);
 
 /**
+ * pto_wait() - wait for the tasks submitted so far
+ * @rt: the runtime, inside pto_run()
+ *
+ * Returns once every task the run has submitted so far has completed, so
+ * that the orchestration may read what they wrote on the host — the
+ * program's memory and the OUTPUT buffers of scopes still open — and
+ * decide what to submit next (a solver's convergence test, a batch size
+ * computed by a kernel).  Like OpenMP's taskwait it drains the device:
+ * call it no more often than the decision needs.  Orchestrator thread
+ * only.
+ *
+ * Return: 0; -ECANCELED when the run failed or was cancelled (the tasks
+ * not started then completed without running); -EDEADLK when no task
+ * completed for the stall timeout with no core busy; -EINVAL outside a
+ * run; -EPERM on a thread other than the one inside pto_run().
+ */
+int pto_wait(struct pto_runtime *rt);
+
+/**
  * pto_scope_begin() - open a scope inside a run
  * @rt: the runtime
  *
- * Tasks submitted until the matching pto_scope_end() are held by this
- * scope (and only this one); their OUTPUT buffers live until it ends and
- * their consumers are done.  Orchestrator thread only (see libpto(3),
- * THREADS).
+ * Tasks submitted until the matching pto_scope_end() that make buffers
+ * (OUTPUT parameters, pto_alloc()) are held by this scope, and only this
+ * one: their buffers live until it ends and their consumers are done.
+ * Tasks that make none are not held.  Orchestrator thread only (see
+ * libpto(3), THREADS).
  *
  * It returned void before libpto 0.2; programs built then still work
  * (they bind to pto_scope_begin@LIBPTO_0 and ignore the result).

@@ -42,15 +42,6 @@ static void k_fail(const uint64_t *a, uint32_t n)
 	pto_kernel_set_error(-EIO);
 }
 
-static const struct {
-	enum pto_sched_policy sched;
-	const char *name;
-} policies[] = {
-	{ PTO_SCHED_THREAD, "thread" },
-	{ PTO_SCHED_WORKERS, "workers" },
-	{ PTO_SCHED_SHARDS, "shards" },
-};
-
 /* A chain of steps over gbuf, every task a scope of its own. */
 static int orch_chain(struct pto_runtime *rt, void *arg)
 {
@@ -266,7 +257,7 @@ static void test_no_threads_left(void)
 {
 	size_t p;
 
-	for (p = 0; p < sizeof(policies) / sizeof(policies[0]); p++) {
+	for (p = 0; p < TL_NPOLICIES; p++) {
 		int runs;
 
 		for (runs = 0; runs <= 3; runs += 3) {
@@ -274,14 +265,14 @@ static void test_no_threads_left(void)
 			struct tl_rec r;
 			int i;
 
-			rt = runtime(policies[p].sched, &r);
+			rt = runtime(tl_policies[p].sched, &r);
 			for (i = 0; i < runs; i++)
 				pto_run(rt, orch_chain, &r);
 			tl_rec_free(&r);
 			pto_runtime_destroy(rt);
 			ok(threads_named("pto-", NULL) == 0,
 			   "%s: destroyed after %d runs, no pto- thread is "
-			   "left", policies[p].name, runs);
+			   "left", tl_policies[p].name, runs);
 		}
 	}
 }
@@ -558,12 +549,12 @@ int main(void)
 {
 	size_t p;
 
-	for (p = 0; p < sizeof(policies) / sizeof(policies[0]); p++)
-		test_mixed_runs(policies[p].sched, policies[p].name);
+	for (p = 0; p < TL_NPOLICIES; p++)
+		test_mixed_runs(tl_policies[p].sched, tl_policies[p].name);
 	test_sched_thread_stays();
 	test_no_threads_left();
-	for (p = 0; p < sizeof(policies) / sizeof(policies[0]); p++)
-		test_cancel_from_kernel(policies[p].sched, policies[p].name);
+	for (p = 0; p < TL_NPOLICIES; p++)
+		test_cancel_from_kernel(tl_policies[p].sched, tl_policies[p].name);
 	test_cancel_from_signal();
 	test_cancel_stalled();
 	ok_eq(pto_run_cancel(NULL), -EINVAL, "pto_run_cancel(NULL): -EINVAL");

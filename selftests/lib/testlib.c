@@ -60,6 +60,12 @@ struct pto_runtime *tl_runtime(const struct pto_config *cfg)
 	return rt;
 }
 
+const struct tl_policy tl_policies[TL_NPOLICIES] = {
+	{ PTO_SCHED_THREAD, "thread" },
+	{ PTO_SCHED_WORKERS, "workers" },
+	{ PTO_SCHED_SHARDS, "shards" },
+};
+
 uint64_t tl_now_ns(void)
 {
 	struct timespec ts;

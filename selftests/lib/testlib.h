@@ -82,6 +82,15 @@ struct pto_runtime *tl_runtime(const struct pto_config *cfg);
 
 uint64_t tl_now_ns(void);
 
+/* The scheduling policies a test runs under, with their names. */
+struct tl_policy {
+	enum pto_sched_policy sched;
+	const char *name;
+};
+
+#define TL_NPOLICIES 3
+extern const struct tl_policy tl_policies[TL_NPOLICIES];
+
 /* ---- gates: a kernel waits until the orchestration opens it ----------- */
 
 struct tl_gate {

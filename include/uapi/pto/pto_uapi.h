@@ -350,7 +350,8 @@ struct pto_window_sched {
 
 /**
  * struct pto_window_flags - a side's sleep and failure flags
- * @sleeping: this side is asleep and must be woken
+ * @sleeping: this side is asleep and must be woken (the orchestrator's:
+ *	PTO_ORCH_WAITS_*)
  * @error: scheduler's flags: the first task error (-errno) of a run, or 0
  * @__pad1: zero
  *
@@ -363,6 +364,10 @@ struct pto_window_flags {
 	__s32 error;
 	__u64 __pad1[7];
 };
+
+/* What an orchestrator asleep (orch_flags.sleeping) waits for. */
+#define PTO_ORCH_WAITS_RING	1	/* room in a ring */
+#define PTO_ORCH_WAITS_TASKS	2	/* every published task done */
 
 /**
  * struct pto_window_header - the window's first page
