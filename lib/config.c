@@ -71,18 +71,30 @@ const char *pto_ring_env(enum pto_ring ring)
 	       env_names[ring_env[ring]] : "?";
 }
 
-/* "123", "64K", "256M", "1G" (binary units) */
+/*
+ * "123", "0x40", "64K", "64KiB", "256MB", "1G" (binary units): decimal
+ * (a leading 0 is not octal) or 0x hex, then nothing but the suffix.
+ */
 int pto_parse_size(const char *s, uint64_t *out)
 {
-	char *end;
 	unsigned long long v;
 	unsigned int shift = 0;
+	int base = 10;
+	char *end;
 
-	if (!s || !*s || *s == '-')
+	if (!s)
+		return -EINVAL;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	/* strtoull() would take blanks and a sign */
+	if (!isxdigit((unsigned char)*s) ||
+	    (base == 10 && !isdigit((unsigned char)*s)))
 		return -EINVAL;
 	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
+	v = strtoull(s, &end, base);
+	if (errno)
 		return -EINVAL;
 	switch (toupper((unsigned char)*end)) {
 	case 'K':
@@ -94,15 +106,15 @@ int pto_parse_size(const char *s, uint64_t *out)
 	case 'G':
 		shift = 30;
 		break;
-	case '\0':
-		break;
-	default:
-		return -EINVAL;
 	}
-	if (*end && end[1] && !(toupper((unsigned char)end[1]) == 'I' ||
-				toupper((unsigned char)end[1]) == 'B'))
-		return -EINVAL;
-	if (shift && v > (~0ull >> shift))
+	if (shift) {
+		end++;
+		if (toupper((unsigned char)*end) == 'I')
+			end++;
+		if (toupper((unsigned char)*end) == 'B')
+			end++;
+	}
+	if (*end || (shift && v > (~0ull >> shift)))
 		return -EINVAL;
 	*out = v << shift;
 	return 0;
@@ -542,8 +554,9 @@ int pto_config_validate(const struct pto_config *cfg)
 		if (ret)
 			return ret;
 	}
-	if (cfg->arena_size > PTO_ARENA_SIZE_MAX)
-		return bad_from(PTO_ENV_ARENA_SIZE, "arena_size must be at most 1 TiB");
+	if (!cfg->arena_size || cfg->arena_size > PTO_ARENA_SIZE_MAX)
+		return bad_from(PTO_ENV_ARENA_SIZE,
+				"arena_size must be in [1, 1 TiB]");
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
 		if (cfg->cores[t] > PTO_CORES_PER_TYPE_MAX)
 			return bad_from(PTO_ENV_SIM_CORES,

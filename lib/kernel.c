@@ -68,8 +68,13 @@ static int bind(struct pto_runtime *rt, uint32_t kernel_id,
 		return ret;
 	*k = (struct pto_kernel){ .registered = true, .builtin = !fn,
 				  .type = type, .op = op, .fn = fn };
-	snprintf(k->name, sizeof(k->name), "%s",
-		 name && *name ? name : pto_op_name(op));
+	/* a C kernel is no op: unnamed, it is known by its id */
+	if (name && *name)
+		snprintf(k->name, sizeof(k->name), "%s", name);
+	else if (fn)
+		snprintf(k->name, sizeof(k->name), "kernel %u", kernel_id);
+	else
+		snprintf(k->name, sizeof(k->name), "%s", pto_op_name(op));
 	return 0;
 }
 

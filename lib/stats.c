@@ -221,6 +221,10 @@ void pto_print_stats(struct pto_runtime *rt, FILE *out)
 	uint32_t r, k, t;
 	double wall;
 
+	if (!out) {
+		pto_log("pto_print_stats: out is NULL\n");
+		return;
+	}
 	if (pto_get_stats_sized(rt, &st, sizeof(st)))
 		return;
 	wall = st.run_ns ? (double)st.run_ns : 1.0;

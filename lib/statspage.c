@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "log.h"
 #include "statspage.h"
 
 /*
@@ -140,6 +142,8 @@ static void tidy_dead_pages(const char *dir)
 	closedir(d);
 }
 
+static bool said_bad_dir;
+
 struct pto_statspage *pto_statspage_create(const char *device)
 {
 	const char *env = getenv(pto_env_name(PTO_ENV_STATS));
@@ -167,6 +171,12 @@ struct pto_statspage *pto_statspage_create(const char *device)
 		 PTO_STATSPAGE_PREFIX, (int)getpid(), seq);
 	e->page = page_publish(tmp, e->path, device);
 	if (!e->page) {
+		/* a directory the user named: say once why ptotop sees nothing */
+		if (getenv("PTO_STATS_DIR") &&
+		    !__atomic_exchange_n(&said_bad_dir, true, __ATOMIC_RELAXED))
+			pto_log("stats page: cannot create it in %s (%s); "
+				"ptotop will not see this process\n", dir,
+				strerror(errno));
 		free(e);
 		return NULL;
 	}

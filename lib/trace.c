@@ -66,6 +66,7 @@ struct pto_trace {
 	int orch_tid;		/* last orchestrator track named */
 	struct trace_rec *rec[PTO_MAX_RINGS];
 	uint32_t rec_mask[PTO_MAX_RINGS];
+	char *path;		/* the file's name, for messages */
 	dev_t dev;		/* the file, to tell whether a path is ours */
 	ino_t ino;
 	struct pto_trace *next;	/* open traces of the process */
@@ -165,6 +166,7 @@ static void free_trace(struct pto_trace *t)
 
 	for (r = 0; r < PTO_MAX_RINGS; r++)
 		free(t->rec[r]);
+	free(t->path);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -215,6 +217,7 @@ struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt)
 		errno = err;
 		return NULL;
 	}
+	t->path = strdup(name);
 	if (!fstat(fileno(t->f), &st)) {
 		t->dev = st.st_dev;
 		t->ino = st.st_ino;
@@ -244,7 +247,11 @@ void pto_trace_close(struct pto_trace *t)
 	}
 	pthread_mutex_unlock(&open_lock);
 	fputs("\n]}\n", t->f);
-	fclose(t->f);
+	/* a full disk: say so, rather than leave a cut-off trace unsaid */
+	if (ferror(t->f) | fclose(t->f))
+		pto_log("trace %s: writing failed (%s): the trace is "
+			"incomplete\n", t->path ? t->path : "?",
+			strerror(errno ? errno : EIO));
 	free_trace(t);
 }
 

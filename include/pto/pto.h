@@ -449,7 +449,8 @@ void pto_runtime_destroy(struct pto_runtime *rt);
  * @kernel_id: id tasks name, below PTO_MAX_KERNELS
  * @type: the worker type whose cores run it
  * @fn: the kernel
- * @name: a name for traces and statistics, or NULL
+ * @name: a name for messages, traces and statistics, or NULL ("kernel
+ *	ID")
  *
  * Return: 0; -EEXIST when the id is bound; -EOPNOTSUPP on a device, which
  * runs built-in ops only; -EBUSY during a run; -EINVAL.
@@ -674,7 +675,8 @@ int pto_parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES]);
 
 /**
  * pto_parse_size() - parse a byte count with an optional K, M or G suffix
- * @s: "123", "64K", "256M", "1G" (binary units)
+ * @s: "123", "0x40", "64K", "64KiB", "256MB", "1G" (binary units):
+ *	decimal (a leading 0 is not octal) or 0x hex, then only the suffix
  * @out: the value
  *
  * Return: 0, or -EINVAL.
@@ -791,7 +793,7 @@ int (pto_get_stats)(struct pto_runtime *rt, struct pto_stats *st);
 /**
  * pto_print_stats() - a human-readable table with sizing advice
  * @rt: the runtime
- * @out: where to print it
+ * @out: where to print it (NULL: nothing is printed, a message says why)
  */
 void pto_print_stats(struct pto_runtime *rt, FILE *out);
 

@@ -260,6 +260,19 @@ static void test_config_env(void)
 		  "PTO_STATS=yes: want 0 (off) or 1 (on)");
 	check_env("PTO_RINGS", "9", -EINVAL,
 		  "nrings must be in [1, 4] (the environment has PTO_RINGS=9)");
+	check_env("PTO_HEAP_SIZE", "64KBzzz", -EINVAL,
+		  "PTO_HEAP_SIZE=64KBzzz: want a size");
+	check_env("PTO_HEAP_SIZE", " 64K", -EINVAL,
+		  "PTO_HEAP_SIZE= 64K: want a size");
+	/* decimal, as ptorun's options: octal 016 is no power of two */
+	check_env("PTO_TASK_WINDOW", "016", 0, NULL);
+	/* not an error: the runtime works, unseen by ptotop, and says so */
+	check_env("PTO_STATS_DIR", "/nonexistent/pto", 0,
+		  "stats page: cannot create it in /nonexistent/pto");
+	check_env("PTO_STATS_DIR", "/nonexistent/pto", 0, NULL);
+	check_env("PTO_ARENA_SIZE", "0", -EINVAL,
+		  "arena_size must be in [1, 1 TiB] (the environment has "
+		  "PTO_ARENA_SIZE=0)");
 	setenv("PTO_ARENA_SIZE", "lots", 1);
 	ok_eq(pto_runtime_create(NULL, &rt), -EINVAL,
 	      "config: a bad PTO_ARENA_SIZE fails a create with no config");
@@ -324,8 +337,16 @@ static void said(int rc, int want, struct tl_capture *cap, const char *say,
 /* Every refusal returns its code and says why in one line. */
 static void test_register(struct pto_runtime *rt)
 {
+	static const struct {
+		uint32_t id;
+		const char *name, *says;
+	} taken[] = {
+		{ 59, "first", "kernel id 59 is taken (by \"first\")" },
+		{ 58, NULL, "kernel id 58 is taken (by \"kernel 58\")" },
+	};
 	struct tl_capture cap;
 	struct pto_stats st;
+	size_t i;
 	int rc;
 
 	tl_capture_begin(&cap);
@@ -350,12 +371,20 @@ static void test_register(struct pto_runtime *rt)
 					 PTO_OP_NOP);
 	said(rc, -EINVAL, &cap, "worker type 4",
 	     "register_builtin: bad worker type");
-	ok_eq(pto_kernel_register(rt, 59, PTO_WORKER_CUBE, k_fail, "first"),
-	      0, "register: kernel 59");
+	/* an unnamed C kernel is known by its id, not as an op */
+	for (i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+		ok_eq(pto_kernel_register(rt, taken[i].id, PTO_WORKER_CUBE,
+					  k_fail, taken[i].name), 0,
+		      "register: kernel %u", taken[i].id);
+		tl_capture_begin(&cap);
+		rc = pto_kernel_register(rt, taken[i].id, PTO_WORKER_CUBE,
+					 k_fail, "again");
+		said(rc, -EEXIST, &cap, taken[i].says, "register: a taken id");
+	}
 	tl_capture_begin(&cap);
-	rc = pto_kernel_register(rt, 59, PTO_WORKER_CUBE, k_fail, "again");
-	said(rc, -EEXIST, &cap, "kernel id 59 is taken (by \"first\")",
-	     "register: a taken id");
+	pto_print_stats(rt, NULL);
+	said(-EINVAL, -EINVAL, &cap, "pto_print_stats: out is NULL",
+	     "pto_print_stats(rt, NULL): a message, no crash");
 	tl_capture_begin(&cap);
 	rc = pto_malloc(rt, 0) ? 0 : -ENOMEM;
 	said(rc, -ENOMEM, &cap, "pto_malloc: 0 bytes", "pto_malloc(0)");

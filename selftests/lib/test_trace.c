@@ -328,6 +328,29 @@ static void trace_two(const char *path)
 	   "a runtime created after the other ended writes the path itself");
 }
 
+/* A trace that cannot be written out (a full disk) says so. */
+static void trace_full(void)
+{
+	struct pto_runtime *rt;
+	struct pto_config cfg;
+	struct tl_capture cap;
+	char *text;
+
+	tl_config(&cfg, 64, 0);
+	cfg.trace_path = "/dev/full";
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_SPIN, PTO_WORKER_VECTOR, k_nop, "nop"))
+		bail_out("cannot register kernels");
+	ok_eq(pto_run(rt, orch_nops, NULL), 0, "full disk: the run works");
+	tl_capture_begin(&cap);
+	pto_runtime_destroy(rt);
+	text = tl_capture_end(&cap);
+	ok(text && strstr(text, "trace /dev/full: writing failed") &&
+	   strstr(text, "incomplete"),
+	   "full disk: destroying the runtime says the trace is incomplete");
+	free(text);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/pto-trace-XXXXXX";
@@ -341,6 +364,7 @@ int main(void)
 	trace_deadlock(path);
 	run_checker(path, "deadlock");
 	trace_two(path);
+	trace_full();
 	unlink(path);
 	return tap_done();
 }
