@@ -231,6 +231,7 @@ uninstall:
 	rm -f $(foreach m,$(MAN_PAGES), \
 		$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	-$(Q)rmdir -p $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(INCLUDEDIR) \
 		$(DESTDIR)$(LIBEXECDIR) $(foreach m,$(MAN_PAGES), \
 		$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))) \
 		$(DESTDIR)$(DATADIR)/doc 2>/dev/null || true

@@ -768,22 +768,16 @@ static void json_results(FILE *f)
 
 static int write_json(void)
 {
-	FILE *f = strcmp(mo.json, "-") ? fopen(mo.json, "w") : stdout;
+	FILE *f = output_open(mo.json);
 
-	if (!f) {
-		fprintf(stderr, "ptobench: %s: %s\n", mo.json, strerror(errno));
+	if (!f)
 		return -1;
-	}
 	fprintf(f, "{\n  \"ptobench\": 1,\n  \"mode\": \"metg\",\n");
 	json_config(f);
 	json_peak(f);
 	json_results(f);
 	fprintf(f, "}\n");
-	if (f != stdout ? fclose(f) : fflush(f)) {
-		fprintf(stderr, "ptobench: %s: write failed\n", mo.json);
-		return -1;
-	}
-	return 0;
+	return output_close(f, mo.json);
 }
 
 /* ---- plots -------------------------------------------------------------- */

@@ -202,12 +202,53 @@ static int writable_file(const char *path)
 	return access(dir, W_OK | X_OK) ? -errno : 0;
 }
 
+/* Standard output, once the results file has claimed it. */
+static FILE *results_stdout;
+
+/*
+ * "-": the results go to standard output alone, so the tables and
+ * progress printed there meanwhile go to stderr instead.
+ */
+static int claim_stdout(const char *opt)
+{
+	int fd;
+
+	fflush(stdout);
+	fd = dup(STDOUT_FILENO);
+	if (fd >= 0)
+		results_stdout = fdopen(fd, "w");
+	if (!results_stdout || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		fprintf(stderr, "ptobench: %s -: %s\n", opt, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+FILE *output_open(const char *path)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : results_stdout;
+
+	if (!f)
+		fprintf(stderr, "ptobench: %s: %s\n", path,
+			strerror(errno ? errno : EBADF));
+	return f;
+}
+
+int output_close(FILE *f, const char *path)
+{
+	if (ferror(f) | fclose(f)) {
+		fprintf(stderr, "ptobench: %s: write failed\n", path);
+		return -1;
+	}
+	return 0;
+}
+
 int check_output_file(const char *opt, const char *path)
 {
 	int err;
 
 	if (!strcmp(path, "-"))
-		return 0;
+		return claim_stdout(opt);
 	err = *path ? writable_file(path) : -ENOENT;
 	if (!err)
 		return 0;

@@ -676,12 +676,10 @@ static void json_flat(FILE *f, const struct opts *o)
 
 static int write_json(const struct opts *o)
 {
-	FILE *f = strcmp(o->json, "-") ? fopen(o->json, "w") : stdout;
+	FILE *f = output_open(o->json);
 
-	if (!f) {
-		fprintf(stderr, "ptobench: %s: %s\n", o->json, strerror(errno));
+	if (!f)
 		return -1;
-	}
 	fprintf(f, "{\n  \"ptobench\": 1,\n");
 	json_config(f, o);
 	if (o->flat)
@@ -689,11 +687,7 @@ static int write_json(const struct opts *o)
 	else
 		json_bench(f, o);
 	fprintf(f, "\n}\n");
-	if (f != stdout ? fclose(f) : fflush(f)) {
-		fprintf(stderr, "ptobench: %s: write failed\n", o->json);
-		return -1;
-	}
-	return 0;
+	return output_close(f, o->json);
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -714,7 +708,8 @@ void ptobench_usage(FILE *f)
 "  --cores N       pto sim cores = OpenMP threads, at most 256\n"
 "                  (default: online CPUs)\n"
 "  --load N        run N CPU-bound competing processes meanwhile\n"
-"  --json FILE     also write the results as JSON (- for stdout)\n"
+"  --json FILE     also write the results as JSON (- for stdout, the\n"
+"                  table then going to stderr)\n"
 "  --flat[=N]      memory flatness: peak RSS at N and 10*N tasks\n"
 "                  (default N = 100000) instead of the timing table\n"
 "  --timeout S     kill a worker run after S seconds (default 600,\n"

@@ -112,6 +112,10 @@ int opt_no_operands(int argc, char **argv);
  * cannot be created (with its parents, as mkdir -p) or written into.
  */
 int check_output_file(const char *opt, const char *file);
+/* The results file (after check_output_file()), with a message if not. */
+FILE *output_open(const char *path);
+/* Close it: 0, or -1 with a message when anything was lost. */
+int output_close(FILE *f, const char *path);
 int make_output_dir(const char *opt, const char *dir);
 /* At exit, fail (status 1, with a message) when stdout lost output. */
 void check_stdout_at_exit(void);

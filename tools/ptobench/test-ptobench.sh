@@ -316,6 +316,13 @@ ok $? "every cell has a positive figure and equal task counts"
 grep -q '^paged-attn' "$tmp/bench.txt"
 ok $? "the table lists every shape"
 
+# --json -: standard output holds the JSON alone, the table goes to stderr
+"$bench" --impls pto --shapes chain --tasks 2000 --reps 1 --timeout 120 \
+	--json - >"$tmp/stdout.json" 2>"$tmp/stdout.err" &&
+	check_json "$tmp/stdout.json" parse pto &&
+	grep -q '^chain' "$tmp/stdout.err"
+ok $? "--json -: standard output is the JSON alone, the table on stderr"
+
 "$bench" --impls "$impls" --shapes chain,bgemm --flat=1000 --reps 1 \
 	--timeout 120 --json "$tmp/flat.json" >/dev/null 2>"$tmp/flat.err" &&
 	check_json "$tmp/flat.json" flat "$impls"

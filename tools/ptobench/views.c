@@ -223,13 +223,11 @@ static void v_json_cell(FILE *f, size_t c, int l, bool *first)
 
 static int v_json(void)
 {
-	FILE *f = strcmp(vo.json, "-") ? fopen(vo.json, "w") : stdout;
+	FILE *f = output_open(vo.json);
 	bool first = true;
 
-	if (!f) {
-		perror(vo.json);
+	if (!f)
 		return -1;
-	}
 	fprintf(f, "{\n  \"ptobench\": 1,\n");
 	json_host(f, v_load_before, v_load_after);
 	fprintf(f, "  \"config\": {\"mode\": \"views\", \"reps\": %d, "
@@ -239,11 +237,7 @@ static int v_json(void)
 		for (int l = 0; l < V_NUM_LAYOUTS; l++)
 			v_json_cell(f, c, l, &first);
 	fprintf(f, "\n  ]\n}\n");
-	if (f != stdout ? fclose(f) : fflush(f)) {
-		fprintf(stderr, "ptobench: %s: write failed\n", vo.json);
-		return -1;
-	}
-	return 0;
+	return output_close(f, vo.json);
 }
 
 const struct option views_long_opts[] = {

@@ -158,7 +158,8 @@ static int parse_num(const char *s, int suffix, uint64_t *out)
 	if (errno)
 		return -EINVAL;
 	if (suffix && *end) {
-		const char *p = strchr("KMG", *end & ~0x20);
+		/* toupper: ' ' & ~0x20 would match the terminator */
+		const char *p = strchr("KMG", toupper((unsigned char)*end));
 
 		if (!p)
 			return -EINVAL;

@@ -139,10 +139,10 @@ for ov in "-H 4K" "-H 1024G" "-H 64KiB" "-A 1" "-A 1024G" "-D 16" \
 done
 ok $rc "the values at both ends of each range are accepted"
 rc=0
-for v in 17179869184G 12Q 4KK 4KiBx 4 K; do
+for v in 17179869184G 12Q 4KK 4KiBx 4 K "4 K" "1 " "8K "; do
 	refused -H "$v" "bytes from 4K to 1024G" || rc=1
 done
-ok $rc "-H: a size that overflows or a bad suffix exits 2"
+ok $rc "-H: a size that overflows, a bad suffix or a blank exits 2"
 
 # ---- strings ------------------------------------------------------------------
 refused -d "" "sim or a device node" && refused -t "" "a file name"
