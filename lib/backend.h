@@ -183,10 +183,15 @@ static inline struct pto_core_regs *pto_regs(const struct pto_backend *be,
  */
 int pto_backend_attach(struct pto_backend *be);
 
-/* Pin the calling thread, the index-th of the runtime's, per be->cpus. */
+/*
+ * Set on libpto's own threads (pto_backend_thread_start()): only they run
+ * kernels, never a program's thread such as the orchestrator's.
+ */
+extern __thread bool pto_backend_own_thread;
+
 /*
  * A thread of the runtime's starts: its name, its CPU (PTO_CPUS: the
- * index-th, round robin) and its messages' tag.
+ * index-th, round robin), its messages' tag, and that it is libpto's.
  */
 void pto_backend_thread_start(const struct pto_backend *be, uint32_t index,
 			      const char *name);

@@ -499,7 +499,8 @@ void pto_free(struct pto_runtime *rt, void *ptr);
  * Returns once every submitted task has completed and been consumed.
  * The calling thread is the run's orchestrator thread: only it may
  * submit and open or close scopes until the run ends.  C kernels run on
- * the simulator's core threads ("pto-coreN"), never on this one.
+ * libpto's threads (the simulator's "pto-coreN", and short ones also on
+ * "pto-sched"), never on this one.
  *
  * Return: 0; the run's first error (-EIO or -ETIMEDOUT for a failed
  * task, -EDEADLK, -ENOMEM, -ECANCELED after pto_run_cancel()), whatever

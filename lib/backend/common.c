@@ -46,11 +46,15 @@ int pto_backend_attach(struct pto_backend *be)
 	return 0;
 }
 
+__thread bool pto_backend_own_thread
+	__attribute__((tls_model("initial-exec")));
+
 void pto_backend_thread_start(const struct pto_backend *be, uint32_t index,
 			      const char *name)
 {
 	cpu_set_t set;
 
+	pto_backend_own_thread = true;
 	pthread_setname_np(pthread_self(), name);
 	pto_log_enter(be->log_tag);
 	if (!be->ncpus)

@@ -55,8 +55,9 @@ static int64_t submit_step(struct pto_runtime *rt, uint64_t *buf,
 }
 
 /*
- * In a scope of its own: the run's outer scope holds every task until
- * the run ends, and a chain longer than the task window would deadlock.
+ * In a scope of its own, as a program whose tasks make buffers would
+ * submit them (a step makes none, so the outer scope would not hold it
+ * either).
  */
 static int64_t submit_scoped(struct pto_runtime *rt, uint64_t *buf,
 			     uint64_t tag)
@@ -553,6 +554,78 @@ static void test_stats_snapshots(void)
 	pto_runtime_destroy(rt);
 }
 
+/* ---- where kernels run --------------------------------------------------- */
+
+#define K_WHERE 90	/* + worker type */
+
+static pthread_t orch_thread;
+static uint64_t on_orch_thread;	/* kernels that ran on it */
+
+/*
+ * One that did could pass pto_orch_check() and submit (a crash once the
+ * run's scopes had closed), where a kernel must get -EPERM.
+ */
+static void k_where(const uint64_t *a, uint32_t n)
+{
+	if (pthread_equal(pthread_self(), orch_thread))
+		__atomic_add_fetch(&on_orch_thread, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Short independent tasks, many still queued when the orchestration
+ * returns: pto_run() then drains the run on the orchestrator's thread,
+ * which must leave them to libpto's threads.
+ */
+static int orch_where(struct pto_runtime *rt, void *arg)
+{
+	int i;
+
+	for (i = 0; i < 4000; i++)
+		if (pto_submit_task(rt, K_WHERE + i % 2, i % 2,
+				    (struct pto_param[]){
+					PTO_INOUT(gbuf, 64 * (i % 4), 8) },
+				    1) < 0)
+			return -1;
+	return 0;
+}
+
+static void test_where_kernels_run(void)
+{
+	uint32_t p;
+	int t, run, ret = 0;
+
+	for (p = 0; p < TL_NPOLICIES; p++) {
+		struct pto_runtime *where_rt;
+		struct pto_config cfg;
+		struct tl_rec r;
+
+		tl_config(&cfg, 64, 1 << 16);
+		cfg.sched = tl_policies[p].sched;
+		where_rt = tl_runtime(&cfg);
+		tl_rec_init(&r, where_rt);
+		if (register_test_kernels(&r))
+			bail_out("cannot register kernels");
+		for (t = 0; t < 2; t++)
+			if (pto_kernel_register(where_rt, K_WHERE + t, t,
+						k_where, "where"))
+				bail_out("cannot register k_where");
+		gbuf = pto_malloc(where_rt, 256);
+		if (!gbuf)
+			bail_out("pto_malloc");
+		orch_thread = pthread_self();
+		on_orch_thread = 0;
+		for (run = 0; run < 20 && !ret; run++)
+			ret = pto_run(where_rt, orch_where, NULL);
+		ok(!ret && !on_orch_thread,
+		   "%s: 80000 short kernels, none on the orchestrator's thread "
+		   "(%llu), also while pto_run() drains (run %d)",
+		   tl_policies[p].name, (unsigned long long)on_orch_thread,
+		   ret);
+		tl_rec_free(&r);
+		pto_runtime_destroy(where_rt);
+	}
+}
+
 int main(void)
 {
 	test_outside_run();
@@ -562,5 +635,6 @@ int main(void)
 	test_concurrent_runs();
 	test_unbalanced();
 	test_stats_snapshots();
+	test_where_kernels_run();
 	return tap_done();
 }
