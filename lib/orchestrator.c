@@ -1033,8 +1033,13 @@ int pto_orch_init(struct pto_runtime *rt)
 			return ret;
 	}
 	ret = pto_tm_init(&o->tm, rt->nrings, pools, windows);
-	if (ret)
+	if (ret) {
+		/* the one host allocation that grows with a ring setting */
+		pto_log("cannot allocate the TensorMap pools (%u entries in "
+			"ring 0; tensormap_pool_size, PTO_TENSORMAP_POOL): %s\n",
+			pools[0], strerror(-ret));
 		return ret;
+	}
 	o->scratch_cap = 64;
 	o->scratch_ids = malloc(o->scratch_cap * sizeof(struct producer));
 	return o->scratch_ids ? 0 : -ENOMEM;

@@ -160,7 +160,8 @@ static void print_ring_env(FILE *out, const struct pto_stats *st, uint32_t r,
 	pto_ring_env_fprint(out, k, st->nrings, sizes, r, v);
 }
 
-static void print_ring_advice(FILE *out, const struct pto_stats *st,
+/* Advice on one ring's resource, if any: true when it gave some. */
+static bool print_ring_advice(FILE *out, const struct pto_stats *st,
 			      uint32_t r, enum pto_ring k)
 {
 	const struct pto_ring_stats *rs = &st->depth[r][k];
@@ -174,14 +175,18 @@ static void print_ring_advice(FILE *out, const struct pto_stats *st,
 			rs->stall_ns / 1e6);
 		print_ring_env(out, st, r, k, grown);
 		fputs(" would let the orchestrator run further ahead\n", out);
-	} else if (rs->high_water && rs->high_water * 8 < rs->size &&
+		return true;
+	}
+	if (rs->high_water && rs->high_water * 8 < rs->size &&
 		   rs->size > 1024 && shrunk < rs->size) {
 		fprintf(out, "  ring %u %s: never more than %" PRIu64 " of %"
 			PRIu64 " used; ", r, pto_ring_name(k), rs->high_water,
 			rs->size);
 		print_ring_env(out, st, r, k, shrunk);
 		fputs(" would do and save memory\n", out);
+		return true;
 	}
+	return false;
 }
 
 static bool ring_used(const struct pto_stats *st, uint32_t r)
@@ -219,6 +224,7 @@ void pto_print_stats(struct pto_runtime *rt, FILE *out)
 {
 	struct pto_stats st;
 	uint32_t r, k, t;
+	bool advised = false;
 	double wall;
 
 	if (!out) {
@@ -247,7 +253,9 @@ void pto_print_stats(struct pto_runtime *rt, FILE *out)
 	fprintf(out, "  sizing advice:\n");
 	for (r = 0; r < st.nrings; r++)
 		for (k = 0; k < PTO_NUM_RINGS; k++)
-			print_ring_advice(out, &st, r, k);
+			advised |= print_ring_advice(out, &st, r, k);
+	if (!advised)
+		fprintf(out, "  none: every ring fits what the runs used\n");
 }
 
 /* One ring's resource into the page, and into the total over rings. */

@@ -334,6 +334,22 @@ static void said(int rc, int want, struct tl_capture *cap, const char *say,
 	free(text);
 }
 
+/* Before any run no ring needs a change, and the table says so. */
+static void print_no_advice(struct pto_runtime *rt)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		bail_out("open_memstream");
+	pto_print_stats(rt, f);
+	fclose(f);
+	ok(text && strstr(text, "sizing advice:\n  none: every ring fits"),
+	   "pto_print_stats: no advice is said, not left as an empty list");
+	free(text);
+}
+
 /* Every refusal returns its code and says why in one line. */
 static void test_register(struct pto_runtime *rt)
 {
@@ -385,6 +401,7 @@ static void test_register(struct pto_runtime *rt)
 	pto_print_stats(rt, NULL);
 	said(-EINVAL, -EINVAL, &cap, "pto_print_stats: out is NULL",
 	     "pto_print_stats(rt, NULL): a message, no crash");
+	print_no_advice(rt);
 	tl_capture_begin(&cap);
 	rc = pto_malloc(rt, 0) ? 0 : -ENOMEM;
 	said(rc, -ENOMEM, &cap, "pto_malloc: 0 bytes", "pto_malloc(0)");

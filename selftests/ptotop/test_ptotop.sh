@@ -460,10 +460,11 @@ if command -v tmux >/dev/null; then
 
 	mkdir -p "$tmp/empty"
 	next_ui
-	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
+	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 160 -y 24 \
 		"env TERM=screen PTO_STATS_DIR=$tmp/empty PTOTOP_PROC_ROOT=$tmp/empty PTOTOP_SYSFS_ROOT=$tmp/empty $PTOTOP"
-	wait_for 100 screen_has "No PTO devices or runtimes found"
-	ok $? "UI says so when there is nothing to show"
+	wait_for 100 screen_has "No PTO devices or runtimes found" &&
+		screen_has "stats pages in $tmp/empty)"
+	ok $? "UI says so when there is nothing to show, and where it looked"
 	tmux -L "$tmux_sock" send-keys -t ptotop h
 	wait_for 100 screen_has "ptotop help"
 	tmux -L "$tmux_sock" send-keys -t ptotop q

@@ -731,14 +731,20 @@ static void draw_help(void)
 
 static void draw_empty(const struct pt_state *st)
 {
-	static const char *const lines[] = {
+	char where[512];
+	const char *const lines[] = {
 		"No PTO devices or runtimes found.",
 		"",
-		"ptotop shows libpto programs (their stats pages in /dev/shm)",
+		where,
 		"and clients of /dev/ptoN once pto.ko is loaded.",
 	};
 	size_t i;
 	int y = LINES / 2 - 2;
+
+	/* where the pages are looked for: PTO_STATS_DIR moves them */
+	snprintf(where, sizeof(where),
+		 "ptotop shows libpto programs (their stats pages in %s)",
+		 pto_statspage_dir());
 
 	for (i = 0; i < ARRAY_SIZE(lines); i++) {
 		int x = (COLS - (int)strlen(lines[i])) / 2;
