@@ -250,6 +250,12 @@ static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
 	/* the ring frees in order: nothing behind its held task goes */
 	uint64_t held = in_use(rt, n) > own ? in_use(rt, n) : own;
 
+	/* its first blocks may have gone with tasks that made no buffer */
+	if (n->kind == PTO_RING_HEAP && own > in_use(rt, n)) {
+		own = in_use(rt, n);
+		held = own;
+	}
+
 	pto_log("  the scope at depth %u holds %" PRIu64 " of its tasks (%"
 		PRIu64 " %s of the %s) until it ends: those that made "
 		"buffers, and every later one\n", scope, tasks, own, unit,

@@ -576,6 +576,70 @@ static void test_flat_loop(void)
 	pto_runtime_destroy(rt);
 }
 
+static void k_none(const uint64_t *a, uint32_t n)
+{
+}
+
+/*
+ * In ring 1 (4 KiB of heap): a task with 30 arguments, whose heap block
+ * holds them but no buffer, so it retires at once; then 1 KiB buffers
+ * until the heap is full.
+ */
+static int orch_heap_after_args(struct pto_runtime *rt, void *arg)
+{
+	struct pto_param p[30];
+	int i, ret = 0;
+	void *t;
+
+	pto_scope_begin(rt);
+	for (i = 0; i < 30; i++)
+		p[i] = PTO_SCALAR(i);
+	if (pto_submit_task(rt, 9, V, p, 30) < 0)
+		ret = -1;
+	for (i = 0; i < 8 && !ret; i++)
+		ret = fill(rt, &t, 1024, (uint32_t)i);
+	pto_scope_end(rt);
+	return ret;
+}
+
+/*
+ * The heap advice counts what the scope still has in the ring, not the
+ * block of a task before it that made no buffer and has gone.
+ */
+static void test_advice_heap(void)
+{
+	unsigned long long use = 0, own = ~0ull;
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	const char *p;
+	char *err;
+	int ret;
+
+	tl_config(&cfg, 64, 0);
+	cfg.ring[1].heap_size = 4096;
+	cfg.stall_timeout_ms = 300;
+	rt = depth_runtime(&cfg);
+	if (pto_kernel_register(rt, 9, V, k_none, "args"))
+		bail_out("pto_kernel_register");
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_heap_after_args, NULL);
+	err = tl_capture_end(&cap);
+	p = err ? strstr(err, "heap ring: size 4096, in use ") : NULL;
+	if (p)
+		sscanf(p, "heap ring: size 4096, in use %llu", &use);
+	p = err ? strstr(err, "of its tasks (") : NULL;
+	if (p)
+		sscanf(p, "of its tasks (%llu bytes", &own);
+	ok(ret == -EDEADLK && use && own <= use,
+	   "heap advice: the scope holds %llu bytes of the %llu in use",
+	   own, use);
+	if (!(own <= use))
+		diag("%s", err ? err : "");
+	free(err);
+	pto_runtime_destroy(rt);
+}
+
 static void test_advice_grow(void)
 {
 	struct flat_ctx c = { .tasks = 200, .buffers = true };
@@ -824,6 +888,7 @@ int main(void)
 	test_hazards();
 	test_flat_loop();
 	test_advice_grow();
+	test_advice_heap();
 	test_advice_rings();
 	test_advice_behind();
 	test_ring_stats();
