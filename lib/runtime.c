@@ -92,9 +92,11 @@ static void fit_heap_rings(struct pto_runtime *rt, struct pto_setup *s)
 		return;
 	for (r = 0; r < s->nrings; r++) {
 		uint64_t h = s->ring[r].heap_size;
+		uint64_t fit = (uint64_t)((double)h * room / want) &
+			       ~(uint64_t)4095;
 
-		s->ring[r].heap_size = (uint64_t)((double)h * room / want) &
-				       ~(uint64_t)4095;
+		/* a ring of a few pages keeps them: rounding made it 0 */
+		s->ring[r].heap_size = fit >= PTO_HEAP_SIZE_MIN ? fit : h;
 	}
 	pto_log("%s allows a %llu MiB heap: the heap rings get %llu MiB of "
 		"it, ring 0 %llu MiB (asked %llu MiB in all)\n", rt->device,
