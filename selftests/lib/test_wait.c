@@ -250,24 +250,31 @@ static void test_many(enum pto_sched_policy sched, const char *name)
 /* ---- failures and misuse ------------------------------------------------ */
 
 struct failing {
+	int submit_ret;
 	int wait_ret;
 };
 
+/*
+ * The failing task may fail while the later ones are being submitted; a
+ * submission then returns -ECANCELED, which is right too.  Either way the
+ * wait that follows must report the cancelled run.
+ */
 static int orch_failing(struct pto_runtime *rt, void *arg)
 {
 	struct failing *f = arg;
+	int64_t id = 0;
 	int i;
 
-	for (i = 0; i < 20; i++)
-		if (SUBMIT(rt, K_STEP, PTO_WORKER_VECTOR,
-			   PTO_INOUT(words, 0, 8), PTO_SCALAR(i)) < 0)
-			return -1;
-	if (SUBMIT(rt, K_FAIL, PTO_WORKER_VECTOR, PTO_INOUT(words, 0, 8)) < 0)
-		return -1;
-	for (i = 0; i < 20; i++)
-		if (SUBMIT(rt, K_STEP, PTO_WORKER_VECTOR,
-			   PTO_INOUT(words, 0, 8), PTO_SCALAR(i)) < 0)
-			return -1;
+	for (i = 0; i < 20 && id >= 0; i++)
+		id = SUBMIT(rt, K_STEP, PTO_WORKER_VECTOR,
+			    PTO_INOUT(words, 0, 8), PTO_SCALAR(i));
+	if (id >= 0)
+		id = SUBMIT(rt, K_FAIL, PTO_WORKER_VECTOR,
+			    PTO_INOUT(words, 0, 8));
+	for (i = 0; i < 20 && id >= 0; i++)
+		id = SUBMIT(rt, K_STEP, PTO_WORKER_VECTOR,
+			    PTO_INOUT(words, 0, 8), PTO_SCALAR(i));
+	f->submit_ret = id < 0 ? (int)id : 0;
 	f->wait_ret = pto_wait(rt);
 	return f->wait_ret ? -1 : 0;
 }
@@ -291,7 +298,7 @@ static int orch_kernel_wait(struct pto_runtime *rt, void *arg)
 static void test_misuse(enum pto_sched_policy sched, const char *name)
 {
 	struct pto_runtime *rt = wait_runtime(sched);
-	struct failing f = { 1 };
+	struct failing f = { 1, 1 };
 	struct solve s = { .every = 3, .tol = 1e-3 };
 	struct tl_capture cap;
 	int ret, empty = 1;
@@ -299,6 +306,9 @@ static void test_misuse(enum pto_sched_policy sched, const char *name)
 	tl_capture_begin(&cap);
 	ret = pto_run(rt, orch_failing, &f);
 	free(tl_capture_end(&cap));
+	ok(f.submit_ret == 0 || f.submit_ret == -ECANCELED,
+	   "%s: a task failed: the later submissions succeed or return "
+	   "-ECANCELED (%d)", name, f.submit_ret);
 	ok_eq(f.wait_ret, -ECANCELED, "%s: a task failed: pto_wait returns "
 	      "-ECANCELED", name);
 	ok_eq(ret, -EIO, "%s: and pto_run the task's error", name);
