@@ -179,9 +179,19 @@ ok $rc "-n, -d, -p: out of range, negative, overflow, garbage exit 2"
 quiet_top -b -n 2147483647 -d 0.01 -p 2147483647 --help &&
 	quiet_top -b -n 1 -d 86400 -p 1 && grep -q 'No PTO devices' "$tmp/top.out"
 ok $? "the ends of the ranges are accepted"
-top_refused -s bogus "pid, tasks, inflight, stalls, failures, device, command or user" &&
-	top_refused -D "" "a device name" && top_refused -D /dev/ "a device name"
-ok $? "an unknown sort key or an empty device name exits 2"
+top_refused -s bogus "pid, tasks, inflight, stalls, failures, device, command or user"
+ok $? "an unknown sort key exits 2"
+rc=0
+for v in "" /dev/ foo pto ptox pto1x /dev/foo /tmp/pto0 sim0 " pto0"; do
+	top_refused -D "$v" "a device name" || rc=1
+done
+ok $rc "-D: an empty or unknown device name exits 2"
+rc=0
+for v in sim pto0 /dev/pto0 pto17; do
+	quiet_top -b -n 1 -D "$v" && grep -q 'No PTO devices' "$tmp/top.out" ||
+		{ echo "# ptotop -D '$v' refused"; rc=1; }
+done
+ok $rc "-D: sim, pto0, /dev/pto0 and pto17 are accepted"
 
 pid_opts=""
 for i in $(seq 32); do pid_opts="$pid_opts -p $((1000000 + i))"; done

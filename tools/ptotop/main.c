@@ -165,13 +165,29 @@ static int add_pid(struct pt_state *st, const char *arg)
 	return 0;
 }
 
+/* Is name "sim" or "pto" and a decimal number, as the stats pages name them? */
+static bool device_name_ok(const char *name)
+{
+	const char *digits = name + 3;
+
+	if (!strcmp(name, "sim"))
+		return true;
+	if (strncmp(name, "pto", 3) || !*digits)
+		return false;
+	while (*digits >= '0' && *digits <= '9')
+		digits++;
+	return !*digits;
+}
+
 /* "/dev/pto0" and "pto0" both mean device pto0. */
 static int set_device(struct pt_state *st, const char *arg)
 {
-	const char *slash = strrchr(arg, '/');
-	const char *name = slash ? slash + 1 : arg;
+	const char *name = arg;
 
-	if (!*name || strlen(name) >= sizeof(st->device_filter))
+	if (!strncmp(arg, "/dev/", 5))
+		name = arg + 5;
+	if (!device_name_ok(name) ||
+	    strlen(name) >= sizeof(st->device_filter))
 		return bad_arg('D', arg, "a device name: sim, pto0 or "
 			       "/dev/pto0");
 	strcpy(st->device_filter, name);
