@@ -240,7 +240,10 @@ static int set_task_window(struct ptorun *pr, const char *arg)
 	return 0;
 }
 
-/* One "TYPE=N" of --cores, the len characters at s, into cores[TYPE]. */
+/*
+ * One "TYPE=N" of --cores, the len characters at s, into cores[TYPE];
+ * returns TYPE, or -EINVAL.
+ */
 static int parse_core_item(const char *s, size_t len, uint32_t *cores)
 {
 	const char *eq = memchr(s, '=', len);
@@ -260,24 +263,26 @@ static int parse_core_item(const char *s, size_t len, uint32_t *cores)
 	    parse_range(num, 0, 0, PTO_CORES_PER_TYPE_MAX, &v))
 		return -EINVAL;
 	cores[t] = (uint32_t)v;
-	return 0;
+	return t;
 }
 
 /*
  * "cube=4,vector=8": set the named types (0 allowed), keep the others;
- * no empty item, and at least one core in all.
+ * no empty item, no type twice, and at least one core in all.
  */
 static int parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES])
 {
-	uint32_t tmp[PTO_NUM_WORKER_TYPES], total = 0;
+	uint32_t tmp[PTO_NUM_WORKER_TYPES], total = 0, seen = 0;
 	size_t len;
 	int t;
 
 	memcpy(tmp, cores, sizeof(tmp));
 	for (;; s += len + 1) {
 		len = strcspn(s, ",");
-		if (parse_core_item(s, len, tmp))
+		t = parse_core_item(s, len, tmp);
+		if (t < 0 || seen & 1u << t)
 			return -EINVAL;
+		seen |= 1u << t;
 		if (!s[len])
 			break;
 	}
@@ -293,8 +298,9 @@ static int set_cores(struct ptorun *pr, const char *arg)
 {
 	if (parse_cores(arg, pr->cfg.cores))
 		return bad_value('c', arg, "TYPE=N[,TYPE=N]... with TYPE cube, "
-				 "vector, aicpu or accel, N from 0 to %d, and "
-				 "at least one core", PTO_CORES_PER_TYPE_MAX);
+				 "vector, aicpu or accel, each at most once, N "
+				 "from 0 to %d, and at least one core",
+				 PTO_CORES_PER_TYPE_MAX);
 	return 0;
 }
 

@@ -89,10 +89,11 @@ fi
 rc=0
 for v in "" "," "cube=1," ",cube=1" "cube=1,,vector=1" "cube" "cube=" "=1" \
 	 "gpu=1" "cube=-1" "cube=1x" "cube= 1" "cube=257" \
-	 "cube=99999999999999999999" "cube=0,vector=0,aicpu=0,accel=0"; do
-	refused -c "$v" "N from 0 to 256" || rc=1
+	 "cube=99999999999999999999" "cube=0,vector=0,aicpu=0,accel=0" \
+	 "cube=1,cube=2" "vector=1,cube=1,vector=0"; do
+	refused -c "$v" "each at most once, N from 0 to 256" || rc=1
 done
-ok $rc "-c: empty, malformed, out of range and no core at all exit 2"
+ok $rc "-c: empty, malformed, out of range, a type twice and no core at all exit 2"
 rc=0
 for v in "cube=256" "cube=0" "cube=1,vector=0,aicpu=0,accel=0" "accel=0x10"; do
 	accepted -c "$v" || rc=1
