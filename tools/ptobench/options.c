@@ -61,18 +61,43 @@ int opt_int(const char *name, const char *arg, int min, int max, int *val)
 	return 0;
 }
 
+/* v as plain decimal, the form opt_double() takes: 10000000, not 1e+07 */
+static const char *decimal_str(double v, char *buf, size_t len)
+{
+	char *end;
+
+	snprintf(buf, len, "%.6f", v);
+	end = buf + strlen(buf) - 1;
+	while (*end == '0')
+		*end-- = '\0';
+	if (*end == '.')
+		*end = '\0';
+	return buf;
+}
+
 int opt_double(const char *name, const char *arg, double min, double max,
 	       double *val)
 {
-	char *end;
-	double v;
+	char lo[64], hi[64];
+	size_t digits = strspn(arg, "0123456789");
+	char *end = NULL;
+	double v = 0;
 
-	errno = 0;
-	v = strtod(arg, &end);
-	/* !(in range) is also true for NAN */
-	if (end == arg || *end || errno || !(v >= min && v <= max)) {
+	/*
+	 * Plain decimal, as ptobench(1) says: strtod() alone would also take
+	 * a sign, blanks, hex, an exponent, "inf" and "nan".
+	 */
+	if (arg[digits] == '.')
+		digits += 1 + strspn(arg + digits + 1, "0123456789");
+	if (digits && !arg[digits] && strcmp(arg, ".")) {
+		errno = 0;
+		v = strtod(arg, &end);
+	}
+	if (!end || *end || errno || v < min || v > max) {
 		fprintf(stderr, "ptobench: %s: '%s' is not a number between "
-			"%g and %g\n", name, arg, min, max);
+			"%s and %s\n", name, arg,
+			decimal_str(min, lo, sizeof(lo)),
+			decimal_str(max, hi, sizeof(hi)));
 		return -1;
 	}
 	*val = v;

@@ -527,8 +527,9 @@ static void print_table(const struct opts *o)
 			}
 			printf("%9.1f (%8.1f - %8.1f) %10.1f", ns.med, ns.min,
 			       ns.max, rss.med / 1024);
+			/* %.3g: a ratio below 0.005 must not print as 0.00 */
 			if (im == IMPL_PTO && ratio(sh) > 0)
-				printf(" %8.2f", ratio(sh));
+				printf(" %8.3g", ratio(sh));
 			if (c->failed)
 				printf("  (%d failed)", c->failed);
 			printf("\n");

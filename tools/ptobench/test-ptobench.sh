@@ -126,6 +126,11 @@ done <<'BAD'
 --metg --steps 0|--steps: '0' is not a number between 1 and
 --metg --radix 10|--radix: '10' is not a number between 1 and 9
 --metg --min-grain abc|--min-grain: 'abc' is not a number
+--metg --min-grain 0x10|--min-grain: '0x10' is not a number
+--metg --max-grain 1e2|--max-grain: '1e2' is not a number
+--metg --max-grain inf|--max-grain: 'inf' is not a number
+--metg --min-grain +5|--min-grain: '+5' is not a number
+--metg --min-grain .|--min-grain: '.' is not a number
 --metg --peak-ms -1|--peak-ms: '-1' is not a number
 --metg --widths 2x|--widths: '2x' is not a number
 --metg --min-grain 8 --max-grain 4|--max-grain 4 is below --min-grain 8
