@@ -29,6 +29,8 @@
 #include <pto/pto_uapi.h>
 
 #ifdef __cplusplus
+#include <pto/pto_cxx.h>
+
 extern "C" {
 #endif
 
@@ -179,19 +181,25 @@ static inline struct pto_view pto_view_transpose(struct pto_view v,
 	return v;
 }
 
+/* A kernel argument (an address as uint64_t) as a pointer of type T. */
+#ifndef __cplusplus
+#define PTO_ADDR_PTR_(T, a) ((T)(uintptr_t)(a))
+#endif
+
 /* In a C kernel: the view that parameter i (a view parameter) passes. */
 static inline const struct pto_view_desc *pto_arg_view(const uint64_t *args,
 							uint32_t i)
 {
-	return (const struct pto_view_desc *)(uintptr_t)args[i];
+	return PTO_ADDR_PTR_(const struct pto_view_desc *, args[i]);
 }
 
 /* In a C kernel: the address of element (i, j) of a 2-D view. */
 static inline void *pto_view_desc_at2(const struct pto_view_desc *d,
 				      uint64_t i, uint64_t j)
 {
-	return (void *)(uintptr_t)(d->addr + (i * d->stride[0] +
-					      j * d->stride[1]) * d->elem_size);
+	return PTO_ADDR_PTR_(void *, d->addr + (i * d->stride[0] +
+						j * d->stride[1]) *
+					       d->elem_size);
 }
 
 enum pto_param_kind {
@@ -235,19 +243,22 @@ struct pto_param {
 
 /*
  * The parameter makers below are for C and C++ alike: C gets a compound
- * literal (usable in initializers), C++, which has none, an inline
- * function returning the same struct.
+ * literal (usable in initializers), C++, which has none, inline functions
+ * returning the same struct, written so that the makers compile without
+ * warnings under -Wold-style-cast, -Wcast-qual and
+ * -Wzero-as-null-pointer-constant.
  */
 #ifdef __cplusplus
 static inline struct pto_param pto_param_make(uint32_t kind,
-					      void *base, void **ref,
+					      const void *base, void **ref,
 					      uint64_t offset, uint64_t size,
 					      uint64_t value)
 {
 	struct pto_param p;
 
 	p.kind = kind;
-	p.base = base;
+	/* only OUTPUT_EXISTING and INOUT write, as the kind says */
+	p.base = PTO_UNCONST_(void *, base);
 	p.ref = ref;
 	p.offset = offset;
 	p.size = size;
@@ -255,20 +266,24 @@ static inline struct pto_param pto_param_make(uint32_t kind,
 	return p;
 }
 
-#define PTO_PARAM_(k, b, r, o, s, v)					\
-	pto_param_make((k), (void *)(b), (void **)(r), (o), (s),	\
-		       (uint64_t)(v))
-
 static inline struct pto_param pto_param_view(uint32_t kind,
 					      const struct pto_view *v)
 {
-	struct pto_param p = pto_param_make(kind | PTO_PARAM_VIEW, 0, 0, 0,
-					    0, 0);
+	struct pto_param p = pto_param_make(kind | PTO_PARAM_VIEW, NULL, NULL,
+					    0, 0, 0);
 
-	p.view = (struct pto_view *)v;
+	/* only an OUT view is written, as the kind says */
+	p.view = PTO_UNCONST_(struct pto_view *, v);
 	return p;
 }
 
+#define PTO_REGION_(k, b, o, s) pto_param_make((k), (b), NULL, (o), (s), 0)
+#define PTO_OUT(ref, size)						\
+	pto_param_make(PTO_PARAM_OUTPUT, NULL, pto_param_ref_(ref), 0,	\
+		       (size), 0)
+#define PTO_SCALAR(v)							\
+	pto_param_make(PTO_PARAM_SCALAR, NULL, NULL, 0, 0,		\
+		       pto_param_scalar_(v))
 #define PTO_VIEW_PARAM_(k, v) pto_param_view((k), (v))
 #else
 #define PTO_VIEW_PARAM_(k, v)						\
@@ -278,19 +293,18 @@ static inline struct pto_param pto_param_view(uint32_t kind,
 	((struct pto_param){ .kind = (k), .base = (void *)(b),		\
 			     .ref = (void **)(r), .offset = (o),	\
 			     .size = (s), .value = (v) })
-#endif
-#define PTO_IN(base, off, size) \
-	PTO_PARAM_(PTO_PARAM_INPUT, base, NULL, off, size, 0)
+#define PTO_REGION_(k, b, o, s) PTO_PARAM_(k, b, NULL, o, s, 0)
 #define PTO_OUT(ref, size) \
 	PTO_PARAM_(PTO_PARAM_OUTPUT, NULL, ref, 0, size, 0)
-#define PTO_INOUT(base, off, size) \
-	PTO_PARAM_(PTO_PARAM_INOUT, base, NULL, off, size, 0)
-#define PTO_OUT_EXISTING(base, off, size) \
-	PTO_PARAM_(PTO_PARAM_OUTPUT_EXISTING, base, NULL, off, size, 0)
-#define PTO_NODEP(base, off, size) \
-	PTO_PARAM_(PTO_PARAM_NODEP, base, NULL, off, size, 0)
 #define PTO_SCALAR(v) \
 	PTO_PARAM_(PTO_PARAM_SCALAR, NULL, NULL, 0, 0, (uint64_t)(v))
+#endif
+#define PTO_IN(base, off, size) PTO_REGION_(PTO_PARAM_INPUT, base, off, size)
+#define PTO_INOUT(base, off, size) \
+	PTO_REGION_(PTO_PARAM_INOUT, base, off, size)
+#define PTO_OUT_EXISTING(base, off, size) \
+	PTO_REGION_(PTO_PARAM_OUTPUT_EXISTING, base, off, size)
+#define PTO_NODEP(base, off, size) PTO_REGION_(PTO_PARAM_NODEP, base, off, size)
 
 /* The same kinds on an N-D view (const struct pto_view *; OUT fills it). */
 #define PTO_IN_VIEW(v)		PTO_VIEW_PARAM_(PTO_PARAM_INPUT, v)

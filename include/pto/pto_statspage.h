@@ -20,6 +20,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#ifdef __cplusplus
+#include <pto/pto_cxx.h>
+#endif
+
 #define PTO_STATSPAGE_MAGIC	0x5054535041474531ull	/* "PTSPAGE1" */
 #define PTO_STATSPAGE_VERSION	2
 #define PTO_STATSPAGE_PREFIX	"pto-stats."	/* name under /dev/shm */
@@ -82,11 +86,14 @@ static inline const char *pto_statspage_dir(void)
  * is understood by ThreadSanitizer.  Returns 0, or -EAGAIN when the
  * writer was busy on every retry (or died in the middle of an update).
  */
+#ifndef __cplusplus
+#define PTO_WORDS_PTR_(T, p) ((T)(p))
+#endif
 static inline int pto_statspage_read(const struct pto_statspage *page,
 				     struct pto_statspage *out)
 {
-	const uint64_t *src = (const uint64_t *)page;
-	uint64_t *dst = (uint64_t *)out;
+	const uint64_t *src = PTO_WORDS_PTR_(const uint64_t *, page);
+	uint64_t *dst = PTO_WORDS_PTR_(uint64_t *, out);
 	size_t i, n = sizeof(*page) / sizeof(uint64_t);
 	int tries;
 

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include <pto/pto.h>
+#include <pto/pto_orchestration.h>
+#include <pto/pto_statspage.h>
 
 namespace {
 
@@ -130,10 +132,12 @@ int orchestrate(struct pto_runtime *rt, void *arg)
 {
 	job *j = static_cast<job *>(arg);
 
+	const float *src = j->src;	// a const tensor, only read
+
 	for (int t = 0; t < STEPS; t++) {
-		void *tmp = nullptr;
+		float *tmp = nullptr;	// PTO_OUT takes any T **
 		struct pto_param scale[] = {
-			PTO_IN(j->src, 0, N * sizeof(float)),
+			PTO_IN(src, 0, N * sizeof(float)),
 			PTO_OUT(&tmp, N * sizeof(float)),
 			PTO_SCALAR(pto_f32_bits(0.5f + t)),
 		};

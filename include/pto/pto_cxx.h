@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the libpto headers need to be C++ as well as C: the casts and the
+ * parameter helpers, written in C++ so that a program built with
+ * -Wold-style-cast, -Wcast-qual or -Wzero-as-null-pointer-constant
+ * includes the headers and uses their macros without a warning.
+ *
+ * pto.h and pto_statspage.h include it for C++ only; a program does not
+ * include it itself.  This file is C++, so it is kept out of the kernel
+ * style check (checkpatch reads templates as comparisons).
+ */
+#ifndef PTO_PTO_CXX_H
+#define PTO_PTO_CXX_H
+
+#ifndef __cplusplus
+#error "pto_cxx.h is included by pto.h for C++ only"
+#endif
+
+#include <stdint.h>
+
+/* a kernel argument (an address as uint64_t) as a pointer of type T */
+#define PTO_ADDR_PTR_(T, a) reinterpret_cast<T>(static_cast<uintptr_t>(a))
+/* a struct read as the 64-bit words it is made of */
+#define PTO_WORDS_PTR_(T, p) reinterpret_cast<T>(p)
+/* a parameter's pointer, const in the maker, stored in struct pto_param */
+#define PTO_UNCONST_(T, p) const_cast<T>(p)
+
+/* PTO_OUT(&p, size) for a pointer p of any type */
+template <typename T>
+static inline void **pto_param_ref_(T **ref)
+{
+	return reinterpret_cast<void **>(ref);
+}
+
+/* PTO_SCALAR(v) for v an integer, an enum or a float (truncated)... */
+template <typename T>
+static inline uint64_t pto_param_scalar_(T v)
+{
+	return static_cast<uint64_t>(v);
+}
+
+/* ... or a pointer */
+template <typename T>
+static inline uint64_t pto_param_scalar_(T *p)
+{
+	return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+}
+
+#endif /* PTO_PTO_CXX_H */
