@@ -273,6 +273,20 @@ static int block_too_big(const char *fn, const struct plan *plan,
 	return -E2BIG;
 }
 
+/* An OUTPUT (or pto_alloc()'s buffer) no heap ring of its depth can hold. */
+static int out_too_big(const char *fn, uint32_t i, uint64_t size,
+		       uint32_t ring, uint64_t heap_size)
+{
+	char where[32];
+
+	pto_log("%s: %s%s of %llu bytes, larger than ring %u's heap ring (%llu "
+		"bytes; PTO_HEAP_SIZE sets it)\n", fn,
+		pto_param_where(fn, i, where, sizeof(where)),
+		strcmp(fn, "pto_alloc") ? "OUTPUT" : "a buffer",
+		(unsigned long long)size, ring, (unsigned long long)heap_size);
+	return -E2BIG;
+}
+
 static int check_params(struct pto_runtime *rt, const char *fn,
 			const struct pto_param *p, uint32_t n, uint32_t nviews,
 			struct plan *plan)
@@ -293,15 +307,9 @@ static int check_params(struct pto_runtime *rt, const char *fn,
 				return bad_param(i, -EINVAL, p[i].ref ?
 						 "OUTPUT of size 0" :
 						 "OUTPUT with a NULL ref");
-			if (p[i].size > heap_size) {
-				pto_log("%s: parameter %u: OUTPUT of %llu "
-					"bytes, larger than ring %u's heap "
-					"ring (%llu bytes)\n", fn, i,
-					(unsigned long long)p[i].size,
-					plan->ring,
-					(unsigned long long)heap_size);
-				return -E2BIG;
-			}
+			if (p[i].size > heap_size)
+				return out_too_big(fn, i, p[i].size, plan->ring,
+						   heap_size);
 			if (!plan->first_out)
 				plan->first_out = p[i].size;
 			plan->out_bytes += out_span(rt, p[i].size);

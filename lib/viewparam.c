@@ -3,6 +3,7 @@
  * View parameters of a submission.  See viewparam.h.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "log.h"
@@ -24,9 +25,21 @@ const char *pto_dtype_name(uint32_t dtype)
 	return dtype_names[dtype];
 }
 
+const char *pto_param_where(const char *call, uint32_t i, char *buf,
+			    size_t len)
+{
+	if (!strcmp(call, "pto_alloc"))
+		return "";	/* its one view is the call's argument */
+	snprintf(buf, len, "parameter %u: ", i);
+	return buf;
+}
+
 static int bad_view(const char *call, uint32_t i, const char *why)
 {
-	pto_log("%s: parameter %u: view %s\n", call, i, why);
+	char where[32];
+
+	pto_log("%s: %sview %s\n", call,
+		pto_param_where(call, i, where, sizeof(where)), why);
 	return -EINVAL;
 }
 
@@ -34,16 +47,20 @@ static int bad_view(const char *call, uint32_t i, const char *why)
 static int check_view_type(const struct pto_view *v, const char *call,
 			   uint32_t i)
 {
+	char where[32];
+
 	if (!v)
 		return bad_view(call, i, "is NULL");
 	if (!pto_dtype_size(v->dtype)) {
-		pto_log("%s: parameter %u: view of dtype %u, not one of enum "
-			"pto_dtype\n", call, i, v->dtype);
+		pto_log("%s: %sview of dtype %u, not one of enum pto_dtype\n",
+			call, pto_param_where(call, i, where, sizeof(where)),
+			v->dtype);
 		return -EINVAL;
 	}
 	if (v->ndim < 1 || v->ndim > PTO_MAX_DIMS) {
-		pto_log("%s: parameter %u: view of %u dimensions (1 to %u)%s\n",
-			call, i, v->ndim, PTO_MAX_DIMS, v->ndim ? "" :
+		pto_log("%s: %sview of %u dimensions (1 to %u)%s\n", call,
+			pto_param_where(call, i, where, sizeof(where)),
+			v->ndim, PTO_MAX_DIMS, v->ndim ? "" :
 			"; pto_view_slice() or pto_view_transpose() of a "
 			"dimension the view does not have makes one");
 		return -EINVAL;

@@ -12,6 +12,7 @@
 #define PTO_LIB_VIEWPARAM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <pto/pto.h>
@@ -71,6 +72,13 @@ int pto_view_params_flatten(struct pto_view_params *vp, const char *call,
  * Check a view that is to be allocated (pto_alloc(), PTO_OUT_VIEW()): its
  * dtype, ndim and shape; *bytes is its size.  -EINVAL with a message.
  */
+/*
+ * "parameter I: " for a message of call about its parameter i, or "" for
+ * pto_alloc(), whose one view is the call's argument; buf holds len bytes.
+ */
+const char *pto_param_where(const char *call, uint32_t i, char *buf,
+			    size_t len);
+
 int pto_view_out_bytes(const struct pto_view *v, const char *call,
 		       uint32_t i, uint64_t *bytes);
 

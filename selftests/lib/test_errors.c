@@ -565,12 +565,12 @@ static void test_bad_submits(void)
  */
 static int alloc_rc;
 
+/* pto_alloc() of *arg bytes (a multiple of 4) */
 static int orch_alloc_whole_heap(struct pto_runtime *rt, void *arg)
 {
-	uint64_t words = (1 << 16) / 4;
+	uint64_t words = *(uint64_t *)arg / 4;
 	struct pto_view v = pto_view_nd(NULL, PTO_DTYPE_U32, 1, &words);
 
-	(void)arg;
 	alloc_rc = pto_alloc(rt, &v);
 	return 0;
 }
@@ -580,6 +580,10 @@ static void test_alloc_too_big(void)
 	static const char *const words[] = { "pto_alloc:", "the buffer",
 					     "(65536 bytes)", "view descriptors",
 					     "ring 0's heap ring", NULL };
+	static const char *const too_big[] = { "pto_alloc:", "a buffer of "
+					       "1048576 bytes", "larger than "
+					       "ring 0's heap ring (65536 "
+					       "bytes", NULL };
 	struct pto_config cfg;
 	struct pto_runtime *rt;
 	struct tl_capture cap;
@@ -588,13 +592,25 @@ static void test_alloc_too_big(void)
 	tl_config(&cfg, 16, 1 << 16);
 	if (pto_runtime_create(&cfg, &rt))
 		bail_out("pto_runtime_create");
+	uint64_t bytes = 1 << 16;
+
 	tl_capture_begin(&cap);
-	pto_run(rt, orch_alloc_whole_heap, NULL);
+	pto_run(rt, orch_alloc_whole_heap, &bytes);
 	text = tl_capture_end(&cap);
 	ok_eq(alloc_rc, -E2BIG, "pto_alloc of the whole heap ring is -E2BIG");
 	if (!ok(line_has(text, words),
 		"pto_alloc: the message names pto_alloc, the buffer and its "
 		"view descriptor"))
+		diag("  stderr: %s", text);
+	free(text);
+	bytes = 1 << 20;
+	tl_capture_begin(&cap);
+	pto_run(rt, orch_alloc_whole_heap, &bytes);
+	text = tl_capture_end(&cap);
+	ok_eq(alloc_rc, -E2BIG, "pto_alloc of 16 heap rings is -E2BIG");
+	if (!ok(line_has(text, too_big) && !strstr(text, "parameter"),
+		"pto_alloc: too big for the ring: the message names the "
+		"buffer, not a parameter the program never passed"))
 		diag("  stderr: %s", text);
 	free(text);
 	pto_runtime_destroy(rt);
