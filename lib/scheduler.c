@@ -276,6 +276,7 @@ void complete_task(struct pto_runtime *rt, uint64_t task, uint32_t core,
 	struct pto_sched_slot *ss = sslot(rt, task);
 	uint32_t ring = PTO_TASK_RING(task);
 	const struct pto_dep_entry *dep = rt->ring[ring].dep;
+	uint64_t completed;
 	uint32_t e, next;
 
 	if (status && status != -ECANCELED)
@@ -304,13 +305,16 @@ void complete_task(struct pto_runtime *rt, uint64_t task, uint32_t core,
 
 	shared_add(s, &ws->active, (uint32_t)-1);
 	/* release: pto_wait() reads the task's results after this count */
-	if (s->shared)
-		__atomic_add_fetch(&ws->tasks_completed, 1, __ATOMIC_RELEASE);
-	else
-		store_release(&ws->tasks_completed, ws->tasks_completed + 1);
+	if (s->shared) {
+		completed = __atomic_add_fetch(&ws->tasks_completed, 1,
+					       __ATOMIC_RELEASE);
+	} else {
+		completed = ws->tasks_completed + 1;
+		store_release(&ws->tasks_completed, completed);
+	}
 	shared_add(s, &rt->sst.tasks_completed, 1);
 	/* every task taken in has completed: pto_wait() may be sleeping */
-	if (READ_ONCE(ws->tasks_completed) == READ_ONCE(s->scanned) &&
+	if (completed == READ_ONCE(s->scanned) &&
 	    READ_ONCE(rt->win->orch_flags.sleeping) == PTO_ORCH_WAITS_TASKS)
 		wake_task_waiter(rt);
 	/* last: once consumed the slot may be retired and reused */
