@@ -615,6 +615,29 @@ int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
 			enum pto_worker_type type,
 			const struct pto_param *params, uint32_t nparams);
 
+/*
+ * PTO_SUBMIT(rt, kernel_id, type, params...) - pto_submit_task() with the
+ * parameters listed in the call and counted by the compiler, so that the
+ * count cannot go stale when a parameter is added (a count one short
+ * drops the last parameter's dependencies without a word).  At least one
+ * parameter; C and C++ alike:
+ *
+ *	PTO_SUBMIT(rt, K_ADD, PTO_WORKER_VECTOR, PTO_IN(a, 0, n),
+ *		   PTO_INOUT(acc, 0, n));
+ */
+#ifdef __cplusplus
+#define PTO_SUBMIT(rt, kernel_id, type, ...)				\
+	pto_submit_counted_((rt), (kernel_id), (type), __VA_ARGS__)
+#else
+#define PTO_NPARAMS_(...)						\
+	((uint32_t)(sizeof((struct pto_param[]){ __VA_ARGS__ }) /	\
+		    sizeof(struct pto_param)))
+#define PTO_SUBMIT(rt, kernel_id, type, ...)				\
+	pto_submit_task((rt), (kernel_id), (type),			\
+			(const struct pto_param[]){ __VA_ARGS__ },	\
+			PTO_NPARAMS_(__VA_ARGS__))
+#endif
+
 /**
  * pto_alloc() - a runtime-owned tensor that no task produces
  * @rt: the runtime, inside pto_run()

@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 /* a kernel argument (an address as uint64_t) as a pointer of type T */
 #define PTO_ADDR_PTR_(T, a) reinterpret_cast<T>(static_cast<uintptr_t>(a))
 /* a struct read as the 64-bit words it is made of */
@@ -44,6 +46,21 @@ template <typename T>
 static inline uint64_t pto_param_scalar_(T *p)
 {
 	return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+}
+
+/*
+ * PTO_SUBMIT(rt, kernel, type, params...): pto_submit_task() with the
+ * parameters counted.  Every name is a template parameter, so this file
+ * needs nothing of pto.h: the call is looked up where the template is used,
+ * after pto.h has declared pto_submit_task().
+ */
+template <typename R, typename K, typename T, typename... P>
+static inline int64_t pto_submit_counted_(R *rt, K kernel_id, T type,
+					  P... params)
+{
+	const typename std::common_type<P...>::type p[] = { params... };
+
+	return pto_submit_task(rt, kernel_id, type, p, sizeof...(P));
 }
 
 #endif /* PTO_PTO_CXX_H */

@@ -51,6 +51,10 @@ void k_scale(const uint64_t *a, uint32_t n)
 // acc[i] += x[i]
 void k_add(const uint64_t *a, uint32_t n)
 {
+	if (n != 3) {	// PTO_SUBMIT counted its parameters wrong
+		pto_kernel_set_error(-EPROTO);
+		return;
+	}
 	const float *x = reinterpret_cast<const float *>(a[0]);
 	float *acc = reinterpret_cast<float *>(a[1]);
 
@@ -145,12 +149,11 @@ int orchestrate(struct pto_runtime *rt, void *arg)
 		pto_scope_begin(rt);
 		if (pto_submit_task(rt, K_SCALE, PTO_WORKER_VECTOR, scale, 3) < 0)
 			return -EPROTO;
-		struct pto_param add[] = {
-			PTO_IN(tmp, 0, N * sizeof(float)),
-			PTO_INOUT(j->acc, 0, N * sizeof(float)),
-			PTO_NODEP(j->log, 0, sizeof(float)),
-		};
-		if (pto_submit_task(rt, K_ADD, PTO_WORKER_VECTOR, add, 3) < 0)
+		// the parameters counted by PTO_SUBMIT's template
+		if (PTO_SUBMIT(rt, K_ADD, PTO_WORKER_VECTOR,
+			       PTO_IN(tmp, 0, N * sizeof(float)),
+			       PTO_INOUT(j->acc, 0, N * sizeof(float)),
+			       PTO_NODEP(j->log, 0, sizeof(float))) < 0)
 			return -EPROTO;
 		if (pto_scope_end(rt))
 			return -EPROTO;

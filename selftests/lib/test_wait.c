@@ -58,6 +58,11 @@ static void k_step(const uint64_t *a, uint32_t n)
 {
 	uint64_t *w = (uint64_t *)(uintptr_t)a[0];
 
+	if (n != 2) {	/* PTO_SUBMIT() counted its parameters wrong */
+		pto_kernel_set_error(-EPROTO);
+		return;
+	}
+
 	*w = tl_mix(*w ^ a[1]);
 }
 
@@ -107,11 +112,7 @@ static struct pto_runtime *wait_runtime(enum pto_sched_policy sched)
 }
 
 #define KID(k, t) ((k) * 4 + (t))
-#define SUBMIT(rt, k, t, ...) ({					\
-	const struct pto_param p_[] = { __VA_ARGS__ };			\
-	pto_submit_task(rt, KID(k, t), t, p_,				\
-			sizeof(p_) / sizeof(p_[0]));			\
-})
+#define SUBMIT(rt, k, t, ...) PTO_SUBMIT(rt, KID(k, t), t, __VA_ARGS__)
 
 /* ---- a solver's loop ---------------------------------------------------- */
 
