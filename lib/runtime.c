@@ -318,6 +318,11 @@ void pto_runtime_destroy(struct pto_runtime *rt)
 	free(rt);
 }
 
+int pto_trace_flush(struct pto_runtime *rt)
+{
+	return rt ? pto_trace_flush_file(rt->trace) : -EINVAL;
+}
+
 /*
  * Async-signal-safe: loads, one atomic store and the backend's wake-up (a
  * futex or an eventfd write).  The owner and run number are read without

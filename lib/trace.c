@@ -67,6 +67,7 @@ struct pto_trace {
 	struct trace_rec *rec[PTO_MAX_RINGS];
 	uint32_t rec_mask[PTO_MAX_RINGS];
 	char *path;		/* the file's name, for messages */
+	int write_err;		/* errno of the first failed flush, or 0 */
 	dev_t dev;		/* the file, to tell whether a path is ours */
 	ino_t ino;
 	struct pto_trace *next;	/* open traces of the process */
@@ -247,12 +248,33 @@ void pto_trace_close(struct pto_trace *t)
 	}
 	pthread_mutex_unlock(&open_lock);
 	fputs("\n]}\n", t->f);
-	/* a full disk: say so, rather than leave a cut-off trace unsaid */
-	if (ferror(t->f) | fclose(t->f))
+	/*
+	 * A full disk: say so, rather than leave a cut-off trace unsaid,
+	 * unless pto_trace_flush() has told the program already.
+	 */
+	if ((ferror(t->f) | fclose(t->f)) && !t->write_err)
 		pto_log("trace %s: writing failed (%s): the trace is "
 			"incomplete\n", t->path ? t->path : "?",
 			strerror(errno ? errno : EIO));
 	free_trace(t);
+}
+
+int pto_trace_flush_file(struct pto_trace *t)
+{
+	int err = 0;
+
+	if (!t)
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	errno = 0;
+	/* ferror() is sticky: a write that failed long ago still counts */
+	if (fflush(t->f) || ferror(t->f))
+		err = errno ? errno : EIO;
+	if (err && !t->write_err)
+		t->write_err = err;
+	err = t->write_err;
+	pthread_mutex_unlock(&t->lock);
+	return -err;
 }
 
 static struct trace_rec *rec_of(struct pto_trace *t, uint64_t handle)

@@ -17,6 +17,8 @@ struct pto_trace;
 
 struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt);
 void pto_trace_close(struct pto_trace *t);
+/* Flush t (NULL: no trace): 0, or the negative errno of a failed write. */
+int pto_trace_flush_file(struct pto_trace *t);
 
 /*
  * Orchestrator, before the task is published: remember what its slice

@@ -458,6 +458,21 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **rt);
 void pto_runtime_destroy(struct pto_runtime *rt);
 
 /**
+ * pto_trace_flush() - write out the trace and say whether all of it went
+ * @rt: the runtime
+ *
+ * The trace (@trace_path, PTO_TRACE) is written as the runtime goes and
+ * completed by pto_runtime_destroy(), which can only log a failure.  A
+ * program that must know its trace is whole (a tool's exit status) calls
+ * this after its last run.  Any thread, at any time.
+ *
+ * Return: 0 when every event so far is written, or when there is no
+ * trace; -EINVAL for a NULL @rt; the negative errno of a failed write
+ * (-ENOSPC for a full disk), after which the trace is incomplete.
+ */
+int pto_trace_flush(struct pto_runtime *rt);
+
+/**
  * pto_kernel_register() - bind a kernel id to a C function (simulator)
  * @rt: the runtime
  * @kernel_id: id tasks name, below PTO_MAX_KERNELS

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -349,6 +350,53 @@ static void trace_full(void)
 	   strstr(text, "incomplete"),
 	   "full disk: destroying the runtime says the trace is incomplete");
 	free(text);
+
+	/* a program that asks is told, and destroy does not say it twice */
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_SPIN, PTO_WORKER_VECTOR, k_nop, "nop"))
+		bail_out("cannot register kernels");
+	ok_eq(pto_run(rt, orch_nops, NULL), 0, "full disk: a second run works");
+	ok_eq(pto_trace_flush(rt), -ENOSPC,
+	      "full disk: pto_trace_flush() returns -ENOSPC");
+	ok_eq(pto_trace_flush(rt), -ENOSPC,
+	      "full disk: and goes on returning it");
+	tl_capture_begin(&cap);
+	pto_runtime_destroy(rt);
+	text = tl_capture_end(&cap);
+	ok(text && !strstr(text, "incomplete"),
+	   "full disk: after pto_trace_flush() reported it, destroy is quiet");
+	free(text);
+}
+
+static long long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (long long)st.st_size;
+}
+
+/* pto_trace_flush() of a trace that is written, of none, of no runtime. */
+static void trace_flush(const char *path)
+{
+	struct pto_runtime *rt = nop_runtime(path);
+	struct pto_config cfg;
+	long long flushed;
+
+	ok_eq(pto_run(rt, orch_nops, NULL), 0, "flush: the run works");
+	ok_eq(pto_trace_flush(rt), 0, "flush: a written trace: 0");
+	flushed = file_size(path);
+	pto_runtime_destroy(rt);
+	/* destroy adds only the closing "\n]}\n" */
+	ok(flushed > 0 && file_size(path) == flushed + 4,
+	   "flush: every event is in the file before the runtime is "
+	   "destroyed (%lld bytes, then %lld)", flushed, file_size(path));
+	ok(valid_json(path), "flush: the trace is still valid JSON");
+	tl_config(&cfg, 64, 0);
+	cfg.trace_path = NULL;
+	rt = tl_runtime(&cfg);
+	ok_eq(pto_trace_flush(rt), 0, "flush: no trace: 0");
+	pto_runtime_destroy(rt);
+	ok_eq(pto_trace_flush(NULL), -EINVAL, "flush: NULL: -EINVAL");
 }
 
 int main(void)
@@ -365,6 +413,7 @@ int main(void)
 	run_checker(path, "deadlock");
 	trace_two(path);
 	trace_full();
+	trace_flush(path);
 	unlink(path);
 	return tap_done();
 }

@@ -603,6 +603,11 @@ static int run_orchestration(struct ptorun *pr)
 	}
 out:
 	flush_out();
+	ret = pto_trace_flush(rt);
+	if (ret) {
+		report("writing the trace failed; it is incomplete", ret);
+		status = EXIT_FAILED;
+	}
 	__atomic_store_n(&running_rt, NULL, __ATOMIC_RELEASE);
 	pto_runtime_destroy(rt);
 	return status;

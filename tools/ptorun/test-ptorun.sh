@@ -218,10 +218,20 @@ if [ -w /dev/full ]; then
 			grep -q '^ptorun: error writing standard output: No space' \
 				"$tmp/err"
 		ok $? "a run into /dev/full exits 1 with a message (exit $rc)"
+		timeout 60 "$PTORUN" -q -t /dev/full "$SO" </dev/null \
+			>/dev/null 2>"$tmp/err"
+		rc=$?
+		[ $rc -eq 1 ] &&
+			grep -q '^ptorun: writing the trace failed; it is incomplete: No space' \
+				"$tmp/err" &&
+			[ "$(grep -c 'incomplete' "$tmp/err")" = 1 ]
+		ok $? "a trace into /dev/full exits 1 with one message (exit $rc)"
 	else
+		skip "$SO not built"
 		skip "$SO not built"
 	fi
 else
+	skip "no /dev/full"
 	skip "no /dev/full"
 	skip "no /dev/full"
 	skip "no /dev/full"
