@@ -647,6 +647,72 @@ static void test_advice_heap(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * Rings of very different heaps on a device whose heap is shorter than
+ * their sum: libpto shrinks them in proportion, and a one-page ring, which
+ * the proportion rounds to 0 pages, keeps its page (it was a create that
+ * failed with -EINVAL).  On the simulator nothing shrinks; the program
+ * runs the same.
+ */
+struct small_ring_ctx {
+	uint32_t *acc;
+	uint32_t steps;
+};
+
+static int orch_small_ring(struct pto_runtime *rt, void *arg)
+{
+	struct small_ring_ctx *c = arg;
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 1; i <= c->steps && !ret; i++) {
+		void *out;
+
+		pto_scope_begin(rt);	/* depth 1: the one-page ring */
+		ret = fill(rt, &out, 64, i);
+		if (!ret &&
+		    PTO_SUBMIT(rt, K_COPY, V, PTO_OUT_EXISTING(c->acc, 0, 64),
+			       PTO_IN(out, 0, 64), PTO_SCALAR(64)) < 0)
+			ret = -EPROTO;
+		if (pto_scope_end(rt) && !ret)
+			ret = -EPROTO;
+	}
+	return ret;
+}
+
+static void test_small_ring_short_heap(void)
+{
+	struct small_ring_ctx c = { .steps = (uint32_t)scaled(500) };
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct pto_stats st;
+	int ret;
+
+	tl_config(&cfg, 64, 0);
+	cfg.heap_size = 512 * MIB;	/* 1.5 GiB in all: past a device's */
+	cfg.ring[1].heap_size = 4096;
+	ret = pto_runtime_create(&cfg, &rt);
+	ok_eq(ret, 0, "short heap: rings of 512 MiB and one of 4 KiB create");
+	if (ret)
+		return;
+	pto_runtime_destroy(rt);
+	rt = depth_runtime(&cfg);
+	c.acc = pto_malloc(rt, 64);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	ret = pto_run(rt, orch_small_ring, &c);
+	pto_get_stats(rt, &st);
+	ok(ret == 0 && c.acc[0] == c.steps && c.acc[15] == c.steps,
+	   "short heap: %u scopes at depth 1 run through its one page "
+	   "(%d, last value %u)", c.steps, ret, c.acc[0]);
+	ok(st.depth[1][PTO_RING_HEAP].size == 4096 &&
+	   st.depth[0][PTO_RING_HEAP].size <= 512 * MIB &&
+	   st.depth[0][PTO_RING_HEAP].size >= 4096,
+	   "short heap: the small ring keeps its 4 KiB, ring 0 has %llu MiB",
+	   (unsigned long long)(st.depth[0][PTO_RING_HEAP].size >> 20));
+	pto_runtime_destroy(rt);
+}
+
 static void test_advice_grow(void)
 {
 	struct flat_ctx c = { .tasks = 200, .buffers = true };
@@ -899,5 +965,6 @@ int main(void)
 	test_advice_rings();
 	test_advice_behind();
 	test_ring_stats();
+	test_small_ring_short_heap();
 	return tap_done();
 }
