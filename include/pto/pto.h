@@ -464,7 +464,8 @@ void pto_runtime_destroy(struct pto_runtime *rt);
  * The trace (@trace_path, PTO_TRACE) is written as the runtime goes and
  * completed by pto_runtime_destroy(), which can only log a failure.  A
  * program that must know its trace is whole (a tool's exit status) calls
- * this after its last run.  Any thread, at any time.
+ * this after its last run.  Any thread, during a run too (never with
+ * pto_runtime_destroy()).
  *
  * Return: 0 when every event so far is written, or when there is no
  * trace; -EINVAL for a NULL @rt; the negative errno of a failed write
