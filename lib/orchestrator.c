@@ -1085,19 +1085,15 @@ void pto_orch_run_begin(struct pto_runtime *rt)
 
 /*
  * Close every scope still open (the outer one, and any the orchestration
- * forgot: reported as -EINVAL) and tell the scheduler no more tasks come.
+ * left open) and tell the scheduler no more tasks come.  Returns how many
+ * the orchestration left open: run() decides whether that is its error.
  */
-int pto_orch_run_end(struct pto_runtime *rt)
+uint32_t pto_orch_run_end(struct pto_runtime *rt)
 {
 	struct pto_orchestrator *o = &rt->orch;
+	uint32_t left_open = o->nscopes - 1;
 	struct pto_scope *outer;
-	int ret = 0;
 
-	if (o->nscopes > 1) {
-		pto_log("orchestration returned with %u scope(s) still open\n",
-			o->nscopes - 1);
-		ret = -EINVAL;
-	}
 	while (o->nscopes > 1)
 		scope_end(rt);
 	/* the outer scope: release what it owns */
@@ -1111,7 +1107,7 @@ int pto_orch_run_end(struct pto_runtime *rt)
 	WRITE_ONCE(o->in_run, false);
 	store_release(&rt->win->notify.orch_done, 1);
 	orch_wake_scheduler(rt);
-	return ret;
+	return left_open;
 }
 
 /* After the scheduler has retired everything: free the TensorMap too. */

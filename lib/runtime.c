@@ -400,7 +400,14 @@ void pto_free(struct pto_runtime *rt, void *ptr)
  * (task_err) or a ring that could not make room (orch_err).  Then the
  * function's negative value, then a scope left open (end).
  */
-static int run_status(int ret, int task_err, int orch_err, int end)
+/*
+ * The run's status: the first failure, else what the orchestration did
+ * wrong.  Scopes left open are its error only when nothing failed: an
+ * orchestration that returns a submission's error from inside a scope
+ * (the usual "if (id < 0) return id;") leaves them open by design.
+ */
+static int run_status(int ret, int task_err, int orch_err,
+		      uint32_t left_open)
 {
 	if (task_err)
 		return task_err;
@@ -413,7 +420,12 @@ static int run_status(int ret, int task_err, int orch_err, int end)
 			"return 0 or a negative errno\n", ret);
 		return -EINVAL;
 	}
-	return end;
+	if (left_open) {
+		pto_log("pto_run: the orchestration returned with %u scope(s) "
+			"still open: end every scope it begins\n", left_open);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
@@ -439,7 +451,8 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 {
 	uintptr_t idle = 0;
 	uint64_t t0;
-	int ret, end, err, orch_err;
+	int ret, err, orch_err;
+	uint32_t left_open;
 
 	/*
 	 * Taking the runtime makes this thread its orchestrator; a second
@@ -465,7 +478,7 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	STAT_ADD(rt->st.runs, 1);
 	pto_orch_run_begin(rt);
 	ret = fn(rt, arg);
-	end = pto_orch_run_end(rt);
+	left_open = pto_orch_run_end(rt);
 	pto_sched_wait_done(rt);
 	pto_orch_run_cleanup(rt);
 	STAT_ADD(rt->st.run_ns, pto_now_ns() - t0);
@@ -475,5 +488,5 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	orch_err = rt->orch.error;
 	/* the next run may start: nothing below touches the run's state */
 	__atomic_store_n(&rt->orch.owner, 0, __ATOMIC_RELEASE);
-	return run_status(ret, err, orch_err, end);
+	return run_status(ret, err, orch_err, left_open);
 }

@@ -319,7 +319,7 @@ int pto_orch_scope_begin(struct pto_runtime *rt);
 int pto_orch_init(struct pto_runtime *rt);
 void pto_orch_fini(struct pto_runtime *rt);
 void pto_orch_run_begin(struct pto_runtime *rt);
-int pto_orch_run_end(struct pto_runtime *rt);
+uint32_t pto_orch_run_end(struct pto_runtime *rt);
 void pto_orch_run_cleanup(struct pto_runtime *rt);
 
 /* scheduler.c */

@@ -452,9 +452,14 @@ static int orch_unbalanced(struct pto_runtime *rt, void *arg)
 			return -EPROTO;
 		scope_rc[2] = pto_scope_end(rt);
 		return 0;
-	default:	/* returns with a scope open */
+	case 2:		/* returns with a scope open */
 		pto_scope_begin(rt);
 		return submit_step(rt, gbuf, 0) < 0 ? -EPROTO : 0;
+	default:	/* returns an error from inside a scope */
+		pto_scope_begin(rt);
+		if (submit_step(rt, gbuf, 0) < 0)
+			return -EPROTO;
+		return -ENOSPC;
 	}
 }
 
@@ -463,14 +468,23 @@ static void test_unbalanced(void)
 	struct tl_capture cap;
 	struct pto_runtime *rt;
 	struct tl_rec r;
-	int which, ret[3];
-	char *text;
+	int which, ret[4];
+	char *text, *early;
 
 	rt = make_rt(&r);
 	tl_capture_begin(&cap);
 	for (which = 0; which < 3; which++)
 		ret[which] = pto_run(rt, orch_unbalanced, &which);
 	text = tl_capture_end(&cap);
+	tl_capture_begin(&cap);
+	ret[3] = pto_run(rt, orch_unbalanced, &which);
+	early = tl_capture_end(&cap);
+	ok_eq(ret[3], -ENOSPC, "scopes: an error returned from inside a scope "
+	      "is pto_run's");
+	ok(!has(early, "still open", NULL),
+	   "scopes: and the scope it left open is not reported as a second "
+	   "mistake");
+	free(early);
 	ok_eq(scope_rc[0], -EINVAL,
 	      "scopes: ending the run's outer scope is -EINVAL");
 	ok_eq(scope_rc[1], 0, "scopes: pto_scope_begin in a run returns 0");
