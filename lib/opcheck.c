@@ -12,6 +12,7 @@
 #include "log.h"
 #include "opcheck.h"
 #include "pto_ops.h"
+#include "viewparam.h"
 
 #define MAX_OP_ARGS 8
 
@@ -169,7 +170,7 @@ static int check_view(const char *call, uint32_t kid, uint32_t op,
 
 #define VIEW_FAIL(...)							\
 	do {								\
-		char why_[160];						\
+		char why_[256];						\
 		snprintf(why_, sizeof(why_), __VA_ARGS__);		\
 		pto_log("%s: kernel %u (built-in %s): %s (parameter %u) "	\
 			"is a view %s\n", call, kid, pto_op_name(op),	\
@@ -180,8 +181,8 @@ static int check_view(const char *call, uint32_t kid, uint32_t op,
 	if (!w)
 		VIEW_FAIL("without a struct pto_view (->view is NULL)");
 	if (!w->ndim || w->ndim > PTO_MAX_DIMS)
-		VIEW_FAIL("of %u dimensions (1 to %u)", w->ndim,
-			  PTO_MAX_DIMS);
+		VIEW_FAIL("of %u dimensions (1 to %u)%s", w->ndim,
+			  PTO_MAX_DIMS, pto_view_ndim_hint(w->ndim));
 	/* the ops' own rule, on a dtype the library knows */
 	if (!pto_dtype_size(w->dtype) || !pto_op_view_dtype_ok(op, w->dtype))
 		VIEW_FAIL("of %s elements, the op takes %s",

@@ -34,6 +34,13 @@ const char *pto_param_where(const char *call, uint32_t i, char *buf,
 	return buf;
 }
 
+const char *pto_view_ndim_hint(uint32_t ndim)
+{
+	return ndim ? "" : "; pto_view_slice() past the end of a dimension, "
+			   "or pto_view_slice() or pto_view_transpose() of a "
+			   "dimension the view does not have, makes one";
+}
+
 static int bad_view(const char *call, uint32_t i, const char *why)
 {
 	char where[32];
@@ -60,9 +67,7 @@ static int check_view_type(const struct pto_view *v, const char *call,
 	if (v->ndim < 1 || v->ndim > PTO_MAX_DIMS) {
 		pto_log("%s: %sview of %u dimensions (1 to %u)%s\n", call,
 			pto_param_where(call, i, where, sizeof(where)),
-			v->ndim, PTO_MAX_DIMS, v->ndim ? "" :
-			"; pto_view_slice() or pto_view_transpose() of a "
-			"dimension the view does not have makes one");
+			v->ndim, PTO_MAX_DIMS, pto_view_ndim_hint(v->ndim));
 		return -EINVAL;
 	}
 	return 0;

@@ -79,6 +79,9 @@ int pto_view_params_flatten(struct pto_view_params *vp, const char *call,
 const char *pto_param_where(const char *call, uint32_t i, char *buf,
 			    size_t len);
 
+/* For a message about a view of ndim dimensions: how one gets 0, or "". */
+const char *pto_view_ndim_hint(uint32_t ndim);
+
 int pto_view_out_bytes(const struct pto_view *v, const char *call,
 		       uint32_t i, uint64_t *bytes);
 

@@ -135,14 +135,16 @@ static inline struct pto_view pto_view_2d(void *base, uint32_t dtype,
 }
 
 /*
- * Indices [start, start + len) of dimension dim of v (the range is checked
- * at submission).  A dimension v does not have makes a view of no
- * dimensions, which a submission refuses, naming the parameter.
+ * Indices [start, start + len) of dimension dim of v.  A range past the
+ * dimension's end, or a dimension v does not have, makes a view of no
+ * dimensions, which a submission refuses, naming the parameter: the
+ * slice's shape alone could not tell that it reaches past v's memory.
  */
 static inline struct pto_view pto_view_slice(struct pto_view v, uint32_t dim,
 					     uint64_t start, uint64_t len)
 {
-	if (dim < v.ndim && dim < PTO_MAX_DIMS) {
+	if (dim < v.ndim && dim < PTO_MAX_DIMS && start <= v.shape[dim] &&
+	    len <= v.shape[dim] - start) {
 		v.offset += start * v.stride[dim];
 		v.shape[dim] = len;
 	} else {

@@ -1154,6 +1154,16 @@ static void test_helper_dims(void)
 	      "helpers: slice of a dimension past ndim: no dimensions");
 	ok_eq(pto_view_slice(v, 1, 2, 4).ndim, 2,
 	      "helpers: slice of a dimension it has keeps the view");
+	ok_eq(pto_view_slice(v, 1, 4, 4).ndim, 2,
+	      "helpers: slice up to the dimension's end keeps the view");
+	ok_eq(pto_view_slice(v, 0, 1, 2).ndim, 0,
+	      "helpers: slice past the dimension's end: no dimensions");
+	ok_eq(pto_view_slice(v, 1, 9, 0).ndim, 0,
+	      "helpers: slice starting past the end: no dimensions");
+	ok_eq(pto_view_slice(v, 1, UINT64_MAX, 2).ndim, 0,
+	      "helpers: slice whose end wraps around: no dimensions");
+	ok_eq(pto_view_tile_2d(v, 1, 6, 1, 4).ndim, 0,
+	      "helpers: a tile reaching past the matrix: no dimensions");
 }
 
 int main(int argc, char **argv)
