@@ -25,8 +25,18 @@
 
 enum { K_FILL = 1, K_SCALE, K_ADD, K_SPIN };
 
+/*
+ * The fills write the program's memory, so they make no buffer and their
+ * scope does not hold them: done before their consumer is submitted, they
+ * would retire, and the consumer would need no edge from them.  They wait
+ * for the orchestration to have submitted everything.
+ */
+static struct tl_gate fills_gate;
+
 static void k_fill(const uint64_t *a, uint32_t n)
 {
+	if (tl_gate_wait(&fills_gate, 10000))
+		pto_kernel_set_error(-ETIMEDOUT);
 	for (uint64_t i = 0; i < NWORDS; i++)
 		((uint64_t *)(uintptr_t)a[0])[i] = a[1] + i;
 }
@@ -91,6 +101,7 @@ static int orch_graph(struct pto_runtime *rt, void *arg)
 	pto_scope_begin(rt);
 	SUBMIT(K_SCALE, PTO_WORKER_CUBE, PTO_INOUT(g->c, 0, sz),
 	       PTO_INOUT(g->c, 0, sz));
+	tl_gate_open(&fills_gate);
 	return pto_scope_end(rt);
 }
 
@@ -237,7 +248,9 @@ static void trace_graph(const char *path)
 	g.a = pto_malloc(rt, NWORDS * 8);
 	g.b = pto_malloc(rt, NWORDS * 8);
 	g.c = pto_malloc(rt, NWORDS * 8);
+	tl_gate_init(&fills_gate);
 	ok_eq(pto_run(rt, orch_graph, &g), 0, "graph: pto_run");
+	tl_gate_destroy(&fills_gate);
 	ok_eq(g.c[5], 9 * (6 + 105), "graph: the result is right");
 	pto_runtime_destroy(rt);
 }
