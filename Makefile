@@ -182,10 +182,27 @@ INSTALL_HEADERS := $(wildcard include/pto/*.h) include/uapi/pto/pto_uapi.h
 # installed, the dynamic linker finds it (see README: ldconfig).
 STRIP_RUNPATH = chrpath -d
 
+# Every directory install puts files in.  Those that do not exist yet (and
+# their missing parents, up to DESTDIR) are listed in INSTALLED_DIRS, so
+# that uninstall removes what install made and never what was there.
+INSTALL_DIRS := $(LIBDIR)/pkgconfig $(INCLUDEDIR)/pto $(BINDIR) \
+	$(DOCDIR)/images $(DOCDIR)/examples/modprobe.d \
+	$(DOCDIR)/examples/modules-load.d $(PKGDATADIR)/samples \
+	$(PKGLIBEXECDIR) $(sort $(foreach m,$(MAN_PAGES), \
+		$(MANDIR)/man$(subst .,,$(suffix $(m)))))
+INSTALLED_DIRS = $(DESTDIR)$(PKGDATADIR)/installed-dirs
+
 install: all
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/pto \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(DOCDIR)/examples \
-		$(DESTDIR)$(PKGDATADIR)/samples
+	$(Q)for d in $(INSTALL_DIRS); do p="$(DESTDIR)$$d"; \
+		while [ "$$p" != "$(DESTDIR)" ] && [ "$$p" != / ] && \
+		      [ ! -d "$$p" ]; do \
+			echo "$${p#"$(DESTDIR)"}"; p=$$(dirname "$$p"); \
+		done; done >$(O)/installed-dirs.new
+	install -d $(foreach d,$(INSTALL_DIRS),$(DESTDIR)$(d))
+	$(Q)cat $(O)/installed-dirs.new $$(cat $(INSTALLED_DIRS) \
+		>/dev/null 2>&1 && echo $(INSTALLED_DIRS)) | sort -u \
+		>$(O)/installed-dirs && \
+		install -m 0644 $(O)/installed-dirs $(INSTALLED_DIRS)
 	install -m 0644 $(O)/libpto.a $(DESTDIR)$(LIBDIR)/
 	install -m 0755 $(O)/$(LIBPTO_SO_REAL) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(LIBPTO_SO_REAL) $(DESTDIR)$(LIBDIR)/$(LIBPTO_SONAME)
@@ -218,23 +235,22 @@ install: all
 	install -m 0644 packaging/samples.mk \
 		$(DESTDIR)$(PKGDATADIR)/samples/Makefile
 
-# Everything install added, and the directories it made that are left empty.
+# Everything install added, and the directories it made (INSTALLED_DIRS)
+# that are left empty: never a directory that was there before.
 uninstall:
+	$(Q)dirs=$$(cat $(INSTALLED_DIRS) 2>/dev/null); \
 	rm -f $(DESTDIR)$(LIBDIR)/libpto.a $(DESTDIR)$(LIBDIR)/libpto.so \
 		$(DESTDIR)$(LIBDIR)/$(LIBPTO_SONAME) \
 		$(DESTDIR)$(LIBDIR)/$(LIBPTO_SO_REAL) \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/libpto.pc
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libpto.pc && \
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/pto $(DESTDIR)$(PKGLIBEXECDIR) \
-		$(DESTDIR)$(PKGDATADIR) $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(PKGDATADIR) $(DESTDIR)$(DOCDIR) && \
 	rm -f $(foreach b,$(notdir $(INSTALL_BINS) $(INSTALL_BIN_LINKS)), \
-		$(DESTDIR)$(BINDIR)/$(b))
+		$(DESTDIR)$(BINDIR)/$(b)) && \
 	rm -f $(foreach m,$(MAN_PAGES), \
-		$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
-	-$(Q)rmdir -p $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(INCLUDEDIR) \
-		$(DESTDIR)$(LIBEXECDIR) $(foreach m,$(MAN_PAGES), \
-		$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))) \
-		$(DESTDIR)$(DATADIR)/doc 2>/dev/null || true
+		$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) && \
+	for d in $$(printf '%s\n' $$dirs | sort -r); do \
+		rmdir "$(DESTDIR)$$d" 2>/dev/null || true; done
 
 # The udev rule (group pto, mode 0660) where udev reads it; udevadm
 # trigger or a reload applies it.  Create the group first: groupadd -r pto.

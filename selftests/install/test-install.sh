@@ -143,9 +143,28 @@ check $? "make uninstall" || cat "$tmp/uninstall.log"
 left=$(find "$dest" ! -type d | sed "s|^$dest||")
 test -z "$left"
 check $? "nothing install added is left${left:+:$(echo $left)}"
-left=$(find "$dest" -depth -type d -path '*pto*' | sed "s|^$dest||")
+left=$(find "$dest" -mindepth 1 -type d | sed "s|^$dest||")
 test -z "$left"
-check $? "no pto directory is left${left:+:$(echo $left)}"
+check $? "no directory install made is left${left:+:$(echo $left)}"
+
+# and none that was there before: a prefix whose directories exist
+skel="usr/local/bin usr/local/include usr/local/lib usr/local/share/man
+usr/local/sbin usr/local/src"
+root2=$tmp/root2
+for d in $skel; do mkdir -p "$root2/$d"; done
+make -s -C "$src" O="$obj" install DESTDIR="$root2" PREFIX=/usr/local \
+	>"$tmp/install2.log" 2>&1 &&
+	make -s -C "$src" O="$obj" uninstall DESTDIR="$root2" \
+		PREFIX=/usr/local >>"$tmp/install2.log" 2>&1
+check $? "make install and uninstall into an existing /usr/local" ||
+	cat "$tmp/install2.log"
+gone=""
+for d in $skel; do [ -d "$root2/$d" ] || gone="$gone /$d"; done
+left=$(find "$root2" | sed "s|^$root2||" | sort | tr '\n' ' ')
+want=$(for d in $skel; do p=$d; while [ "$p" != . ]; do echo "/$p";
+	p=$(dirname "$p"); done; done | sort -u | tr '\n' ' ')
+test -z "$gone" && test "$left" = " $want"
+check $? "uninstall keeps the directories that were there${gone:+ (removed:$gone)}"
 
 # modules_clean: on a copy of the tree, after a real module build if a
 # kernel build tree is installed, only Kbuild's output goes
