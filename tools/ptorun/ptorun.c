@@ -476,18 +476,35 @@ static void flush_out(void)
 /*
  * SIGINT and SIGTERM: the first cancels the run in progress (and no
  * further run starts), so that fini still runs, the trace is completed
- * and the runtime is destroyed; the handler is reset, so a second one
- * ends the process at once.  ptorun then ends by the same signal.
+ * and the runtime is destroyed; ptorun then ends by the same signal.  A
+ * second one ends the process at once, unless it is the first again from
+ * the same process: timeout(1) signals its child and then its process
+ * group, which holds the child too, and that echo must not cut the clean
+ * stop short.  Ctrl-C comes from the kernel, so a second Ctrl-C still
+ * ends it.
  */
 static struct pto_runtime *running_rt;	/* atomic: the handler reads it */
 static int stop_signal;			/* atomic: the handler writes it */
+static pid_t stop_sender;		/* who sent it, if a process did */
 
-static void on_stop_signal(int sig)
+static void on_stop_signal(int sig, siginfo_t *si, void *ucontext)
 {
 	struct pto_runtime *rt = __atomic_load_n(&running_rt,
 						 __ATOMIC_ACQUIRE);
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	pid_t sender = si->si_code == SI_USER ? si->si_pid : 0;
+	int first = 0;
 
-	__atomic_store_n(&stop_signal, sig, __ATOMIC_RELEASE);
+	if (!__atomic_compare_exchange_n(&stop_signal, &first, sig, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (first == sig && sender && sender == stop_sender)
+			return;
+		/* delivered with its default action once we return */
+		sigaction(sig, &dfl, NULL);
+		raise(sig);
+		return;
+	}
+	stop_sender = sender;
 	if (rt)
 		pto_run_cancel(rt);
 }
@@ -500,12 +517,15 @@ static int stopped_by(void)
 /* A signal ignored when we started (a background job's SIGINT) stays so. */
 static void catch_stop_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_stop_signal,
-				.sa_flags = SA_RESETHAND }, old;
+	struct sigaction sa = { .sa_sigaction = on_stop_signal,
+				.sa_flags = SA_SIGINFO }, old;
 	static const int sigs[] = { SIGINT, SIGTERM };
 	size_t i;
 
+	/* one handler at a time: the second sees what the first stored */
 	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		if (!sigaction(sigs[i], NULL, &old) &&
 		    old.sa_handler != SIG_IGN)

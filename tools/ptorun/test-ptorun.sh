@@ -197,7 +197,43 @@ if [ -f "$SO" ]; then
 	json=$?
 	[ $rc -eq 130 ] && [ $said -eq 0 ] && [ $json -eq 0 ]
 	ok $? "SIGINT mid-run: the run is cancelled, exit 130, the trace is complete JSON (exit $rc, said $said, json $json)"
+
+	# timeout(1) sends SIGTERM to ptorun and then to its process group:
+	# the same signal from the same process again, which must not cut
+	# the clean stop short.  Sent here once the first has cancelled the
+	# run, so that it lands while ptorun finishes (fini, the trace).
+	"$PTORUN" --repeat 100000 --trace "$tmp/twice.json" "$SO" batch=4 \
+		m=4 n=4 k=4 tile=64 </dev/null >"$tmp/twice" 2>&1 &
+	pid=$!
+	wait_for 'run 2 of' "$tmp/twice"
+	kill -TERM $pid
+	wait_for 'pto_run: cancelled' "$tmp/twice"
+	kill -TERM $pid 2>/dev/null
+	wait $pid
+	rc=$?
+	grep -q 'Terminated: run [0-9]* of 100000 cancelled' "$tmp/twice"
+	said=$?
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' \
+		"$tmp/twice.json" 2>/dev/null
+	json=$?
+	[ $rc -eq 143 ] && [ $said -eq 0 ] && [ $json -eq 0 ]
+	ok $? "SIGTERM twice from one sender (as timeout sends it): exit 143, the trace is complete JSON (exit $rc, said $said, json $json)"
+	rc=0
+	for i in 1 2 3; do
+		timeout --preserve-status 0.5 "$PTORUN" --repeat 100000 \
+			--trace "$tmp/to.json" "$SO" batch=4 m=4 n=4 k=4 \
+			tile=64 </dev/null >"$tmp/to" 2>&1
+		st=$?
+		python3 -c 'import json,sys; json.load(open(sys.argv[1]))' \
+			"$tmp/to.json" 2>/dev/null &&
+			grep -q 'Terminated: run [0-9]* of 100000 cancelled' \
+				"$tmp/to" && [ $st -eq 143 ] ||
+			{ echo "# timeout run $i: exit $st"; rc=1; }
+	done
+	ok $rc "timeout 0.5 ptorun: exit 143 and a complete trace, three times"
 else
+	skip "$SO not built"
+	skip "$SO not built"
 	skip "$SO not built"
 	skip "$SO not built"
 fi
