@@ -271,20 +271,21 @@ static inline struct pto_param pto_param_make(uint32_t kind,
 static inline struct pto_param pto_param_view(uint32_t kind,
 					      const struct pto_view *v)
 {
-	struct pto_param p = pto_param_make(kind | PTO_PARAM_VIEW, NULL, NULL,
-					    0, 0, 0);
+	struct pto_param p = pto_param_make(kind | PTO_PARAM_VIEW, nullptr,
+					    nullptr, 0, 0, 0);
 
 	/* only an OUT view is written, as the kind says */
 	p.view = PTO_UNCONST_(struct pto_view *, v);
 	return p;
 }
 
-#define PTO_REGION_(k, b, o, s) pto_param_make((k), (b), NULL, (o), (s), 0)
+#define PTO_REGION_(k, b, o, s)						\
+	pto_param_make((k), (b), nullptr, (o), (s), 0)
 #define PTO_OUT(ref, size)						\
-	pto_param_make(PTO_PARAM_OUTPUT, NULL, pto_param_ref_(ref), 0,	\
+	pto_param_make(PTO_PARAM_OUTPUT, nullptr, pto_param_ref_(ref), 0, \
 		       (size), 0)
 #define PTO_SCALAR(v)							\
-	pto_param_make(PTO_PARAM_SCALAR, NULL, NULL, 0, 0,		\
+	pto_param_make(PTO_PARAM_SCALAR, nullptr, nullptr, 0, 0,	\
 		       pto_param_scalar_(v))
 #define PTO_VIEW_PARAM_(k, v) pto_param_view((k), (v))
 #else

@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include <cstddef>
 #include <type_traits>
 
 /* a kernel argument (an address as uint64_t) as a pointer of type T */
@@ -41,11 +42,16 @@ static inline uint64_t pto_param_scalar_(T v)
 	return static_cast<uint64_t>(v);
 }
 
-/* ... or a pointer */
+/* ... or a pointer, nullptr included */
 template <typename T>
 static inline uint64_t pto_param_scalar_(T *p)
 {
 	return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+}
+
+static inline uint64_t pto_param_scalar_(std::nullptr_t)
+{
+	return 0;
 }
 
 /*

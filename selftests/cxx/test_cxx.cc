@@ -159,6 +159,11 @@ int orchestrate(struct pto_runtime *rt, void *arg)
 			return -EPROTO;
 	}
 
+	struct pto_param null_scalar = PTO_SCALAR(nullptr);
+
+	if (null_scalar.value != 0)	// a kernel would read garbage
+		return -EPROTO;
+
 	std::vector<struct pto_param> wide;
 	wide.push_back(PTO_OUT_EXISTING(j->wide_out, 0, sizeof(uint64_t)));
 	for (int i = 1; i < WIDE; i++)
