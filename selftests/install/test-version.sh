@@ -62,5 +62,11 @@ grep -q "MODULE_VERSION(PTO_VERSION)" "$src"/driver/pto_main.c &&
 	grep -q 'VERSION' "$src/driver/Kbuild"
 check $? "pto.ko's MODULE_VERSION comes from VERSION (the VM checks /sys/module/pto/version)"
 
+# the device ABI's number, where the documentation gives it
+abi=$(sed -n 's/^#define PTO_ABI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' \
+	"$src/include/uapi/pto/pto_uapi.h")
+grep -q "^(${abi} in this release)" "$src/Documentation/man/pto.4"
+check $? "pto(4) gives PTO_ABI_VERSION as $abi"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
