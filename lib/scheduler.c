@@ -205,7 +205,8 @@ static void report_failure(struct pto_runtime *rt, uint64_t task,
 	if (core < rt->be.num_cores)
 		snprintf(where, sizeof(where), "core %u", core);
 	pto_log("task %llu (kernel %u \"%s\", %s, %s) failed: %s (%d); "
-		"the run's later tasks are cancelled\n",
+		"the run's tasks not started yet, earlier ones too, are "
+		"cancelled\n",
 		(unsigned long long)sslot(rt, task)->id, d->kernel_id,
 		rt->kernels[k].name, pto_worker_type_name(d->worker_type),
 		where, strerror(-status), status);

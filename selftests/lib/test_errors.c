@@ -930,7 +930,8 @@ static void test_failing_kernel(void)
 
 		static const char *const words[] = {
 			"task ", "kernel 45", "\"fail\"", "vector", "core ",
-			"Input/output error", "(-5)", NULL };
+			"Input/output error", "(-5)", "not started yet, earlier "
+			"ones too, are cancelled", NULL };
 		struct tl_capture cap;
 		char *text;
 
