@@ -132,7 +132,7 @@ static int parse_u32(const char *s, uint32_t *out)
 
 int pto_parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES])
 {
-	uint32_t tmp[PTO_NUM_WORKER_TYPES];
+	uint32_t tmp[PTO_NUM_WORKER_TYPES], seen = 0;
 	char buf[128], *save = NULL, *tok;
 	int t;
 
@@ -150,9 +150,12 @@ int pto_parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES])
 		for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
 			if (!strcmp(tok, type_names[t]))
 				break;
-		if (t == PTO_NUM_WORKER_TYPES || parse_u32(eq + 1, &tmp[t]) ||
+		/* a type named twice is a typo, not "the last one wins" */
+		if (t == PTO_NUM_WORKER_TYPES || seen & 1u << t ||
+		    parse_u32(eq + 1, &tmp[t]) ||
 		    tmp[t] > PTO_CORES_PER_TYPE_MAX)
 			return -EINVAL;
+		seen |= 1u << t;
 	}
 	memcpy(cores, tmp, sizeof(tmp));
 	return 0;
@@ -256,12 +259,14 @@ static void env_size(struct env_read *rd, enum pto_env e, uint64_t *v)
 		env_refuse(rd, e, "not a size (a number, K, M or G suffix)");
 }
 
-static void env_u32(struct env_read *rd, enum pto_env e, uint32_t *v)
+/* want: what e takes, for the refusal ("a number from 1 to 4") */
+static void env_u32(struct env_read *rd, enum pto_env e, uint32_t *v,
+		    const char *want)
 {
 	const char *s = env(e);
 
 	if (s && parse_u32(s, v))
-		env_refuse(rd, e, "not a number");
+		env_refuse(rd, e, want);
 }
 
 static void env_sched(struct env_read *rd, struct pto_config *cfg)
@@ -354,7 +359,8 @@ static void config_defaults(struct pto_config *cfg, struct env_read *rd)
 	s = env(PTO_ENV_DEVICE);
 	if (s && *s)
 		cfg->device = s;
-	env_u32(rd, PTO_ENV_RINGS, &cfg->nrings);
+	env_u32(rd, PTO_ENV_RINGS, &cfg->nrings,
+		"want a number of rings from 1 to 4");
 	env_ring_u32(rd, PTO_ENV_TASK_WINDOW, &cfg->task_window, cfg,
 		     offsetof(struct pto_ring_config, task_window));
 	env_ring_heap(rd, cfg);
@@ -363,12 +369,14 @@ static void config_defaults(struct pto_config *cfg, struct env_read *rd)
 	env_ring_u32(rd, PTO_ENV_TENSORMAP_POOL, &cfg->tensormap_pool_size,
 		     cfg, offsetof(struct pto_ring_config,
 				   tensormap_pool_size));
-	env_u32(rd, PTO_ENV_STALL_TIMEOUT_MS, &cfg->stall_timeout_ms);
+	env_u32(rd, PTO_ENV_STALL_TIMEOUT_MS, &cfg->stall_timeout_ms,
+		"want milliseconds from 1 to 4294967295");
 	env_size(rd, PTO_ENV_ARENA_SIZE, &cfg->arena_size);
 	s = env(PTO_ENV_SIM_CORES);
 	if (s && pto_parse_cores(s, cfg->cores))
 		env_refuse(rd, PTO_ENV_SIM_CORES,
-			   "want e.g. cube=4,vector=8,aicpu=1,accel=1 (at most 256 each)");
+			   "want e.g. cube=4,vector=8,aicpu=1,accel=1 (each type "
+			   "once, at most 256 cores)");
 	s = env(PTO_ENV_TRACE);
 	if (s && *s)
 		cfg->trace_path = s;
@@ -376,7 +384,7 @@ static void config_defaults(struct pto_config *cfg, struct env_read *rd)
 	s = env(PTO_ENV_CPUS);
 	if (s && *s)
 		cfg->cpus = s;
-	env_u32(rd, PTO_ENV_CHECK, &cfg->check);
+	env_u32(rd, PTO_ENV_CHECK, &cfg->check, "want 0 (off) or 1 (on)");
 	env_stats(rd);
 }
 

@@ -723,7 +723,7 @@ const char *pto_worker_type_name(uint32_t type);
 
 /**
  * pto_parse_cores() - parse "cube=4,vector=8,aicpu=1,accel=1"
- * @s: any subset of the four, comma separated
+ * @s: any subset of the four, comma separated, each at most once
  * @cores: updated for the types named; left alone on error
  *
  * Return: 0, or -EINVAL.

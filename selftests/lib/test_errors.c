@@ -249,8 +249,17 @@ static void test_config_env(void)
 		  "PTO_SCHED=fast: want auto, thread, workers or shards");
 	check_env("PTO_SIM_CORES", "cube=999", -EINVAL,
 		  "PTO_SIM_CORES=cube=999: want e.g.");
+	check_env("PTO_SIM_CORES", "cube=1,cube=2", -EINVAL,
+		  "PTO_SIM_CORES=cube=1,cube=2: want e.g.");
 	check_env("PTO_STALL_TIMEOUT_MS", "-1", -EINVAL,
-		  "PTO_STALL_TIMEOUT_MS=-1: not a number");
+		  "PTO_STALL_TIMEOUT_MS=-1: want milliseconds from 1 to "
+		  "4294967295");
+	check_env("PTO_STALL_TIMEOUT_MS", "4294967296", -EINVAL,
+		  "PTO_STALL_TIMEOUT_MS=4294967296: want milliseconds");
+	check_env("PTO_RINGS", "x", -EINVAL,
+		  "PTO_RINGS=x: want a number of rings from 1 to 4");
+	check_env("PTO_CHECK", "yes", -EINVAL,
+		  "PTO_CHECK=yes: want 0 (off) or 1 (on)");
 	check_env("PTO_STALL_TIMEOUT_MS", "0", -EINVAL,
 		  "(the environment has PTO_STALL_TIMEOUT_MS=0)");
 	check_env("PTO_CPUS", "x", -EINVAL, "(the environment has PTO_CPUS=x)");
