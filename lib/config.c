@@ -572,7 +572,8 @@ int pto_config_validate(const struct pto_config *cfg)
 		total += cfg->cores[t];
 	}
 	if (!total)
-		return bad_from(PTO_ENV_SIM_CORES, "no cores");
+		return bad_from(PTO_ENV_SIM_CORES, "cores[] has no core of "
+				"any worker type (at least one is needed)");
 	return 0;
 }
 

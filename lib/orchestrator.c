@@ -280,7 +280,7 @@ static int out_too_big(const char *fn, uint32_t i, uint64_t size,
 	char where[32];
 
 	pto_log("%s: %s%s of %llu bytes, larger than ring %u's heap ring (%llu "
-		"bytes; PTO_HEAP_SIZE sets it)\n", fn,
+		"bytes; the heap_size setting, PTO_HEAP_SIZE)\n", fn,
 		pto_param_where(fn, i, where, sizeof(where)),
 		strcmp(fn, "pto_alloc") ? "OUTPUT" : "a buffer",
 		(unsigned long long)size, ring, (unsigned long long)heap_size);
@@ -352,10 +352,14 @@ static int check_submit(struct pto_runtime *rt, uint32_t kernel_id,
 
 	if (ret)
 		return ret;
-	if (nparams > PTO_MAX_PARAMS || (nparams && !params)) {
-		pto_log("pto_submit_task: %u parameters%s (at most %u)\n",
-			nparams, nparams && !params ? " but NULL params" : "",
-			PTO_MAX_PARAMS);
+	if (nparams && !params) {
+		pto_log("pto_submit_task: %u parameters, but params is NULL\n",
+			nparams);
+		return -EINVAL;
+	}
+	if (nparams > PTO_MAX_PARAMS) {
+		pto_log("pto_submit_task: %u parameters (at most %u)\n",
+			nparams, PTO_MAX_PARAMS);
 		return -EINVAL;
 	}
 	if ((unsigned int)type >= PTO_NUM_WORKER_TYPES) {

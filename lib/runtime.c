@@ -359,7 +359,8 @@ void *pto_malloc(struct pto_runtime *rt, size_t size)
 	}
 	prev = pto_log_enter(&rt->log_tag);
 	if (!size) {
-		pto_log("pto_malloc: 0 bytes\n");
+		pto_log("pto_malloc: a size of 0 bytes (ask for 1 or "
+			"more)\n");
 		off = -EINVAL;
 	} else {
 		pthread_mutex_lock(&rt->arena_lock);

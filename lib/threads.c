@@ -31,8 +31,8 @@ int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
 		return -EINVAL;
 	}
 	pto_log("%s: not the orchestrator thread: during a run only the "
-		"thread that called pto_run() may submit tasks and open or "
-		"close scopes\n", call);
+		"thread that called pto_run() may submit tasks, wait for them "
+		"and open or close scopes\n", call);
 	return -EPERM;
 }
 

@@ -377,8 +377,9 @@ struct pto_ring_config {
  *	the last share it; each ring is retired independently
  * @ring: per task ring, sizes that differ from the fields above
  * @sched: who schedules: PTO_SCHED_AUTO, PTO_SCHED_THREAD (a thread of
- *	its own) or PTO_SCHED_WORKERS (the simulator's core threads, when
- *	they finish a task or run out of work)
+ *	its own), PTO_SCHED_WORKERS (the simulator's core threads, when
+ *	they finish a task or run out of work) or PTO_SCHED_SHARDS (the
+ *	core threads concurrently, with sharded ready queues)
  * @cpus: host CPUs to pin libpto's threads to, round robin, e.g. "0-3,8"
  *	(NULL: not pinned)
  * @check: checked mode, 1 or 0 (PTO_CHECK): on the simulator, a C kernel

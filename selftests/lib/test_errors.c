@@ -249,6 +249,8 @@ static void test_config_env(void)
 		  "PTO_SCHED=fast: want auto, thread, workers or shards");
 	check_env("PTO_SIM_CORES", "cube=999", -EINVAL,
 		  "PTO_SIM_CORES=cube=999: want e.g.");
+	check_env("PTO_SIM_CORES", "cube=0,vector=0,aicpu=0,accel=0", -EINVAL,
+		  "cores[] has no core of any worker type");
 	check_env("PTO_SIM_CORES", "cube=1,cube=2", -EINVAL,
 		  "PTO_SIM_CORES=cube=1,cube=2: want e.g.");
 	check_env("PTO_STALL_TIMEOUT_MS", "-1", -EINVAL,
@@ -413,7 +415,7 @@ static void test_register(struct pto_runtime *rt)
 	print_no_advice(rt);
 	tl_capture_begin(&cap);
 	rc = pto_malloc(rt, 0) ? 0 : -ENOMEM;
-	said(rc, -ENOMEM, &cap, "pto_malloc: 0 bytes", "pto_malloc(0)");
+	said(rc, -ENOMEM, &cap, "pto_malloc: a size of 0 bytes", "pto_malloc(0)");
 	tl_capture_begin(&cap);
 	rc = pto_malloc(rt, (size_t)1 << 50) ? 0 : -ENOMEM;
 	said(rc, -ENOMEM, &cap, "no free block of", "pto_malloc(2^50)");
