@@ -67,7 +67,7 @@ struct pto_trace {
 	struct trace_rec *rec[PTO_MAX_RINGS];
 	uint32_t rec_mask[PTO_MAX_RINGS];
 	char *path;		/* the file's name, for messages */
-	int write_err;		/* errno of the first failed flush, or 0 */
+	int write_err;		/* errno of the first failed write, or 0 */
 	dev_t dev;		/* the file, to tell whether a path is ours */
 	ino_t ino;
 	struct pto_trace *next;	/* open traces of the process */
@@ -111,6 +111,19 @@ static FILE *open_free_path(const char *path, char *buf, size_t len)
 		pto_log("trace: %s is written by another runtime of this "
 			"process; this one's goes to %s\n", path, buf);
 	return fopen(buf, "w");
+}
+
+/*
+ * Every writer unlocks through here: the first write that failed is
+ * recorded with its errno (-ENOSPC for a full disk) while errno still
+ * holds it; stdio's error flag alone keeps no cause, and a later flush
+ * with nothing left to write would not fail at all.
+ */
+static void trace_unlock(struct pto_trace *t)
+{
+	if (!t->write_err && ferror(t->f))
+		t->write_err = errno ? errno : EIO;
+	pthread_mutex_unlock(&t->lock);
 }
 
 static int cur_tid(void)
@@ -261,17 +274,16 @@ void pto_trace_close(struct pto_trace *t)
 
 int pto_trace_flush_file(struct pto_trace *t)
 {
-	int err = 0;
+	int err;
 
 	if (!t)
 		return 0;
 	pthread_mutex_lock(&t->lock);
 	errno = 0;
-	/* ferror() is sticky: a write that failed long ago still counts */
-	if (fflush(t->f) || ferror(t->f))
-		err = errno ? errno : EIO;
-	if (err && !t->write_err)
-		t->write_err = err;
+	if (fflush(t->f) && !t->write_err)
+		t->write_err = errno ? errno : EIO;
+	if (!t->write_err && ferror(t->f))
+		t->write_err = EIO;
 	err = t->write_err;
 	pthread_mutex_unlock(&t->lock);
 	return -err;
@@ -304,7 +316,7 @@ void pto_trace_submit(struct pto_trace *t, uint64_t handle, uint64_t id,
 		rec->kind[i] = (uint8_t)p[i].kind;
 		rec->size[i] = p[i].kind == PTO_PARAM_SCALAR ? 0 : p[i].size;
 	}
-	pthread_mutex_unlock(&t->lock);
+	trace_unlock(t);
 }
 
 /* Called with the lock held: the orchestrator's track, named once per tid. */
@@ -362,7 +374,7 @@ void pto_trace_submitted(struct pto_trace *t, struct pto_runtime *rt,
 	pto_json_str(t->f, kernel);
 	fputs("}}", t->f);
 	ring_counters(t, rt, r, now);
-	pthread_mutex_unlock(&t->lock);
+	trace_unlock(t);
 }
 
 static const char *const kind_name[] = {
@@ -470,7 +482,7 @@ void pto_trace_task(struct pto_trace *t, struct pto_runtime *rt,
 	}
 	fputs("}}", t->f);
 	write_flows(t, rt, c, d);
-	pthread_mutex_unlock(&t->lock);
+	trace_unlock(t);
 }
 
 static const char *result_name(int result, char *buf, size_t len)
@@ -518,7 +530,7 @@ void pto_trace_stall(struct pto_trace *t, uint64_t start_ns, uint64_t task,
 	counter(t, "stalled", start_ns, "orchestrator", 1);
 	counter(t, "stalled", now, "orchestrator", 0);
 	counter(t, "stalls", now, "total", t->stalls);
-	pthread_mutex_unlock(&t->lock);
+	trace_unlock(t);
 }
 
 void pto_trace_sched_run(struct pto_trace *t, uint64_t start_ns)
@@ -533,5 +545,5 @@ void pto_trace_sched_run(struct pto_trace *t, uint64_t start_ns)
 		"\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
 		t->pid, tid, rel_us(t, start_ns),
 		rel_us(t, now) - rel_us(t, start_ns));
-	pthread_mutex_unlock(&t->lock);
+	trace_unlock(t);
 }
