@@ -14,25 +14,27 @@ CXX_TEST_FLAGS := -std=c++11 -pedantic -Wall -Wextra -Werror \
 CXX_TEST_DEPS := selftests/cxx/test_cxx.cc $(wildcard include/pto/*.h) \
 	include/uapi/pto/pto_uapi.h $(LIBPTO_SO)
 
+# $(call cxx_test_build,COMPILER,LABEL): the recipe of either program
+define cxx_test_build
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  $(2) $<")
+	$(Q)$(1) $(CXX_TEST_FLAGS) -o $@ $< \
+		-L$(O) -lpto -Wl,-rpath,'$$ORIGIN/../..' -pthread
+endef
+
 ifeq ($(SAN),)
 ifneq ($(PTO_CXX),)
 CXX_TEST := $(O)/selftests/cxx/test_cxx
 TEST_PROGS += $(CXX_TEST)
 
 $(CXX_TEST): $(CXX_TEST_DEPS)
-	@mkdir -p $(dir $@)
-	$(if $(Q),@echo "  CXX     $<")
-	$(Q)$(PTO_CXX) $(CXX_TEST_FLAGS) -o $@ $< \
-		-L$(O) -lpto -Wl,-rpath,'$$ORIGIN/../..' -pthread
+	$(call cxx_test_build,$(PTO_CXX),CXX    )
 endif
 ifneq ($(PTO_CLANGXX),)
 CLANG_CXX_TEST := $(O)/selftests/cxx/test_cxx_clang
 TEST_PROGS += $(CLANG_CXX_TEST)
 
 $(CLANG_CXX_TEST): $(CXX_TEST_DEPS)
-	@mkdir -p $(dir $@)
-	$(if $(Q),@echo "  CLANGXX $<")
-	$(Q)$(PTO_CLANGXX) $(CXX_TEST_FLAGS) -o $@ $< \
-		-L$(O) -lpto -Wl,-rpath,'$$ORIGIN/../..' -pthread
+	$(call cxx_test_build,$(PTO_CLANGXX),CLANGXX)
 endif
 endif
