@@ -46,6 +46,24 @@ skip() {
 	echo "ok $n # SKIP $1"
 }
 
+# Is FILE complete JSON (a trace cut short is not)?
+valid_json() {
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" \
+		2>/dev/null
+}
+
+# The small sample run the signal checks stop: [PREFIX...] ptorun
+# --trace $tmp/NAME.json, its output in $tmp/NAME, in the background
+# (pid), once its second run has started.
+start_traced() {
+	name=$1
+	shift
+	"$@" "$PTORUN" --repeat 100000 --trace "$tmp/$name.json" "$SO" \
+		batch=4 m=4 n=4 k=4 tile=64 </dev/null >"$tmp/$name" 2>&1 &
+	pid=$!
+	wait_for 'run 2 of' "$tmp/$name"
+}
+
 # ptorun ARGS... with stdout and stderr in $tmp/out and $tmp/err
 # (the helpers below keep their status in st: rc is their callers')
 run() {
@@ -182,18 +200,13 @@ if [ -f "$SO" ]; then
 
 	# SIGINT with a trace: the run is cancelled, the trace completed
 	# (a background job starts with SIGINT ignored: not this one)
-	env --default-signal=INT "$PTORUN" --repeat 100000 \
-		--trace "$tmp/sig.json" "$SO" batch=4 m=4 n=4 k=4 tile=64 \
-		</dev/null >"$tmp/sigint" 2>&1 &
-	pid=$!
-	wait_for 'run 2 of' "$tmp/sigint"
+	start_traced sigint env --default-signal=INT
 	kill -INT $pid
 	wait $pid
 	rc=$?
 	grep -q 'Interrupt: run [0-9]* of 100000 cancelled' "$tmp/sigint"
 	said=$?
-	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' \
-		"$tmp/sig.json" 2>/dev/null
+	valid_json "$tmp/sigint.json"
 	json=$?
 	[ $rc -eq 130 ] && [ $said -eq 0 ] && [ $json -eq 0 ]
 	ok $? "SIGINT mid-run: the run is cancelled, exit 130, the trace is complete JSON (exit $rc, said $said, json $json)"
@@ -202,10 +215,7 @@ if [ -f "$SO" ]; then
 	# the same signal from the same process again, which must not cut
 	# the clean stop short.  Sent here once the first has cancelled the
 	# run, so that it lands while ptorun finishes (fini, the trace).
-	"$PTORUN" --repeat 100000 --trace "$tmp/twice.json" "$SO" batch=4 \
-		m=4 n=4 k=4 tile=64 </dev/null >"$tmp/twice" 2>&1 &
-	pid=$!
-	wait_for 'run 2 of' "$tmp/twice"
+	start_traced twice
 	kill -TERM $pid
 	wait_for 'pto_run: cancelled' "$tmp/twice"
 	kill -TERM $pid 2>/dev/null
@@ -213,8 +223,7 @@ if [ -f "$SO" ]; then
 	rc=$?
 	grep -q 'Terminated: run [0-9]* of 100000 cancelled' "$tmp/twice"
 	said=$?
-	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' \
-		"$tmp/twice.json" 2>/dev/null
+	valid_json "$tmp/twice.json"
 	json=$?
 	[ $rc -eq 143 ] && [ $said -eq 0 ] && [ $json -eq 0 ]
 	ok $? "SIGTERM twice from one sender (as timeout sends it): exit 143, the trace is complete JSON (exit $rc, said $said, json $json)"
@@ -224,8 +233,7 @@ if [ -f "$SO" ]; then
 			--trace "$tmp/to.json" "$SO" batch=4 m=4 n=4 k=4 \
 			tile=64 </dev/null >"$tmp/to" 2>&1
 		st=$?
-		python3 -c 'import json,sys; json.load(open(sys.argv[1]))' \
-			"$tmp/to.json" 2>/dev/null &&
+		valid_json "$tmp/to.json" &&
 			grep -q 'Terminated: run [0-9]* of 100000 cancelled' \
 				"$tmp/to" && [ $st -eq 143 ] ||
 			{ echo "# timeout run $i: exit $st"; rc=1; }
