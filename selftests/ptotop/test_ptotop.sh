@@ -204,6 +204,19 @@ st=$?
 [ $st -eq 2 ] && [ "$(cat "$tmp/top.err")" = "ptotop: -p: at most 32 processes" ]
 ok $? "a 33rd -p exits 2: 'ptotop: -p: at most 32 processes' (exit $st)"
 
+# a mistyped PTO_STATS_DIR is said, not only "nothing found"; an empty
+# directory ($tmp/none) is not worth a word
+PTO_STATS_DIR="$tmp/missing" PTOTOP_PROC_ROOT="$tmp/none" \
+	PTOTOP_SYSFS_ROOT="$tmp/none" timeout -k 5 10 "$PTOTOP" -b -n 1 \
+	</dev/null >"$tmp/top.out" 2>"$tmp/top.err" &&
+	grep -qF "stats directory $tmp/missing: No such file" "$tmp/top.err" &&
+	grep -qF "(stats pages in $tmp/missing)" "$tmp/top.out"
+missing=$?
+quiet_top -b -n 1 && [ ! -s "$tmp/top.err" ]
+empty=$?
+[ $missing -eq 0 ] && [ $empty -eq 0 ]
+ok $? "a stats directory that does not exist is named on stderr, an empty one is not"
+
 # not a terminal: batch text, never the screen's escape sequences
 esc=$(printf '\033')
 quiet_top -n 1 && grep -q 'No PTO devices' "$tmp/top.out" &&

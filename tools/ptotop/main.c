@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "view.h"
 
@@ -299,6 +300,25 @@ static int flush_stdout(void)
 }
 
 /*
+ * A stats directory that is not there (PTO_STATS_DIR mistyped) would
+ * only show as "no runtimes found": say why once.  ptotop goes on, as
+ * it does when no device is there, so that it can wait for one.
+ */
+static void warn_stats_dir(const char *dir)
+{
+	struct stat sb;
+
+	if (stat(dir, &sb))
+		fprintf(stderr, "ptotop: stats directory %s: %s (PTO_STATS_DIR); "
+			"no libpto runtime can be shown\n", dir,
+			strerror(errno));
+	else if (!S_ISDIR(sb.st_mode))
+		fprintf(stderr, "ptotop: stats directory %s is not a "
+			"directory (PTO_STATS_DIR); no libpto runtime can be "
+			"shown\n", dir);
+}
+
+/*
  * The interactive screen needs a terminal: into a file or a pipe, ptotop
  * prints batch text rather than the screen's escape sequences.
  */
@@ -306,6 +326,7 @@ static int run(struct pt_state *st)
 {
 	if (!st->batch && !isatty(STDOUT_FILENO))
 		st->batch = true;
+	warn_stats_dir(st->roots.stats_dir);
 	return st->batch ? run_batch(st) : pt_ui_run(st);
 }
 

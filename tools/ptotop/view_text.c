@@ -242,7 +242,8 @@ void pt_print_text(const struct pt_state *st, FILE *out)
 		when, st->iteration, st->cur.interval_s);
 	fprintf(out, "%d process%s\n", n, n == 1 ? "" : "es");
 	if (!st->cur.ndevs && !st->cur.nprocs) {
-		fprintf(out, "No PTO devices or runtimes found.\n");
+		fprintf(out, "No PTO devices or runtimes found "
+			"(stats pages in %s).\n", st->roots.stats_dir);
 		text_skipped(st, out);
 		fputc('\n', out);
 		fflush(out);
