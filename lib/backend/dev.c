@@ -47,6 +47,13 @@ static int dev_get_info(struct dev *d, const char *path, struct pto_info *info)
 	if (ioctl(d->fd, PTO_IOCTL_GET_INFO, info)) {
 		int err = -errno;
 
+		/* another driver's file (or a plain one) knows no such ioctl */
+		if (err == -ENOTTY) {
+			pto_log("%s: not a PTO device (it does not answer "
+				"PTO_IOCTL_GET_INFO); a device is a /dev/ptoN "
+				"node of pto.ko, or \"sim\"\n", path);
+			return -ENODEV;
+		}
 		pto_log("%s: GET_INFO failed: %s (is it a PTO device?)\n",
 			path, strerror(-err));
 		return err;

@@ -16,6 +16,7 @@
  *             lengths say, at submit, with a message naming op and sizes
  *  -ENOENT    a device that is not "sim" and no device node, with a
  *             message naming the path and what to do
+ *  -ENODEV    a device file that is not a PTO device (/dev/null)
  * plus the PTO_* environment overrides of pto_config_init(), and that
  * messages from two threads at once never mix within a line.
  */
@@ -162,6 +163,8 @@ static void test_device_messages(void)
 	static const char *const missing[] = { "/nonexistent/pto9",
 					       "no such device node",
 					       "modprobe pto", NULL };
+	static const char *const not_pto[] = { "/dev/null",
+					       "not a PTO device", NULL };
 	struct pto_runtime *rt = NULL;
 	struct tl_capture cap;
 	struct pto_config cfg;
@@ -186,6 +189,17 @@ static void test_device_messages(void)
 	ok_eq(ret, -ENOENT, "config: a missing device node is -ENOENT");
 	if (!ok(line_has(text, missing),
 		"config: a missing node: the message names it and what to do"))
+		diag("  stderr: %s", text);
+	free(text);
+
+	/* a file another driver serves: it opens, and knows no PTO ioctl */
+	cfg.device = "/dev/null";
+	tl_capture_begin(&cap);
+	ret = pto_runtime_create(&cfg, &rt);
+	text = tl_capture_end(&cap);
+	ok_eq(ret, -ENODEV, "config: /dev/null is not a PTO device: -ENODEV");
+	if (!ok(line_has(text, not_pto),
+		"config: /dev/null: the message says it is not a PTO device"))
 		diag("  stderr: %s", text);
 	free(text);
 }
