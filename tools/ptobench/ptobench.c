@@ -64,6 +64,7 @@ struct opts {
 	const char *json;
 	uint64_t flat;		/* flatness mode: small task count, 0 = off */
 	bool verbose;
+	bool flat_bare;		/* --flat without =N */
 };
 
 static char worker_dir[PATH_MAX];
@@ -889,6 +890,7 @@ static int nop_option(int c, struct opts *o, bool *impls_given)
 		return 0;
 	case 'f':
 		o->flat = 100000;
+		o->flat_bare = !optarg;
 		return optarg ? opt_u64("--flat", optarg, 1, MAX_TASKS / 10,
 					&o->flat) : 0;
 	case 't':
@@ -921,6 +923,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 		if (nop_option(c, o, &impls_given))
 			return -1;
+	}
+	/* getopt takes an optional value only as --flat=N */
+	if (o->flat_bare && optind < argc && argv[optind][0] &&
+	    strspn(argv[optind], "0123456789") == strlen(argv[optind])) {
+		fprintf(stderr, "ptobench: unexpected argument '%s': write "
+			"--flat=%s (the value of --flat is optional, so it "
+			"follows an '=')\n", argv[optind], argv[optind]);
+		return -1;
 	}
 	if (opt_no_operands(argc, argv) ||
 	    (o->json && check_output_file("--json", o->json)))

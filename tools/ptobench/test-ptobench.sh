@@ -122,6 +122,7 @@ done <<'BAD'
 --load 257|--load: '257' is not a number between 0 and 256
 --timeout 1.5|--timeout: '1.5' is not a number
 --flat=abc|--flat: 'abc' is not a number
+--flat 5|write --flat=5
 --shapes chain,nope|--shapes: unknown name 'nope'
 --metg --steps 0|--steps: '0' is not a number between 1 and
 --metg --radix 10|--radix: '10' is not a number between 1 and 9
