@@ -2,12 +2,14 @@
 /*
  * Helpers shared by the sample orchestrations; see sample.h.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sample.h"
 
@@ -40,10 +42,14 @@ static int sample_set(const char *prog, const struct sample_opt *o,
 		return 0;
 	}
 	errno = 0;
-	v = strtoull(value, &end, 0);
-	if (errno || end == value || *end || value[0] == '-') {
-		fprintf(stderr, "%s: %s=%s: not a number\n", prog, o->name,
-			value);
+	/* decimal ("010" is ten, not octal eight) or 0x hex */
+	v = strtoull(value, &end, strncasecmp(value, "0x", 2) ? 10 : 16);
+	/* strtoull() would take " 1" and wrap "-1" round to 2^64 - 1 */
+	if (errno || end == value || *end || !isdigit((unsigned char)*value)) {
+		fprintf(stderr, "%s: %s=%s: %s\n", prog, o->name, value,
+			*value == '-' ? "must not be negative" :
+			errno == ERANGE ? "too large" :
+			"not a number (a count: decimal, or 0x hex)");
 		return -EINVAL;
 	}
 	*o->val = v;

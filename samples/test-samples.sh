@@ -273,7 +273,20 @@ case=|names no case
 case=,|names no case
 heads=0|heads=0 .*out of range
 case=Case1 heads=4|exclude each other
+heads=-1|heads=-1: must not be negative
+heads=4x|heads=4x: not a number
+heads=99999999999999999999|heads=99999999999999999999: too large
 EOF
+# numbers are decimal (010 is ten) or 0x hex
+run "$TMP/out" "$SO/bgemm.so" batch=1 tile=010
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'tiles of 10x10' "$TMP/out" &&
+   run "$TMP/out" "$SO/bgemm.so" batch=1 tile=0x10 &&
+   grep -q 'tiles of 16x16' "$TMP/out"; then
+	ok "sample numbers: 010 is ten, 0x10 sixteen"
+else
+	not_ok "sample numbers: 010 and 0x10 (exit $rc)" "$TMP/out"
+fi
 run "$TMP/out" "$SO/bgemm.so" batch=65536 m=65536 k=65536 tile=1024
 rc=$?
 if [ "$rc" -eq 1 ] && grep -q 'A (batch=65536 .*exceed 1 TiB' "$TMP/out"; then
