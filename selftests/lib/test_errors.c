@@ -242,6 +242,58 @@ static void check_env(const char *var, const char *val, int rc,
 	unsetenv(var);
 }
 
+/* A PTO_* value, what create returns with it and says once (NULL: nothing). */
+struct env_case {
+	const char *var, *val;
+	int rc;
+	const char *want;
+};
+
+/* In order: the second PTO_STATS_DIR case is said no more (once a process). */
+static const struct env_case env_cases[] = {
+	{ "PTO_TASK_WINDOW", "abc", -EINVAL,
+	  "PTO_TASK_WINDOW=abc: want a size" },
+	{ "PTO_TASK_WINDOW", "6", -EINVAL,
+	  "power of two in [4, 2^24] (the environment has PTO_TASK_WINDOW=6)" },
+	{ "PTO_HEAP_SIZE", "64Q", -EINVAL, "PTO_HEAP_SIZE=64Q" },
+	{ "PTO_TASK_WINDOW", "16,,32", -EINVAL,
+	  "PTO_TASK_WINDOW=16,,32: want a size" },
+	{ "PTO_HEAP_SIZE", "256M,", -EINVAL, "PTO_HEAP_SIZE=256M,: want a size" },
+	{ "PTO_SCHED", "fast", -EINVAL,
+	  "PTO_SCHED=fast: want auto, thread, workers or shards" },
+	{ "PTO_SIM_CORES", "cube=999", -EINVAL,
+	  "PTO_SIM_CORES=cube=999: want e.g." },
+	{ "PTO_SIM_CORES", "cube=0,vector=0,aicpu=0,accel=0", -EINVAL,
+	  "cores[] has no core of any worker type" },
+	{ "PTO_SIM_CORES", "cube=1,cube=2", -EINVAL,
+	  "PTO_SIM_CORES=cube=1,cube=2: want e.g." },
+	{ "PTO_STALL_TIMEOUT_MS", "-1", -EINVAL,
+	  "PTO_STALL_TIMEOUT_MS=-1: want milliseconds from 1 to 4294967295" },
+	{ "PTO_STALL_TIMEOUT_MS", "4294967296", -EINVAL,
+	  "PTO_STALL_TIMEOUT_MS=4294967296: want milliseconds" },
+	{ "PTO_RINGS", "x", -EINVAL,
+	  "PTO_RINGS=x: want a number of rings from 1 to 4" },
+	{ "PTO_CHECK", "yes", -EINVAL, "PTO_CHECK=yes: want 0 (off) or 1 (on)" },
+	{ "PTO_STALL_TIMEOUT_MS", "0", -EINVAL,
+	  "(the environment has PTO_STALL_TIMEOUT_MS=0)" },
+	{ "PTO_CPUS", "x", -EINVAL, "(the environment has PTO_CPUS=x)" },
+	{ "PTO_CPUS", "4095", -EINVAL,
+	  "CPU 4095 is not one this process may run on" },
+	{ "PTO_STATS", "yes", -EINVAL, "PTO_STATS=yes: want 0 (off) or 1 (on)" },
+	{ "PTO_RINGS", "9", -EINVAL,
+	  "nrings must be in [1, 4] (the environment has PTO_RINGS=9)" },
+	{ "PTO_HEAP_SIZE", "64KBzzz", -EINVAL, "PTO_HEAP_SIZE=64KBzzz: want a size" },
+	{ "PTO_HEAP_SIZE", " 64K", -EINVAL, "PTO_HEAP_SIZE= 64K: want a size" },
+	/* decimal, as ptorun's options: octal 016 is no power of two */
+	{ "PTO_TASK_WINDOW", "016", 0, NULL },
+	/* not an error: the runtime works, unseen by ptotop, and says so */
+	{ "PTO_STATS_DIR", "/nonexistent/pto", 0,
+	  "stats page: cannot create it in /nonexistent/pto" },
+	{ "PTO_STATS_DIR", "/nonexistent/pto", 0, NULL },
+	{ "PTO_ARENA_SIZE", "0", -EINVAL,
+	  "arena_size must be in [1, 1 TiB] (the environment has PTO_ARENA_SIZE=0)" },
+};
+
 /*
  * Every bad PTO_* value fails pto_runtime_create(), named once, whether it
  * does not parse or is out of range; a NULL configuration reads it too.
@@ -249,55 +301,11 @@ static void check_env(const char *var, const char *val, int rc,
 static void test_config_env(void)
 {
 	struct pto_runtime *rt = NULL;
+	size_t i;
 
-	check_env("PTO_TASK_WINDOW", "abc", -EINVAL,
-		  "PTO_TASK_WINDOW=abc: want a size");
-	check_env("PTO_TASK_WINDOW", "6", -EINVAL,
-		  "power of two in [4, 2^24] (the environment has PTO_TASK_WINDOW=6)");
-	check_env("PTO_HEAP_SIZE", "64Q", -EINVAL, "PTO_HEAP_SIZE=64Q");
-	check_env("PTO_TASK_WINDOW", "16,,32", -EINVAL,
-		  "PTO_TASK_WINDOW=16,,32: want a size");
-	check_env("PTO_HEAP_SIZE", "256M,", -EINVAL,
-		  "PTO_HEAP_SIZE=256M,: want a size");
-	check_env("PTO_SCHED", "fast", -EINVAL,
-		  "PTO_SCHED=fast: want auto, thread, workers or shards");
-	check_env("PTO_SIM_CORES", "cube=999", -EINVAL,
-		  "PTO_SIM_CORES=cube=999: want e.g.");
-	check_env("PTO_SIM_CORES", "cube=0,vector=0,aicpu=0,accel=0", -EINVAL,
-		  "cores[] has no core of any worker type");
-	check_env("PTO_SIM_CORES", "cube=1,cube=2", -EINVAL,
-		  "PTO_SIM_CORES=cube=1,cube=2: want e.g.");
-	check_env("PTO_STALL_TIMEOUT_MS", "-1", -EINVAL,
-		  "PTO_STALL_TIMEOUT_MS=-1: want milliseconds from 1 to "
-		  "4294967295");
-	check_env("PTO_STALL_TIMEOUT_MS", "4294967296", -EINVAL,
-		  "PTO_STALL_TIMEOUT_MS=4294967296: want milliseconds");
-	check_env("PTO_RINGS", "x", -EINVAL,
-		  "PTO_RINGS=x: want a number of rings from 1 to 4");
-	check_env("PTO_CHECK", "yes", -EINVAL,
-		  "PTO_CHECK=yes: want 0 (off) or 1 (on)");
-	check_env("PTO_STALL_TIMEOUT_MS", "0", -EINVAL,
-		  "(the environment has PTO_STALL_TIMEOUT_MS=0)");
-	check_env("PTO_CPUS", "x", -EINVAL, "(the environment has PTO_CPUS=x)");
-	check_env("PTO_CPUS", "4095", -EINVAL,
-		  "CPU 4095 is not one this process may run on");
-	check_env("PTO_STATS", "yes", -EINVAL,
-		  "PTO_STATS=yes: want 0 (off) or 1 (on)");
-	check_env("PTO_RINGS", "9", -EINVAL,
-		  "nrings must be in [1, 4] (the environment has PTO_RINGS=9)");
-	check_env("PTO_HEAP_SIZE", "64KBzzz", -EINVAL,
-		  "PTO_HEAP_SIZE=64KBzzz: want a size");
-	check_env("PTO_HEAP_SIZE", " 64K", -EINVAL,
-		  "PTO_HEAP_SIZE= 64K: want a size");
-	/* decimal, as ptorun's options: octal 016 is no power of two */
-	check_env("PTO_TASK_WINDOW", "016", 0, NULL);
-	/* not an error: the runtime works, unseen by ptotop, and says so */
-	check_env("PTO_STATS_DIR", "/nonexistent/pto", 0,
-		  "stats page: cannot create it in /nonexistent/pto");
-	check_env("PTO_STATS_DIR", "/nonexistent/pto", 0, NULL);
-	check_env("PTO_ARENA_SIZE", "0", -EINVAL,
-		  "arena_size must be in [1, 1 TiB] (the environment has "
-		  "PTO_ARENA_SIZE=0)");
+	for (i = 0; i < sizeof(env_cases) / sizeof(env_cases[0]); i++)
+		check_env(env_cases[i].var, env_cases[i].val, env_cases[i].rc,
+			  env_cases[i].want);
 	setenv("PTO_ARENA_SIZE", "lots", 1);
 	ok_eq(pto_runtime_create(NULL, &rt), -EINVAL,
 	      "config: a bad PTO_ARENA_SIZE fails a create with no config");
