@@ -21,10 +21,15 @@
 #include "rings.h"
 #include "runtime.h"
 
-/* What the report needs of a task that the descriptor does not keep. */
+/*
+ * What the report needs of a task, kept apart from what the kernel can
+ * write: a kernel that overran a view's descriptor has clobbered it.
+ */
 struct check_rec {
 	uint8_t kind[PTO_MAX_ARGS];
 	uint64_t size[PTO_MAX_ARGS];
+	uint64_t base[PTO_MAX_ARGS];	/* host address of the data */
+	uint64_t views_at, views_size;	/* its view descriptors, if any */
 };
 
 struct pto_check {
@@ -210,17 +215,25 @@ uint64_t pto_check_out_lead(const struct pto_check *ck, uint64_t size)
 	return pto_align_up(size, ck->page) - pto_align_up(size, PTO_HEAP_ALIGN);
 }
 
-static void remember(struct pto_check *ck, uint64_t handle,
-		     const struct pto_param *p, uint32_t n)
+static struct check_rec *task_rec(struct pto_check *ck, uint64_t handle)
 {
-	uint32_t r = PTO_TASK_RING(handle), i;
-	struct check_rec *rec =
-		&ck->rec[r][PTO_TASK_SEQ(handle) & ck->rt->ring[r].window_mask];
+	uint32_t r = PTO_TASK_RING(handle) % PTO_MAX_RINGS;
+
+	return &ck->rec[r][PTO_TASK_SEQ(handle) & ck->rt->ring[r].window_mask];
+}
+
+/* The parameters as submitted; OUTPUTs are placed by pto_check_task(). */
+static void remember(struct check_rec *rec, const struct pto_param *p,
+		     uint32_t n)
+{
+	uint32_t i;
 
 	for (i = 0; i < n && i < PTO_MAX_ARGS; i++) {
 		rec->kind[i] = (uint8_t)p[i].kind;
 		rec->size[i] = p[i].size;
+		rec->base[i] = (uintptr_t)p[i].base + p[i].offset;
 	}
+	rec->views_size = 0;
 }
 
 static bool protect(struct pto_check *ck, uint8_t *addr, uint64_t len,
@@ -267,39 +280,34 @@ void pto_check_task(struct pto_runtime *rt, uint64_t handle, uint32_t ring,
 		    uint64_t views_size)
 {
 	struct pto_check *ck = rt->be.check;
+	struct check_rec *rec = task_rec(ck, handle);
+	uint8_t *heap = rt->ring[ring].heap;
 	uint64_t pg = off / (ck->page ? ck->page : 1);
 	uint32_t i;
 
-	remember(ck, handle, p, n);
+	remember(rec, p, n);
 	if (!ck->page || ck->guards_failed)
 		return;
 	/* each OUTPUT's span, in order: off is page-aligned */
-	for (i = 0; i < n; i++)
-		if (p[i].kind == PTO_PARAM_OUTPUT &&
-		    !guard_span(ck, ring, &pg, p[i].size))
+	for (i = 0; i < n; i++) {
+		if (p[i].kind != PTO_PARAM_OUTPUT)
+			continue;
+		if (i < PTO_MAX_ARGS)
+			rec->base[i] = (uintptr_t)(heap + pg * ck->page +
+				       pto_check_out_lead(ck, p[i].size));
+		if (!guard_span(ck, ring, &pg, p[i].size))
 			return;
+	}
 	/*
 	 * The view descriptors and the argument array past them, which the
 	 * orchestrator writes next.
 	 */
+	rec->views_at = (uintptr_t)(heap + pg * ck->page);
+	rec->views_size = views_size;
 	if (views_size && !guard_span(ck, ring, &pg, views_size))
 		return;
 	if (n > PTO_MAX_ARGS)
 		guard_span(ck, ring, &pg, n * sizeof(uint64_t));
-}
-
-/*
- * Where parameter i's buffer starts: its argument word, or for a view
- * (whose word is the address of its descriptor) the descriptor's base.
- */
-static uint64_t param_base(const struct pto_task_desc *d, uint32_t i)
-{
-	const uint64_t *args = pto_desc_args(d);
-
-	if ((d->flags & PTO_TASK_F_VIEWS) && i < 32 &&
-	    ((d->view_mask >> i) & 1))
-		return ((const struct pto_view_desc *)(uintptr_t)args[i])->addr;
-	return args[i];
 }
 
 /* The parameter whose buffer starts closest below addr, or -1. */
@@ -307,20 +315,28 @@ static int overran(const struct check_rec *rec,
 		   const struct pto_task_desc *d, uintptr_t addr)
 {
 	uint32_t i, n = d->nargs < PTO_MAX_ARGS ? d->nargs : PTO_MAX_ARGS;
-	uint64_t best = 0, base;
+	uint64_t best = 0;
 	int found = -1;
 
 	/* the first PTO_MAX_ARGS parameters are remembered, see remember() */
 	for (i = 0; i < n; i++) {
-		if (rec->kind[i] == PTO_PARAM_SCALAR)
+		if (rec->kind[i] == PTO_PARAM_SCALAR ||
+		    rec->base[i] > addr || rec->base[i] < best)
 			continue;
-		base = param_base(d, i);
-		if (base > addr || base < best)
-			continue;
-		best = base;
+		best = rec->base[i];
 		found = (int)i;
 	}
 	return found;
+}
+
+/* Did the fault at addr run off the end of the task's view descriptors? */
+static bool overran_views(const struct pto_check *ck,
+			  const struct check_rec *rec, uintptr_t addr)
+{
+	uint64_t span = pto_check_out_span(ck, rec->views_size);
+
+	return rec->views_size && addr >= rec->views_at &&
+	       addr < rec->views_at + span;
 }
 
 static const char *const kind_name[] = {
@@ -341,20 +357,27 @@ static void report(struct pto_check *ck, const struct pto_task_desc *d,
 	uint64_t slot = PTO_TASK_SEQ(h) & rt->ring[r].window_mask;
 	uint64_t id = rt->orch.ring[r].slot_id[slot] &
 		      ((1ull << PTO_SLOT_DEPTH_SHIFT) - 1);
-	const struct check_rec *rec = &ck->rec[r][slot];
+	const struct check_rec *rec = task_rec(ck, h);
 	int i = overran(rec, d, (uintptr_t)addr);
 
 	pto_log("checked mode: task %" PRIu64 " '%s' (%s, core %u) accessed "
 		"%p, in a guard page of the heap ring; the task fails with "
 		"-EFAULT\n", id, rt->kernels[d->kernel_id % PTO_MAX_KERNELS].name,
 		pto_worker_type_name(d->worker_type), core, addr);
+	if (overran_views(ck, rec, (uintptr_t)addr)) {
+		pto_log("  that is past the end of its view descriptors (%"
+			PRIu64 " bytes): a view parameter's argument is the "
+			"address of its struct pto_view_desc, not of the data; "
+			"pto_arg_view(args, i) reads it\n", rec->views_size);
+		return;
+	}
 	if (i < 0)
 		return;
 	pto_log("  that is %" PRIu64 " bytes past the end of its parameter "
 		"%d (%s, %" PRIu64 " bytes at %#" PRIx64 ")\n",
-		(uint64_t)((uintptr_t)addr - param_base(d, i) - rec->size[i]),
+		(uint64_t)((uintptr_t)addr - rec->base[i] - rec->size[i]),
 		i, rec->kind[i] <= PTO_PARAM_SCALAR ? kind_name[rec->kind[i]] : "?",
-		rec->size[i], param_base(d, i));
+		rec->size[i], rec->base[i]);
 }
 
 int pto_check_run(struct pto_check *ck, pto_kernel_fn fn,

@@ -251,7 +251,7 @@ static inline uint64_t out_lead(const struct pto_runtime *rt, uint64_t size)
  * fn: the call the program made.
  */
 static int block_too_big(const char *fn, const struct plan *plan,
-			 uint64_t heap_size)
+			 uint64_t heap_size, bool checked)
 {
 	uint64_t outs = plan->out_bytes - plan->views_bytes - plan->args_bytes;
 
@@ -265,10 +265,11 @@ static int block_too_big(const char *fn, const struct plan *plan,
 	if (plan->args_bytes)
 		fprintf(stderr, " and argument array (%llu)",
 			(unsigned long long)plan->args_bytes);
-	fprintf(stderr, " take %llu bytes of heap in all, more than ring "
+	fprintf(stderr, " take %llu bytes of heap in all%s, more than ring "
 		"%u's heap ring (%llu bytes)\n",
-		(unsigned long long)plan->out_bytes, plan->ring,
-		(unsigned long long)heap_size);
+		(unsigned long long)plan->out_bytes, checked ?
+		" (checked mode, PTO_CHECK=1, gives each whole pages and a "
+		"guard page)" : "", plan->ring, (unsigned long long)heap_size);
 	funlockfile(stderr);
 	return -E2BIG;
 }
@@ -339,7 +340,7 @@ static int check_params(struct pto_runtime *rt, const char *fn,
 			   out_span(rt, n * sizeof(uint64_t)) : 0;
 	plan->out_bytes += plan->views_bytes + plan->args_bytes;
 	if (plan->out_bytes > heap_size)
-		return block_too_big(fn, plan, heap_size);
+		return block_too_big(fn, plan, heap_size, rt->be.check);
 	return 0;
 }
 

@@ -181,6 +181,87 @@ static void test_overrun_view(void)
 	pto_runtime_destroy(rt);
 }
 
+/* args[0] taken for the data: writes over the view's descriptor and on */
+static void k_desc_as_data(const uint64_t *a, uint32_t n)
+{
+	memset((void *)(uintptr_t)a[0], 0, 8192);
+}
+
+static int orch_desc_as_data(struct pto_runtime *rt, void *arg)
+{
+	uint64_t shape[1] = { 1024 };
+	struct pto_view v = pto_view_nd(arg, PTO_DTYPE_F32, 1, shape);
+	struct pto_param p[] = { PTO_OUT_EXISTING_VIEW(&v) };
+	int64_t id;
+
+	id = pto_submit_task(rt, K_OVERRUN + 9, PTO_WORKER_VECTOR, p, 1);
+	return id < 0 ? (int)id : 0;
+}
+
+/*
+ * A kernel that takes a view's argument for its data overruns the view's
+ * descriptor: said as such, not against the descriptor it clobbered.
+ */
+static void test_overrun_desc(void)
+{
+	struct pto_runtime *rt = checked_rt(0);
+	void *buf = pto_malloc(rt, 4096);
+	struct tl_capture cap;
+	char *err;
+	int ret;
+
+	if (!buf || pto_kernel_register(rt, K_OVERRUN + 9, PTO_WORKER_VECTOR,
+					k_desc_as_data, "desc_as_data"))
+		bail_out("cannot register kernels");
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_desc_as_data, buf);
+	err = tl_capture_end(&cap);
+	ok_eq(ret, -EFAULT, "descriptor overrun: the run fails with -EFAULT");
+	ok(strstr(err, "past the end of its view descriptors (80 bytes)") &&
+	   strstr(err, "pto_arg_view") && !strstr(err, "of its parameter"),
+	   "descriptor overrun: the message says a view's argument is its "
+	   "descriptor");
+	diag("%s", err);
+	free(err);
+	pto_runtime_destroy(rt);
+}
+
+static int orch_whole_heap(struct pto_runtime *rt, void *arg)
+{
+	struct pto_param p[2];
+	void *x;
+	int64_t id;
+
+	p[0] = PTO_OUT(&x, *(uint64_t *)arg);
+	p[1] = PTO_SCALAR(0);
+	id = pto_submit_task(rt, K_OVERRUN, PTO_WORKER_VECTOR, p, 2);
+	return id < 0 ? (int)id : 0;
+}
+
+/*
+ * An OUTPUT as large as the heap ring fits unchecked, and checked mode's
+ * pages and guard page make it -E2BIG: the message says why.
+ */
+static void test_whole_heap(void)
+{
+	uint64_t heap = 64 * 1024;
+	struct pto_runtime *rt = checked_rt(heap);
+	struct tl_capture cap;
+	char *err;
+	int ret;
+
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_whole_heap, &heap);
+	err = tl_capture_end(&cap);
+	ok_eq(ret, -E2BIG, "whole heap: an OUTPUT of the heap's size is "
+	      "-E2BIG in checked mode");
+	ok(strstr(err, "checked mode, PTO_CHECK=1, gives each whole pages") !=
+	   NULL, "whole heap: ... and the message says checked mode grew it");
+	diag("%s", err);
+	free(err);
+	pto_runtime_destroy(rt);
+}
+
 #define CHAIN 200
 #define WORDS 600	/* 4800 bytes: two pages and a guard each */
 
@@ -277,6 +358,8 @@ int main(void)
 	test_config();
 	test_overrun();
 	test_overrun_view();
+	test_overrun_desc();
+	test_whole_heap();
 	test_wrap();
 	test_other_fault();
 	return tap_done();
