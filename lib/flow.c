@@ -227,6 +227,10 @@ static void print_size_wanted(struct pto_runtime *rt,
 		sizes[i] = capacity(rt, &ni);
 	}
 	fprintf(stderr, "at least %" PRIu64 " so far (", want);
+	/* 17 tasks asking for 32 slots reads like a miscount otherwise */
+	if (n->kind == PTO_RING_TASK)
+		fprintf(stderr, "the power of two above the %" PRIu64 " tasks "
+			"held and asked; ", held + n->amount);
 	pto_ring_env_fprint(stderr, n->kind, rt->nrings, sizes, n->ring,
 			    want);
 	fputc(')', stderr);

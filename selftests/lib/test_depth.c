@@ -774,7 +774,8 @@ static void test_advice_rings(void)
 	if (err && !strstr(err, "PTO_RINGS=3"))
 		diag("%s", err);
 	ok(err && strstr(err, "the open scopes hold 32 of its task window") &&
-	   strstr(err, "needs at least 64 so far (PTO_TASK_WINDOW=32,64)"),
+	   strstr(err, "needs at least 64 so far (the power of two above the "
+		  "33 tasks held and asked; PTO_TASK_WINDOW=32,64)"),
 	   "and the size that lets the open scopes this far, for nesting "
 	   "without a loop");
 	free(err);
@@ -934,7 +935,8 @@ static void test_advice_behind(void)
 	ok_eq(ret, -EDEADLK, "ended nested scopes behind a held task: "
 	      "-EDEADLK with a window of 4");
 	ok(err && strstr(err, "ring 0 holds 3 more slots of scopes that ended") &&
-	   strstr(err, "at least 8 so far (PTO_TASK_WINDOW=8)"),
+	   strstr(err, "at least 8 so far (the power of two above the 5 "
+		  "tasks held and asked; PTO_TASK_WINDOW=8)"),
 	   "its advice counts them: a window of 8");
 	if (err && !strstr(err, "PTO_TASK_WINDOW=8)"))
 		diag("%s", err);
