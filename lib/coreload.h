@@ -19,22 +19,39 @@
 #define PTO_CORELOAD_WORDS (PTO_CORES_PER_TYPE_MAX / 64)
 #define PTO_CORELOAD_NONE UINT32_MAX
 
+/*
+ * depths: bit d set when some core has d tasks queued, so that a pick
+ * finds the lowest depth in one instruction rather than looking at each
+ * depth below it (a core kept 16 deep by NOP tasks cost 16 looks a task).
+ */
 struct pto_coreload {
+	uint32_t depths;
 	uint64_t at[PTO_CORE_QUEUE_SLOTS][PTO_CORELOAD_WORDS];
 };
 
 static inline void pto_coreload_set(struct pto_coreload *l, uint32_t depth,
 				    uint32_t i)
 {
-	if (depth < PTO_CORE_QUEUE_SLOTS)
+	if (depth < PTO_CORE_QUEUE_SLOTS) {
 		l->at[depth][i / 64] |= 1ull << (i % 64);
+		l->depths |= 1u << depth;
+	}
 }
 
 static inline void pto_coreload_clear(struct pto_coreload *l,
 				      uint32_t depth, uint32_t i)
 {
-	if (depth < PTO_CORE_QUEUE_SLOTS)
-		l->at[depth][i / 64] &= ~(1ull << (i % 64));
+	uint32_t w;
+
+	if (depth >= PTO_CORE_QUEUE_SLOTS)
+		return;
+	l->at[depth][i / 64] &= ~(1ull << (i % 64));
+	if (l->at[depth][i / 64])
+		return;
+	for (w = 0; w < PTO_CORELOAD_WORDS; w++)
+		if (l->at[depth][w])
+			return;
+	l->depths &= ~(1u << depth);
 }
 
 /* Every one of n cores idle. */
@@ -93,21 +110,17 @@ static inline uint32_t pto_coreload_pick(const struct pto_coreload *l,
 					 uint32_t n, uint32_t start,
 					 uint32_t max_depth)
 {
+	uint32_t below = max_depth < 32 ? (1u << max_depth) - 1 : ~0u;
 	uint32_t d, i;
 
-	for (d = 0; d < max_depth; d++) {
-		if (n <= 64) {
-			if (l->at[d][0])
-				return pto_coreload_rotate(l->at[d][0], start);
-			continue;
-		}
-		i = pto_coreload_from(l->at[d], start, n);
-		if (i == PTO_CORELOAD_NONE && start)
-			i = pto_coreload_from(l->at[d], 0, start);
-		if (i != PTO_CORELOAD_NONE)
-			return i;
-	}
-	return PTO_CORELOAD_NONE;
+	if (!(l->depths & below))
+		return PTO_CORELOAD_NONE;
+	d = (uint32_t)__builtin_ctz(l->depths & below);
+	if (n <= 64)
+		return pto_coreload_rotate(l->at[d][0], start);
+	i = pto_coreload_from(l->at[d], start, n);
+	/* depth d has a core: before start, then */
+	return i != PTO_CORELOAD_NONE ? i : pto_coreload_from(l->at[d], 0, start);
 }
 
 #endif /* PTO_LIB_CORELOAD_H */
