@@ -70,6 +70,12 @@ struct pto_backend_ops {
 	int (*setup)(struct pto_backend *be, const struct pto_setup *s);
 	/* Stop the cores, unmap, close.  Safe after a failed open/setup. */
 	void (*close)(struct pto_backend *be);
+	/*
+	 * In a child after fork(): close what would keep the creator's
+	 * device open, touching no thread (the child has none).  NULL:
+	 * nothing to close.
+	 */
+	void (*forget)(struct pto_backend *be);
 	/* Bind kernel_id to a built-in op (fn == NULL) or a C function. */
 	int (*bind_kernel)(struct pto_backend *be, uint32_t kernel_id,
 			   uint32_t worker_type, uint32_t op, pto_kernel_fn fn);

@@ -53,6 +53,10 @@ static int bind(struct pto_runtime *rt, uint32_t kernel_id,
 			"pto_worker_type\n", call, (int)type);
 		return -EINVAL;
 	}
+	/* on a device, binding is the parent's context's after fork() */
+	ret = pto_check_process(rt, call);
+	if (ret)
+		return ret;
 	/* the scheduler and the cores read the table during a run */
 	ret = pto_check_idle(rt, call);
 	if (ret)

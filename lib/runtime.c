@@ -235,6 +235,7 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 	if (!rt)
 		return -ENOMEM;
 	memset(rt, 0, sizeof(*rt));
+	rt->pid = getpid();
 	rt->cfg = *cfg;
 	snprintf(rt->device, sizeof(rt->device), "%s", cfg->device);
 	rt->cfg.device = rt->device;
@@ -285,6 +286,19 @@ static int create(struct pto_runtime *rt, const char *trace_path)
 	return 0;
 }
 
+/*
+ * pto_runtime_destroy() in a child after fork(): the threads to stop are
+ * the parent's, the stats page and the trace file too (unlinking the one
+ * or flushing the other would spoil the parent's).  Only the device's
+ * descriptors, which would keep the parent's context open, are closed;
+ * the rest is the child's copy of memory, which goes with the child.
+ */
+static void forget(struct pto_runtime *rt)
+{
+	if (rt->be.ops && rt->be.ops->forget)
+		rt->be.ops->forget(&rt->be);
+}
+
 void pto_runtime_destroy(struct pto_runtime *rt)
 {
 	const struct pto_log_tag *prev;
@@ -292,6 +306,10 @@ void pto_runtime_destroy(struct pto_runtime *rt)
 
 	if (!rt)
 		return;
+	if (getpid() != rt->pid) {
+		forget(rt);
+		return;
+	}
 	prev = pto_log_enter(&rt->log_tag);
 	/* a runtime in use is leaked rather than freed under its user */
 	if (!__atomic_compare_exchange_n(&rt->orch.owner, &idle,
@@ -320,7 +338,10 @@ void pto_runtime_destroy(struct pto_runtime *rt)
 
 int pto_trace_flush(struct pto_runtime *rt)
 {
-	return rt ? pto_trace_flush_file(rt->trace) : -EINVAL;
+	if (!rt)
+		return -EINVAL;
+	return pto_check_process(rt, "pto_trace_flush") ?:
+	       pto_trace_flush_file(rt->trace);
 }
 
 /*
@@ -334,8 +355,9 @@ int pto_run_cancel(struct pto_runtime *rt)
 {
 	uintptr_t owner;
 
-	if (!rt)
-		return -EINVAL;
+	/* getpid() is async-signal-safe; nothing is said from a handler */
+	if (!rt || getpid() != rt->pid)
+		return !rt ? -EINVAL : -EPERM;
 	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_ACQUIRE);
 	if (!owner || owner == PTO_OWNER_DESTROYING)
 		return -ENOENT;
@@ -362,6 +384,8 @@ void *pto_malloc(struct pto_runtime *rt, size_t size)
 		pto_log("pto_malloc: a size of 0 bytes (ask for 1 or "
 			"more)\n");
 		off = -EINVAL;
+	} else if (pto_check_process(rt, "pto_malloc")) {
+		off = -EPERM;	/* the parent's arena: not the child's to share */
 	} else {
 		pthread_mutex_lock(&rt->arena_lock);
 		off = pto_arena_alloc(rt->arena, size);
@@ -382,6 +406,13 @@ void pto_free(struct pto_runtime *rt, void *ptr)
 
 	if (!rt || !ptr)
 		return;
+	if (getpid() != rt->pid) {
+		const struct pto_log_tag *prev = pto_log_enter(&rt->log_tag);
+
+		pto_check_process(rt, "pto_free");
+		pto_log_leave(prev);
+		return;
+	}
 	pthread_mutex_lock(&rt->arena_lock);
 	if (p >= rt->be.heap && p < rt->be.heap + rt->be.heap_size)
 		ret = pto_arena_free(rt->arena, (uint64_t)(p - rt->be.heap));
@@ -443,7 +474,7 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	}
 	/* the orchestration's calls speak for rt too */
 	prev = pto_log_enter(&rt->log_tag);
-	ret = run(rt, fn, arg);
+	ret = pto_check_process(rt, "pto_run") ?: run(rt, fn, arg);
 	pto_log_leave(prev);
 	return ret;
 }

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <pto/pto.h>
 #include <pto/pto_statspage.h>
@@ -276,6 +277,7 @@ struct pto_runtime {
 	struct pto_sched_stats sst PTO_OWN_LINES;
 	struct pto_statspage *page PTO_OWN_LINES;
 	struct pto_trace *trace;
+	pid_t pid;		/* of the process that created it */
 };
 
 /*
@@ -311,6 +313,12 @@ static inline int pto_orch_check(struct pto_runtime *rt, const char *call)
 
 /* -EBUSY (said on the log) when a run is in progress on rt. */
 int pto_check_idle(struct pto_runtime *rt, const char *call);
+/*
+ * -EPERM (said on the log) in a child process after fork(): the runtime
+ * is its creator's; the child has none of its threads, and shares its
+ * device and trace file.
+ */
+int pto_check_process(const struct pto_runtime *rt, const char *call);
 /* Say why call cannot go on while owner holds the runtime: -EBUSY. */
 int pto_say_busy(const char *call, uintptr_t owner);
 

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "runtime.h"
@@ -46,6 +47,16 @@ int pto_say_busy(const char *call, uintptr_t owner)
 		"a run is in progress on this runtime (in another thread); "
 		"wait for pto_run() to return");
 	return -EBUSY;
+}
+
+int pto_check_process(const struct pto_runtime *rt, const char *call)
+{
+	if (getpid() == rt->pid)
+		return 0;
+	pto_log("%s: this runtime belongs to process %d, which created it; "
+		"after fork() a child has none of its threads and must "
+		"create a runtime of its own\n", call, (int)rt->pid);
+	return -EPERM;
 }
 
 int pto_check_idle(struct pto_runtime *rt, const char *call)

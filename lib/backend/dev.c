@@ -414,6 +414,8 @@ const struct pto_backend_ops pto_dev_backend_ops = {
 	.open = dev_open,
 	.setup = dev_setup,
 	.close = dev_close,
+	/* nothing in close waits for a thread: the child closes as well */
+	.forget = dev_close,
 	.bind_kernel = dev_bind_kernel,
 	.kick = dev_kick,
 	.wait = dev_wait,

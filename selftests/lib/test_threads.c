@@ -15,13 +15,19 @@
  *    or runs after it;
  *  - unbalanced scopes: -EINVAL, and the runtime works afterwards;
  *  - pto_get_stats() on another thread during a run: never more tasks
- *    completed than submitted.
+ *    completed than submitted;
+ *  - in a child after fork(): the parent's runtime refuses every call that
+ *    needs its threads, device or files (-EPERM, naming its process),
+ *    destroy returns at once, a new runtime works, and the parent's
+ *    runtime still does.
  * Threads meet through joins and barriers only, so the test is TSan-clean.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kernels.h"
 
@@ -640,6 +646,100 @@ static void test_where_kernels_run(void)
 	}
 }
 
+/* ---- fork() ---------------------------------------------------------------- */
+
+static void k_nothing(const uint64_t *args, uint32_t nargs)
+{
+}
+
+/* TSan refuses threads in the child of a process that had some. */
+#ifdef __SANITIZE_THREAD__
+#define FORK_NO_THREADS 1
+#else
+#define FORK_NO_THREADS 0
+#endif
+
+/* What the child found, sent to the parent through a pipe. */
+struct fork_result {
+	int run, reg, flush, cancel, malloc_null, said, new_run;
+	uint64_t new_word;
+};
+
+static void fork_child(struct pto_runtime *rt, int fd)
+{
+	struct fork_result res = { 0 };
+	struct tl_capture cap;
+	struct tl_rec r2;
+	char *text;
+
+	/* a watchdog: a hang fails the test as SIGALRM, not by timeout */
+	alarm(60);
+	tl_capture_begin(&cap);
+	res.run = pto_run(rt, orch_never, NULL);
+	res.reg = pto_kernel_register(rt, 60, PTO_WORKER_VECTOR, k_nothing,
+				      "nothing");
+	res.flush = pto_trace_flush(rt);
+	res.cancel = pto_run_cancel(rt);
+	res.malloc_null = pto_malloc(rt, 64) == NULL;
+	pto_runtime_destroy(rt);	/* must return */
+	text = tl_capture_end(&cap);
+	res.said = has(text, "pto_run: this runtime belongs to process",
+		       "after fork()") && has(text, "pto_malloc", "fork()");
+	free(text);
+
+	if (!FORK_NO_THREADS) {
+		rt = make_rt(&r2);
+		tl_host(&r2, gbuf, 256);
+		res.new_run = pto_run(rt, orch_ok, &r2);
+		res.new_word = gbuf[1];
+		pto_runtime_destroy(rt);
+	}
+	if (write(fd, &res, sizeof(res)) != sizeof(res))
+		_exit(2);
+	_exit(0);
+}
+
+static void test_fork(void)
+{
+	struct fork_result res = { -1, -1, -1, -1, 0, 0, -1, 0 };
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	int fds[2], status = -1;
+	pid_t pid;
+
+	rt = make_rt(&r);
+	check_recovers(rt, &r, "fork: before");
+	if (pipe(fds))
+		bail_out("pipe");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		bail_out("fork");
+	if (!pid)
+		fork_child(rt, fds[1]);
+	close(fds[1]);
+	if (read(fds[0], &res, sizeof(res)) != sizeof(res))
+		diag("  the child sent no result");
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "fork: the child ends normally, nothing hangs (status %#x)", status);
+	ok(res.run == -EPERM && res.reg == -EPERM && res.flush == -EPERM &&
+	   res.cancel == -EPERM && res.malloc_null,
+	   "fork: in the child, the parent's runtime refuses pto_run, "
+	   "registering, trace flush, cancel and pto_malloc (%d %d %d %d %d)",
+	   res.run, res.reg, res.flush, res.cancel, res.malloc_null);
+	ok(res.said, "fork: ... saying whose runtime it is and what to do");
+	if (FORK_NO_THREADS)
+		skip("fork: a runtime in the child: TSan allows no threads there");
+	else
+		ok(res.new_run == 0 && res.new_word != 0,
+		   "fork: a runtime the child creates runs (%d)", res.new_run);
+	check_recovers(rt, &r, "fork: the parent's runtime after the child");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	test_outside_run();
@@ -650,5 +750,6 @@ int main(void)
 	test_unbalanced();
 	test_stats_snapshots();
 	test_where_kernels_run();
+	test_fork();
 	return tap_done();
 }
