@@ -214,7 +214,8 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 	int ret;
 
 	if (!out) {
-		pto_log("pto_runtime_create: out is NULL\n");
+		pto_log("pto_runtime_create: rt (where the runtime goes) is "
+			"NULL\n");
 		return -EINVAL;
 	}
 	*out = NULL;

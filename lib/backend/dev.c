@@ -122,6 +122,11 @@ static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 	d->efd = -1;
 	be->priv = d;
 	d->fd = open(cfg->device, O_RDWR | O_CLOEXEC);
+	if (d->fd < 0 && errno == EISDIR) {
+		pto_log("%s: a directory, not a PTO device; a device is a "
+			"/dev/ptoN node of pto.ko, or \"sim\"\n", cfg->device);
+		return -ENODEV;
+	}
 	if (d->fd < 0) {
 		ret = -errno;
 		open_failed(cfg->device, ret);

@@ -16,7 +16,7 @@
  *             lengths say, at submit, with a message naming op and sizes
  *  -ENOENT    a device that is not "sim" and no device node, with a
  *             message naming the path and what to do
- *  -ENODEV    a device file that is not a PTO device (/dev/null)
+ *  -ENODEV    a device file that is not a PTO device (/dev/null, /)
  * plus the PTO_* environment overrides of pto_config_init(), and that
  * messages from two threads at once never mix within a line.
  */
@@ -165,6 +165,8 @@ static void test_device_messages(void)
 					       "modprobe pto", NULL };
 	static const char *const not_pto[] = { "/dev/null",
 					       "not a PTO device", NULL };
+	static const char *const a_dir[] = { "/: a directory",
+					     "not a PTO device", NULL };
 	struct pto_runtime *rt = NULL;
 	struct tl_capture cap;
 	struct pto_config cfg;
@@ -200,6 +202,16 @@ static void test_device_messages(void)
 	ok_eq(ret, -ENODEV, "config: /dev/null is not a PTO device: -ENODEV");
 	if (!ok(line_has(text, not_pto),
 		"config: /dev/null: the message says it is not a PTO device"))
+		diag("  stderr: %s", text);
+	free(text);
+
+	cfg.device = "/";
+	tl_capture_begin(&cap);
+	ret = pto_runtime_create(&cfg, &rt);
+	text = tl_capture_end(&cap);
+	ok_eq(ret, -ENODEV, "config: a directory is not a PTO device: -ENODEV");
+	if (!ok(line_has(text, a_dir),
+		"config: a directory: the message says it is not a PTO device"))
 		diag("  stderr: %s", text);
 	free(text);
 }
@@ -450,7 +462,7 @@ static void test_register(struct pto_runtime *rt)
 	     "pto_get_stats(NULL, st)");
 	tl_capture_begin(&cap);
 	rc = pto_runtime_create(NULL, NULL);
-	said(rc, -EINVAL, &cap, "out is NULL",
+	said(rc, -EINVAL, &cap, "rt (where the runtime goes) is NULL",
 	     "pto_runtime_create(NULL, NULL)");
 }
 
