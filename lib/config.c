@@ -434,6 +434,13 @@ int pto_config_import(const struct pto_config *cfg, struct pto_config *out)
 	config_defaults(out, &rd);
 	if (rd.bad)
 		return -EINVAL;
+	/*
+	 * Out of range is as bad as unparsable, also when the program sets
+	 * the field itself (PTO_TASK_WINDOW=6 under ptorun -w 64): what the
+	 * environment alone makes is checked before the program's fields.
+	 */
+	if (pto_config_validate(out))
+		return -EINVAL;
 	memcpy(out, cfg, size < sizeof(*out) ? size : sizeof(*out));
 	out->size = sizeof(*out);
 	return 0;

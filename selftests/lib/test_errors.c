@@ -307,6 +307,34 @@ static const struct env_case env_cases[] = {
 };
 
 /*
+ * A bad PTO_TASK_WINDOW fails the create also when the program then sets
+ * task_window itself (as ptorun -w does): out of range as unparsable.
+ */
+static void test_env_overridden(const char *val, const char *want)
+{
+	struct pto_runtime *rt = NULL;
+	struct pto_config cfg;
+	struct tl_capture cap;
+	char *text;
+	int ret;
+
+	setenv("PTO_TASK_WINDOW", val, 1);
+	pto_config_init(&cfg);
+	cfg.task_window = 64;
+	tl_capture_begin(&cap);
+	ret = pto_runtime_create(&cfg, &rt);
+	text = tl_capture_end(&cap);
+	if (!ok(ret == -EINVAL && count_of(text, want) == 1,
+		"config: PTO_TASK_WINDOW=%s with task_window set to 64: "
+		"-EINVAL, said once", val))
+		diag("  rc %d, stderr: %s", ret, text);
+	free(text);
+	if (rt)
+		pto_runtime_destroy(rt);
+	unsetenv("PTO_TASK_WINDOW");
+}
+
+/*
  * Every bad PTO_* value fails pto_runtime_create(), named once, whether it
  * does not parse or is out of range; a NULL configuration reads it too.
  */
@@ -325,6 +353,9 @@ static void test_config_env(void)
 	check_env("PTO_RINGS", "2", 0, NULL);
 	if (rt)
 		pto_runtime_destroy(rt);
+	test_env_overridden("6", "power of two in [4, 2^24] (the environment "
+			    "has PTO_TASK_WINDOW=6)");
+	test_env_overridden("4k8", "PTO_TASK_WINDOW=4k8: want a size");
 }
 
 static void test_config(void)
