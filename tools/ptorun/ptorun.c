@@ -84,6 +84,8 @@ static void usage(FILE *out)
 "  -h, --help                show this help and exit\n"
 "  -V, --version             show the version and exit\n"
 "\n"
+"-w, -H, -D and -T also take one value per task ring from ring 0, as in\n"
+"-w 16,64 (later rings take the last), the form of the PTO_* variables.\n"
 "Options not given keep the defaults of pto_config_init(), including its\n"
 "PTO_* environment overrides.  Numbers are decimal, or hexadecimal after 0x.\n"
 "Exit status: 0 on success, 1 when loading, running or verifying failed or\n"
@@ -228,18 +230,6 @@ static int set_bytes(int c, const char *arg, uint64_t lo, uint64_t hi,
 	return 0;
 }
 
-static int set_task_window(struct ptorun *pr, const char *arg)
-{
-	uint64_t v;
-
-	if (parse_range(arg, 0, PTO_TASK_WINDOW_MIN, PTO_TASK_WINDOW_MAX,
-			&v) || v & (v - 1))
-		return bad_value('w', arg, "a power of two from %u to %u",
-				 PTO_TASK_WINDOW_MIN, PTO_TASK_WINDOW_MAX);
-	pr->cfg.task_window = (uint32_t)v;
-	return 0;
-}
-
 /*
  * One "TYPE=N" of --cores, the len characters at s, into cores[TYPE];
  * returns TYPE, or -EINVAL.
@@ -325,52 +315,125 @@ static int set_string(int c, const char *arg, const char *what,
 	return 0;
 }
 
-/*
- * A ring size given on the command line is every ring's: the per-ring
- * values a PTO_* list in the environment set (cfg.ring[]) go.
- */
-static void clear_ring_sizes(struct pto_config *cfg, int c)
+/* ---- ring sizes: -w, -H, -D, -T ------------------------------------------ */
+
+/* One value of ring size option c, checked against its range. */
+static int ring_item(int c, const char *s, uint64_t *v)
 {
-	uint32_t r;
-
-	for (r = 0; r < PTO_MAX_DEPTH_RINGS; r++) {
-		struct pto_ring_config *rc = &cfg->ring[r];
-
-		if (c == 'w')
-			rc->task_window = 0;
-		else if (c == 'H')
-			rc->heap_size = 0;
-		else if (c == 'D')
-			rc->dep_pool_size = 0;
-		else if (c == 'T')
-			rc->tensormap_pool_size = 0;
+	switch (c) {
+	case 'w':
+		return parse_range(s, 0, PTO_TASK_WINDOW_MIN,
+				   PTO_TASK_WINDOW_MAX, v) || (*v & (*v - 1)) ?
+		       -EINVAL : 0;
+	case 'H':
+		return parse_range(s, 1, PTO_HEAP_SIZE_MIN, PTO_HEAP_SIZE_MAX,
+				   v);
+	case 'D':
+		return parse_range(s, 0, PTO_DEP_POOL_MIN, PTO_DEP_POOL_MAX, v);
+	default:	/* 'T' */
+		return parse_range(s, 0, PTO_TENSORMAP_POOL_MIN,
+				   PTO_TENSORMAP_POOL_MAX, v);
 	}
+}
+
+/* What ring size option c takes, for its refusal. */
+static int bad_ring_value(int c, const char *arg)
+{
+	char lo[32], hi[32];
+	const char *list = ", or up to 4 such values separated by commas, "
+			   "one per task ring from ring 0";
+
+	switch (c) {
+	case 'w':
+		return bad_value(c, arg, "a power of two from %u to %u%s",
+				 PTO_TASK_WINDOW_MIN, PTO_TASK_WINDOW_MAX, list);
+	case 'H':
+		return bad_value(c, arg, "bytes from %s to %s (suffix K, M or "
+				 "G)%s", size_str(PTO_HEAP_SIZE_MIN, lo),
+				 size_str(PTO_HEAP_SIZE_MAX, hi), list);
+	case 'D':
+		return bad_value(c, arg, "entries from %u to %u%s",
+				 PTO_DEP_POOL_MIN, PTO_DEP_POOL_MAX, list);
+	default:
+		return bad_value(c, arg, "entries from %u to %u%s",
+				 PTO_TENSORMAP_POOL_MIN, PTO_TENSORMAP_POOL_MAX,
+				 list);
+	}
+}
+
+/* Set option c's size in a ring's configuration (0: the common value). */
+static void put_ring_size(struct pto_ring_config *rc, int c, uint64_t v)
+{
+	if (c == 'w')
+		rc->task_window = (uint32_t)v;
+	else if (c == 'H')
+		rc->heap_size = v;
+	else if (c == 'D')
+		rc->dep_pool_size = (uint32_t)v;
+	else
+		rc->tensormap_pool_size = (uint32_t)v;
+}
+
+/*
+ * "N" for every task ring, or "N0,N1,..." from ring 0, rings past the
+ * list taking its last value: as the PTO_* variables take them, so that
+ * the sizes a deadlock report advises can be given here.  Per-ring values
+ * the environment set (cfg.ring[]) give way.
+ */
+static int set_ring_sizes(struct ptorun *pr, int c, const char *arg)
+{
+	struct pto_config *cfg = &pr->cfg;
+	struct pto_ring_config common;
+	uint64_t v[PTO_MAX_DEPTH_RINGS];
+	const char *s = arg;
+	uint32_t n = 0, r;
+	size_t len;
+	char item[32];
+
+	for (;; s += len + 1) {
+		len = strcspn(s, ",");
+		if (n == PTO_MAX_DEPTH_RINGS || !len || len >= sizeof(item))
+			return bad_ring_value(c, arg);
+		memcpy(item, s, len);
+		item[len] = '\0';
+		if (ring_item(c, item, &v[n++]))
+			return bad_ring_value(c, arg);
+		if (!s[len])
+			break;
+	}
+	/* the common value is v[0]; ring r > 0 differs only from a list */
+	common = (struct pto_ring_config){
+		.task_window = cfg->task_window, .heap_size = cfg->heap_size,
+		.dep_pool_size = cfg->dep_pool_size,
+		.tensormap_pool_size = cfg->tensormap_pool_size,
+	};
+	put_ring_size(&common, c, v[0]);
+	cfg->task_window = common.task_window;
+	cfg->heap_size = common.heap_size;
+	cfg->dep_pool_size = common.dep_pool_size;
+	cfg->tensormap_pool_size = common.tensormap_pool_size;
+	for (r = 0; r < PTO_MAX_DEPTH_RINGS; r++)
+		put_ring_size(&cfg->ring[r], c, r && n > 1 ?
+			      v[r < n ? r : n - 1] : 0);
+	return 0;
 }
 
 static int parse_option(struct ptorun *pr, int c, const char *arg)
 {
 	struct pto_config *cfg = &pr->cfg;
 
-	clear_ring_sizes(cfg, c);
 	switch (c) {
 	case 'd':
 		return set_string(c, arg, "sim or a device node such as "
 				  "/dev/pto0", &cfg->device);
 	case 'w':
-		return set_task_window(pr, arg);
 	case 'H':
-		return set_bytes(c, arg, PTO_HEAP_SIZE_MIN, PTO_HEAP_SIZE_MAX,
-				 &cfg->heap_size);
+	case 'D':
+	case 'T':
+		return set_ring_sizes(pr, c, arg);
 	case 'A':
 		return set_bytes(c, arg, 1, PTO_ARENA_SIZE_MAX,
 				 &cfg->arena_size);
-	case 'D':
-		return set_u32(c, arg, PTO_DEP_POOL_MIN, PTO_DEP_POOL_MAX,
-			       "entries", &cfg->dep_pool_size);
-	case 'T':
-		return set_u32(c, arg, PTO_TENSORMAP_POOL_MIN,
-			       PTO_TENSORMAP_POOL_MAX, "entries",
-			       &cfg->tensormap_pool_size);
 	case 'c':
 		return set_cores(pr, arg);
 	case 's':

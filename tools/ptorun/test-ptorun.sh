@@ -162,6 +162,17 @@ for v in 17179869184G 12Q 4KK 4KiBx 4 K "4 K" "1 " "8K "; do
 	refused -H "$v" "bytes from 4K to 1024G" || rc=1
 done
 ok $rc "-H: a size that overflows, a bad suffix or a blank exits 2"
+rc=0
+for ov in "-w 4,8,4,4" "-w 16,32" "-H 64K,1M" "-D 16,32,64,128" "-T 16,16"; do
+	# shellcheck disable=SC2086
+	accepted $ov || rc=1
+done
+ok $rc "ring size lists as the PTO_* variables take them are accepted"
+rc=0
+for v in "4,,8" ",4" "4," "4,8,16,32,64" "4,3" "4,8x"; do
+	refused -w "$v" "or up to 4 such values separated by commas" || rc=1
+done
+ok $rc "-w: an empty item, more than 4, or a bad one in a list exits 2"
 
 # ---- strings ------------------------------------------------------------------
 refused -d "" "sim or a device node" && refused -t "" "a file name"
@@ -180,6 +191,17 @@ if [ -f "$SO" ]; then
 	[ $rc -eq 0 ] && grep -q 'task window' "$tmp/out" &&
 		[ "$w" -eq 0 ] && [ "$h" -eq 0 ]
 	ok $? "-w and -H set every ring over a PTO_* list (exit $rc; $w and $h rings other)"
+
+	# the list a deadlock report advises works as an option value
+	# (the sample submits at depths 2 and 3: the stats list those rings)
+	timeout 60 "$PTORUN" -q -S -w 16,32,64 -H 64K,1M,2M,4M "$SO" \
+		</dev/null >"$tmp/out" 2>&1
+	rc=$?
+	sizes=$(grep -E '^ +[0-9]+ +(task window|heap ring)' "$tmp/out" |
+		awk '{ print $1 ":" $4 }' | sort | tr '\n' ' ')
+	echo "# ring:size $sizes"
+	[ $rc -eq 0 ] && [ "$sizes" = "2:2097152 2:64 3:4194304 3:64 " ]
+	ok $? "-w 16,32,64 -H 64K,1M,2M,4M: each ring its value, the last one repeated (exit $rc)"
 else
 	skip "$SO not built"
 fi
