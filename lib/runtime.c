@@ -371,6 +371,19 @@ int pto_run_cancel(struct pto_runtime *rt)
 	return 0;
 }
 
+/* Say that the arena has no free block of size bytes. */
+static void no_block(const struct pto_runtime *rt, size_t size)
+{
+	/* the arena as made: arena_size rounded up to whole pages */
+	uint64_t made = rt->be.heap_size - rt->be.geo.arena_offset;
+
+	pto_log("pto_malloc: no free block of %zu bytes in the %llu byte arena "
+		"(arena_size, PTO_ARENA_SIZE%s)\n", size,
+		(unsigned long long)made, made > rt->cfg.arena_size ?
+		", rounded up to whole pages" : made < rt->cfg.arena_size ?
+		", cut to what the device allows" : "");
+}
+
 void *pto_malloc(struct pto_runtime *rt, size_t size)
 {
 	const struct pto_log_tag *prev;
@@ -392,9 +405,7 @@ void *pto_malloc(struct pto_runtime *rt, size_t size)
 		off = pto_arena_alloc(rt->arena, size);
 		pthread_mutex_unlock(&rt->arena_lock);
 		if (off < 0)
-			pto_log("pto_malloc: no free block of %zu bytes in the "
-				"%llu byte arena (arena_size, PTO_ARENA_SIZE)\n",
-				size, (unsigned long long)rt->cfg.arena_size);
+			no_block(rt, size);
 	}
 	pto_log_leave(prev);
 	return off < 0 ? NULL : rt->be.heap + off;

@@ -306,6 +306,33 @@ static const struct env_case env_cases[] = {
 	  "arena_size must be in [1, 1 TiB] (the environment has PTO_ARENA_SIZE=0)" },
 };
 
+/* A 1-byte arena is a page: a full one names the size it has. */
+static void test_arena_rounded(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct pto_runtime *rt = NULL;
+	struct tl_capture cap;
+	char *text, want[96];
+	void *a, *b;
+
+	setenv("PTO_ARENA_SIZE", "1", 1);
+	if (pto_runtime_create(NULL, &rt))
+		bail_out("create with PTO_ARENA_SIZE=1");
+	unsetenv("PTO_ARENA_SIZE");
+	snprintf(want, sizeof(want), "no free block of %zu bytes in the %zu "
+		 "byte arena", page, page);
+	tl_capture_begin(&cap);
+	a = pto_malloc(rt, page);
+	b = pto_malloc(rt, page);
+	text = tl_capture_end(&cap);
+	ok(a && !b && strstr(text, want) && strstr(text, "rounded up"),
+	   "config: PTO_ARENA_SIZE=1: one page, and a full arena is said as "
+	   "such");
+	diag("  stderr: %s", text);
+	free(text);
+	pto_runtime_destroy(rt);
+}
+
 /*
  * A bad PTO_TASK_WINDOW fails the create also when the program then sets
  * task_window itself (as ptorun -w does): out of range as unparsable.
@@ -353,6 +380,7 @@ static void test_config_env(void)
 	check_env("PTO_RINGS", "2", 0, NULL);
 	if (rt)
 		pto_runtime_destroy(rt);
+	test_arena_rounded();
 	test_env_overridden("6", "power of two in [4, 2^24] (the environment "
 			    "has PTO_TASK_WINDOW=6)");
 	test_env_overridden("4k8", "PTO_TASK_WINDOW=4k8: want a size");
