@@ -72,7 +72,7 @@ const char *pto_ring_env(enum pto_ring ring)
 }
 
 /*
- * "123", "0x40", "64K", "64KiB", "256MB", "1G" (binary units): decimal
+ * "123", "0x40", "64K", "64KiB", "256MB", "1G", "1T" (binary units): decimal
  * (a leading 0 is not octal) or 0x hex, then nothing but the suffix.
  */
 int pto_parse_size(const char *s, uint64_t *out)
@@ -105,6 +105,9 @@ int pto_parse_size(const char *s, uint64_t *out)
 		break;
 	case 'G':
 		shift = 30;
+		break;
+	case 'T':	/* the heap's and arena's upper bound is 1T */
+		shift = 40;
 		break;
 	}
 	if (shift) {
@@ -193,6 +196,8 @@ static void env_refuse(struct env_read *rd, enum pto_env e, const char *want)
 static int env_ring_list(struct env_read *rd, enum pto_env e,
 			 uint64_t vals[PTO_MAX_RINGS])
 {
+	char want[160];
+
 	const char *s = env(e);
 	char buf[128], *save = NULL, *tok;
 	int n = 0;
@@ -216,7 +221,12 @@ static int env_ring_list(struct env_read *rd, enum pto_env e,
 		vals[i] = vals[n - 1];
 	return n;
 bad:
-	env_refuse(rd, e, "want a size, or up to 4 sizes separated by commas, one per task ring");
+	snprintf(want, sizeof(want), "want %s, or up to 4 of them separated "
+		 "by commas, one per task ring", e == PTO_ENV_TASK_WINDOW ?
+		 "a size (a power of two from 4 to 2^24)" :
+		 e == PTO_ENV_HEAP_SIZE ? "a size (bytes, suffix K, M, G or T)" :
+		 "a size (entries)");
+	env_refuse(rd, e, want);
 	return 0;
 }
 
@@ -256,7 +266,7 @@ static void env_size(struct env_read *rd, enum pto_env e, uint64_t *v)
 	const char *s = env(e);
 
 	if (s && pto_parse_size(s, v))
-		env_refuse(rd, e, "not a size (a number, K, M or G suffix)");
+		env_refuse(rd, e, "not a size (a number, K, M, G or T suffix)");
 }
 
 /* want: what e takes, for the refusal ("a number from 1 to 4") */

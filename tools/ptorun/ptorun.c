@@ -69,8 +69,8 @@ static void usage(FILE *out)
 "\n"
 "  -d, --device DEV          sim (default) or a device node such as /dev/pto0\n"
 "  -w, --task-window N       task ring slots, a power of two from 4 to 2^24\n"
-"  -H, --heap-size SIZE      heap ring bytes from 4K to 1024G (suffix K, M, G)\n"
-"  -A, --arena-size SIZE     pto_malloc arena bytes up to 1024G (suffix K, M, G)\n"
+"  -H, --heap-size SIZE      heap ring bytes from 4K to 1T (suffix K, M, G, T)\n"
+"  -A, --arena-size SIZE     pto_malloc arena bytes up to 1T (suffix K, M, G, T)\n"
 "  -D, --dep-pool N          dependency list entries, 16 to 2^30 - 2\n"
 "  -T, --tensormap-pool N    TensorMap entries, 16 to 2^30\n"
 "  -c, --cores LIST          sim cores per type, 0 to 256, e.g.\n"
@@ -161,11 +161,11 @@ static int parse_num(const char *s, int suffix, uint64_t *out)
 		return -EINVAL;
 	if (suffix && *end) {
 		/* toupper: ' ' & ~0x20 would match the terminator */
-		const char *p = strchr("KMG", toupper((unsigned char)*end));
+		const char *p = strchr("KMGT", toupper((unsigned char)*end));
 
 		if (!p)
 			return -EINVAL;
-		shift = 10 * (unsigned int)(p - "KMG" + 1);
+		shift = 10 * (unsigned int)(p - "KMGT" + 1);
 		end++;
 		if (*end == 'i')
 			end++;
@@ -218,14 +218,14 @@ static int set_u32(int c, const char *arg, uint32_t lo, uint32_t hi,
 	return 0;
 }
 
-/* Bytes of option c from lo to hi, with a K, M or G suffix; into *out. */
+/* Bytes of option c from lo to hi, with a K, M, G or T suffix; into *out. */
 static int set_bytes(int c, const char *arg, uint64_t lo, uint64_t hi,
 		     uint64_t *out)
 {
 	char los[32], his[32];
 
 	if (parse_range(arg, 1, lo, hi, out))
-		return bad_value(c, arg, "bytes from %s to %s (suffix K, M or G)",
+		return bad_value(c, arg, "bytes from %s to %s (suffix K, M, G or T)",
 				 size_str(lo, los), size_str(hi, his));
 	return 0;
 }
@@ -348,8 +348,8 @@ static int bad_ring_value(int c, const char *arg)
 		return bad_value(c, arg, "a power of two from %u to %u%s",
 				 PTO_TASK_WINDOW_MIN, PTO_TASK_WINDOW_MAX, list);
 	case 'H':
-		return bad_value(c, arg, "bytes from %s to %s (suffix K, M or "
-				 "G)%s", size_str(PTO_HEAP_SIZE_MIN, lo),
+		return bad_value(c, arg, "bytes from %s to %s (suffix K, M, G "
+				 "or T)%s", size_str(PTO_HEAP_SIZE_MIN, lo),
 				 size_str(PTO_HEAP_SIZE_MAX, hi), list);
 	case 'D':
 		return bad_value(c, arg, "entries from %u to %u%s",

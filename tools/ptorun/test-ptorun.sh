@@ -150,7 +150,7 @@ done <<EOF
 -r|a count from 1 to|0|18446744073709551616
 EOF
 rc=0
-for ov in "-H 4K" "-H 1024G" "-H 64KiB" "-A 1" "-A 1024G" "-D 16" \
+for ov in "-H 4K" "-H 1024G" "-H 1T" "-H 64KiB" "-A 1" "-A 1T" "-D 16" \
 	  "-D 1073741822" "-T 16" "-T 1073741824" "-s 1" "-s 4294967295" \
 	  "-r 1" "-r 0x10"; do
 	# shellcheck disable=SC2086
