@@ -204,6 +204,13 @@ st=$?
 [ $st -eq 2 ] && [ "$(cat "$tmp/top.err")" = "ptotop: -p: at most 32 processes" ]
 ok $? "a 33rd -p exits 2: 'ptotop: -p: at most 32 processes' (exit $st)"
 
+# getopt's own refusals speak as ptotop, not as the path it was run by
+quiet_top --no-such-option
+st=$?
+[ $st -eq 2 ] && grep -q "^ptotop: unrecognized option '--no-such-option'" \
+	"$tmp/top.err"
+ok $? "an unknown option exits 2 with 'ptotop: unrecognized option' (exit $st)"
+
 # a mistyped PTO_STATS_DIR is said, not only "nothing found"; an empty
 # directory ($tmp/none) is not worth a word
 PTO_STATS_DIR="$tmp/missing" PTOTOP_PROC_ROOT="$tmp/none" \

@@ -459,6 +459,8 @@ static int parse_args(struct ptorun *pr, int argc, char **argv)
 	int c;
 
 	/* '+': stop at ORCH.so, the rest of the line belongs to it */
+	/* getopt's own messages start "ptorun:", as ours do, not the path */
+	argv[0] = (char *)"ptorun";
 	while ((c = getopt_long(argc, argv, "+d:w:H:A:D:T:c:s:t:Sr:qhV",
 				longopts, NULL)) != -1) {
 		if (c == 'h') {

@@ -118,6 +118,13 @@ for v in "cube=256" "cube=0" "cube=1,vector=0,aicpu=0,accel=0" "accel=0x10"; do
 done
 ok $rc "-c: 0 to 256 cores per type are accepted"
 
+# getopt's own refusals speak as ptorun, not as the path it was run by
+run --no-such-option "$none"
+st=$?
+[ $st -eq 2 ] && grep -q "^ptorun: unrecognized option '--no-such-option'" \
+	"$tmp/err"
+ok $? "an unknown option exits 2 with 'ptorun: unrecognized option' (exit $st)"
+
 # ---- --task-window ----------------------------------------------------------
 refused -w 1 "a power of two from 4 to 16777216"
 ok $? "-w 1 (below the minimum of 4) exits 2 naming the minimum"

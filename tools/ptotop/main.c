@@ -238,6 +238,8 @@ static int parse_args(struct pt_state *st, int argc, char **argv)
 {
 	int c, ret;
 
+	/* getopt's own messages start "ptotop:", as ours do, not the path */
+	argv[0] = (char *)"ptotop";
 	while ((c = getopt_long(argc, argv, "bjRn:d:D:p:s:rhV", opts,
 				NULL)) != -1) {
 		ret = apply_option(st, c, optarg);
