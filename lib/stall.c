@@ -21,6 +21,81 @@ bool pto_cores_busy(struct pto_runtime *rt)
 	return false;
 }
 
+/* A ring's oldest task, as the scheduler last saw it (pto_ring_head). */
+static const char *head_state(uint16_t state)
+{
+	switch (state) {
+	case PTO_TASK_PENDING:
+		return "waiting for producers";
+	case PTO_TASK_READY:
+		return "ready or running";
+	case PTO_TASK_COMPLETED:
+		return "completed";
+	case 0xffff:	/* see struct pto_ring_head */
+		return "none: the ring is empty";
+	default:
+		return "consumed";
+	}
+}
+
+static const char *core_status(uint32_t status)
+{
+	switch (status) {
+	case PTO_CORE_IDLE:
+		return "none yet";
+	case PTO_CORE_ACK:
+		return "running";
+	case PTO_CORE_FIN:
+		return "finished";
+	default:
+		return "unknown status";
+	}
+}
+
+/* The worker type of core c: its types' cores are numbered in order. */
+static uint32_t core_type_of(const struct pto_runtime *rt, uint32_t c)
+{
+	uint32_t t;
+
+	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
+		if (c - rt->be.first_core[t] < rt->be.cores[t])
+			return t;
+	return PTO_NUM_WORKER_TYPES;	/* "?" */
+}
+
+static void ring_line(const struct pto_window_header *w, uint32_t r)
+{
+	uint64_t top = READ_ONCE(w->orch.task_top[r]);
+	uint64_t alive = READ_ONCE(w->sched.last_task_alive[r]);
+
+	if (top == alive) {
+		pto_log("  ring %u: submitted %" PRIu64 ", all retired\n", r,
+			top);
+		return;
+	}
+	pto_log("  ring %u: submitted %" PRIu64 ", retired %" PRIu64 ", oldest "
+		"task %s, %sheld by its scope, held by %u consumers\n", r, top,
+		alive, head_state(READ_ONCE(w->sched.head[r].state)),
+		READ_ONCE(w->sched.head[r].scope) ? "" : "not ",
+		READ_ONCE(w->sched.head[r].consumers));
+}
+
+static void core_line(struct pto_runtime *rt, uint32_t c)
+{
+	const struct pto_core_regs *g = pto_regs(&rt->be, c);
+	uint32_t status = READ_ONCE(g->status);
+	char task[48] = "";
+
+	if (status != PTO_CORE_IDLE)
+		snprintf(task, sizeof(task), " (handle %#" PRIx64 ")",
+			 (uint64_t)READ_ONCE(g->status_task));
+	pto_log("  core %u (%s): %u dispatched, %u taken, last task %s%s, "
+		"%s\n", c, pto_worker_type_name(core_type_of(rt, c)),
+		READ_ONCE(g->doorbell), READ_ONCE(g->consumed),
+		core_status(status), task,
+		READ_ONCE(g->core_waiting) ? "asleep" : "awake");
+}
+
 void pto_stall_report(struct pto_runtime *rt, uint64_t waited_ms)
 {
 	struct pto_window_header *w = rt->win;
@@ -38,23 +113,9 @@ void pto_stall_report(struct pto_runtime *rt, uint64_t waited_ms)
 		READ_ONCE(w->sched.active), READ_ONCE(w->sched.waiting),
 		READ_ONCE(w->notify.orch_done) ? "done" : "running");
 	for (r = 0; r < rt->nrings; r++)
-		pto_log("  ring %u: submitted %" PRIu64 ", retired %" PRIu64
-			", oldest task state %u, held by its scope %u and %u "
-			"consumers\n", r,
-			(uint64_t)READ_ONCE(w->orch.task_top[r]),
-			(uint64_t)READ_ONCE(w->sched.last_task_alive[r]),
-			READ_ONCE(w->sched.head[r].state),
-			READ_ONCE(w->sched.head[r].scope),
-			READ_ONCE(w->sched.head[r].consumers));
-	for (c = 0; c < rt->be.num_cores; c++) {
-		const struct pto_core_regs *g = pto_regs(&rt->be, c);
-
-		pto_log("  core %u: %u dispatched, %u taken, status %u "
-			"(task %#" PRIx64 "), %s\n", c,
-			READ_ONCE(g->doorbell), READ_ONCE(g->consumed),
-			READ_ONCE(g->status), (uint64_t)READ_ONCE(g->status_task),
-			READ_ONCE(g->core_waiting) ? "asleep" : "awake");
-	}
+		ring_line(w, r);
+	for (c = 0; c < rt->be.num_cores; c++)
+		core_line(rt, c);
 	pto_log("  scheduler %s; waking every core and the scheduler\n",
 		READ_ONCE(w->sched_flags.sleeping) ? "asleep" : "awake");
 	funlockfile(stderr);

@@ -23,6 +23,7 @@
 #include "mpmc.h"
 #include "pace.h"
 #include "rings.h"
+#include "stall.h"
 #include "sync.h"
 #include "tensormap.h"
 
@@ -869,6 +870,32 @@ static void test_task_clock(void)
 	ok_eq(back, 0, "task clock: a thread's readings do not step back");
 }
 
+/* A stall report speaks words: states and core types, not numbers. */
+static void test_stall_words(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	char *text;
+
+	tl_config(&cfg, 16, 0);
+	cfg.cores[PTO_WORKER_CUBE] = 1;
+	cfg.cores[PTO_WORKER_VECTOR] = 2;
+	rt = tl_runtime(&cfg);
+	tl_capture_begin(&cap);
+	pto_stall_report(rt, 0);
+	text = tl_capture_end(&cap);
+	ok(strstr(text, "ring 0: submitted 0, all retired") &&
+	   strstr(text, "core 0 (cube): 0 dispatched, 0 taken, last task none "
+		  "yet, ") &&
+	   strstr(text, "core 2 (vector): 0 dispatched") &&
+	   !strstr(text, "65535") && !strstr(text, "task state"),
+	   "stall report: ring states and core types in words");
+	diag("%s", text);
+	free(text);
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	uint64_t seed = tl_env_seed("PTO_TEST_SEED");
@@ -890,5 +917,6 @@ int main(void)
 	test_tm_random(seed, 1);
 	test_tm_random(seed + 1, PTO_MAX_RINGS);
 	test_task_clock();
+	test_stall_words();
 	return tap_done();
 }
