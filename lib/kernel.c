@@ -117,6 +117,9 @@ void pto_kernel_set_error(int err)
 	/* an errno as userspace writes it (EIO) fails the task all the same */
 	if (err > 0)
 		err = -err;
+	/* no errno: it would read "Unknown error 4242" in every report */
+	if (err < -4095)
+		err = -EIO;
 	if (c && err < 0 && !c->status)
 		c->status = err;
 }

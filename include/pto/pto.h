@@ -681,7 +681,7 @@ int pto_alloc(struct pto_runtime *rt, struct pto_view *view);
 /**
  * pto_kernel_set_error() - fail the running task (from a C kernel)
  * @err: a negative errno; a positive one (EIO) counts as its negative,
- *	0 does nothing
+ *	one beyond any errno (past 4095, as -4242) as -EIO, 0 does nothing
  *
  * The run then reports the error and drains.  Outside a kernel, or once
  * the task has an error, it does nothing.

@@ -32,12 +32,14 @@
 #include "kernels.h"
 #include "opcheck.h"
 
-#define K_FAIL 45		/* sets -EIO, or EIO when its argument is 1 */
+/* sets -EIO; EIO when its argument is 1, -4242 (no errno) when it is 2 */
+#define K_FAIL 45
 #define K_UNKNOWN 55		/* never registered */
 
 static void k_fail(const uint64_t *a, uint32_t n)
 {
-	pto_kernel_set_error(n && a[0] == 1 ? EIO : -EIO);
+	pto_kernel_set_error(n && a[0] == 1 ? EIO : n && a[0] == 2 ? -4242 :
+			     -EIO);
 }
 
 static struct pto_runtime *make_rt(struct pto_config *cfg, struct tl_rec *r)
@@ -1026,11 +1028,13 @@ static void test_failing_kernel(void)
 	if (!gbuf)
 		bail_out("pto_malloc");
 	memset(gbuf, 0, 64);
-	for (f.return_error = 0; f.return_error < 2; f.return_error++) {
-		const char *how = f.return_error ?
-				  "set_error(EIO), orchestration returns "
-				  "-ECANCELED" :
-				  "set_error(-EIO), orchestration returns 0";
+	for (f.return_error = 0; f.return_error < 3; f.return_error++) {
+		static const char *const hows[] = {
+			"set_error(-EIO), orchestration returns 0",
+			"set_error(EIO), orchestration returns -ECANCELED",
+			"set_error(-4242), no errno: -EIO",
+		};
+		const char *how = hows[f.return_error];
 
 		static const char *const words[] = {
 			"task ", "kernel 45", "\"fail\"", "vector", "core ",
