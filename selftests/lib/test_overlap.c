@@ -2,8 +2,8 @@
 /*
  * Dependency inference on overlapping byte ranges: read-after-write,
  * write-after-write and write-after-read on partial overlaps, adjacent
- * ranges and NODEP that must not serialize, and many readers followed by a
- * writer.
+ * ranges, regions of 0 bytes and NODEP that must not serialize, and many
+ * readers followed by a writer.
  *
  * Each case is checked three ways:
  *  - results against the sequential replay;
@@ -161,6 +161,16 @@ static const struct pcase cases[] = {
 		{ V, R(OUTPUT_EXISTING, 1, 0, 8), NONE, NONE, 1,
 		  { R(INPUT, 0, 0, 128) } },
 	  }, 3, { { 0, 1 }, { 1, 3 }, { 2, 3 } }, 3 },
+	/* size 0 overlaps nothing, even inside a written range */
+	{ "a read of 0 bytes inside a write does not wait", 2, {
+		{ V, R(OUTPUT_EXISTING, 0, 0, 64), 1, NONE, 0 },
+		{ C, R(OUTPUT_EXISTING, 1, 0, 8), NONE, 1, 1,
+		  { R(INPUT, 0, 32, 0) } },
+	  }, 0, { { 0 } }, 0 },
+	{ "a write of 0 bytes inside a write does not wait", 2, {
+		{ V, R(OUTPUT_EXISTING, 0, 0, 64), 1, NONE, 0 },
+		{ C, R(INOUT, 0, 16, 0), NONE, 1, 0 },
+	  }, 0, { { 0 } }, 0 },
 	{ "disjoint writes, then a read of a gap", 3, {
 		{ V, R(OUTPUT_EXISTING, 0, 0, 32), 0, NONE, 0 },
 		{ C, R(OUTPUT_EXISTING, 0, 64, 32), 0, NONE, 0 },
