@@ -570,6 +570,32 @@ static void print_header(void)
 	printf("\n");
 }
 
+/*
+ * No implementation beats the peak by more than noise: an efficiency well
+ * above 1 means the peak runs went slow (a machine busy meanwhile, or too
+ * short a --peak-ms), and every figure of the run is suspect.
+ */
+static void warn_peak_low(void)
+{
+	double worst = 0;
+
+	for (int p = 0; p < npats; p++)
+		for (int w = 0; w < mo.nwidths; w++)
+			for (int g = 0; g < ngrains; g++)
+				for (int im = 0; im < NUM_IMPLS; im++) {
+					double e = mo.impl[im] ?
+						   efficiency(p, w, g, im) : 0;
+
+					if (e > worst)
+						worst = e;
+				}
+	if (worst > 1.1)
+		printf("\nwarning: an efficiency of %.2f: the peak was measured "
+		       "low (the machine busy during the peak runs, or "
+		       "--peak-ms too short); compare implementations within "
+		       "this run only, or run again\n", worst);
+}
+
 static void print_summary(void)
 {
 	printf("%-15s %5s", "pattern", "width");
@@ -598,6 +624,7 @@ static void print_summary(void)
 	       "time per task, with eff >= 0.5\n(none: below 0.5 already at "
 	       "the largest; <X: still >= 0.5 at the smallest).\n",
 	       grain_us(0));
+	warn_peak_low();
 }
 
 /* CPU per task relative to the kernel's, at the largest granularity. */
