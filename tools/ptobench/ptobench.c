@@ -606,6 +606,9 @@ static void flat(const struct opts *o)
 	}
 }
 
+/* Peak RSS at 10 N tasks over that at N that still counts as flat. */
+#define FLAT_RATIO 1.15
+
 static double flat_ratio(int sh, int im)
 {
 	const struct cell *c = flat_cells[sh][im];
@@ -635,13 +638,18 @@ static void print_flat(const struct opts *o)
 				printf("%12s\n", "FAILED");
 				continue;
 			}
-			printf("%12.1f %12.1f %8.3f %10.1f %10.1f\n",
+			printf("%12.1f %12.1f %8.3f %10.1f %10.1f%s\n",
 			       cell_rss(&c[0]).med / 1024,
 			       cell_rss(&c[1]).med / 1024, flat_ratio(sh, im),
-			       cell_ns(&c[0]).med, cell_ns(&c[1]).med);
+			       cell_ns(&c[0]).med, cell_ns(&c[1]).med,
+			       flat_ratio(sh, im) > FLAT_RATIO ? "  grows" : "");
 		}
 	}
-	printf("\nratio: median peak RSS large / small (flat: <= 1.15)\n");
+	printf("\nratio: median peak RSS large / small (flat: <= %.2f; "
+	       "'grows' marks one above)\n", FLAT_RATIO);
+	if (o->flat < 100000)
+		printf("(under %d tasks the fixed costs weigh more, so a flat "
+		       "runtime may show a larger ratio)\n", 100000);
 }
 
 static void json_flat(FILE *f, const struct opts *o)
