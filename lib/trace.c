@@ -82,6 +82,39 @@ struct pto_trace {
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pto_trace *open_traces;
 
+/*
+ * fork(): a child inherits each trace's stdio buffer, and its exit()
+ * would write the parent's buffered events into the file a second time,
+ * mid-document.  So every trace is flushed, and held still, across a
+ * fork: the child's copies of the buffers are empty.
+ */
+static void fork_prepare(void)
+{
+	struct pto_trace *t;
+
+	pthread_mutex_lock(&open_lock);
+	for (t = open_traces; t; t = t->next) {
+		pthread_mutex_lock(&t->lock);
+		fflush(t->f);	/* an error stays in ferror() for later */
+	}
+}
+
+static void fork_done(void)
+{
+	struct pto_trace *t;
+
+	for (t = open_traces; t; t = t->next)
+		pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&open_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void register_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
 /* Is the file at path one an open trace writes?  Under open_lock. */
 static bool path_taken(const char *path)
 {
@@ -215,6 +248,7 @@ struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt)
 	if (!t)
 		return NULL;
 	pthread_mutex_init(&t->lock, NULL);
+	pthread_once(&fork_once, register_fork_handlers);
 	if (alloc_records(t, rt)) {
 		free_trace(t);
 		errno = ENOMEM;

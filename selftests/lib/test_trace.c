@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -412,6 +413,32 @@ static void trace_flush(const char *path)
 	ok_eq(pto_trace_flush(NULL), -EINVAL, "flush: NULL: -EINVAL");
 }
 
+/*
+ * A child of fork() that ends with exit(), which flushes every stdio
+ * stream, writes nothing of the parent's trace: the buffer it inherits
+ * is empty.
+ */
+static void trace_fork(const char *path)
+{
+	struct pto_runtime *rt = nop_runtime(path);
+	int status = -1;
+	pid_t pid;
+
+	ok_eq(pto_run(rt, orch_nops, NULL), 0, "fork: the run before works");
+	/* not fflush(NULL): that would flush the trace for libpto */
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		bail_out("fork");
+	if (!pid)
+		exit(0);
+	waitpid(pid, &status, 0);
+	ok_eq(pto_run(rt, orch_nops, NULL), 0, "fork: the run after works");
+	pto_runtime_destroy(rt);
+	ok(WIFEXITED(status) && valid_json(path),
+	   "fork: a child's exit() leaves the parent's trace valid JSON");
+}
+
 int main(void)
 {
 	char path[] = "/tmp/pto-trace-XXXXXX";
@@ -427,6 +454,7 @@ int main(void)
 	trace_two(path);
 	trace_full();
 	trace_flush(path);
+	trace_fork(path);
 	unlink(path);
 	return tap_done();
 }
