@@ -236,7 +236,9 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 	if (!rt)
 		return -ENOMEM;
 	memset(rt, 0, sizeof(*rt));
+	pto_fork_watch();
 	rt->pid = getpid();
+	rt->orch.fork_gen = __atomic_load_n(&pto_fork_gen, __ATOMIC_RELAXED);
 	rt->cfg = *cfg;
 	snprintf(rt->device, sizeof(rt->device), "%s", cfg->device);
 	rt->cfg.device = rt->device;
@@ -307,7 +309,7 @@ void pto_runtime_destroy(struct pto_runtime *rt)
 
 	if (!rt)
 		return;
-	if (getpid() != rt->pid) {
+	if (pto_forked(rt)) {
 		forget(rt);
 		return;
 	}
@@ -356,8 +358,8 @@ int pto_run_cancel(struct pto_runtime *rt)
 {
 	uintptr_t owner;
 
-	/* getpid() is async-signal-safe; nothing is said from a handler */
-	if (!rt || getpid() != rt->pid)
+	/* nothing is said from a signal handler */
+	if (!rt || pto_forked(rt))
 		return !rt ? -EINVAL : -EPERM;
 	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_ACQUIRE);
 	if (!owner || owner == PTO_OWNER_DESTROYING)
@@ -418,7 +420,7 @@ void pto_free(struct pto_runtime *rt, void *ptr)
 
 	if (!rt || !ptr)
 		return;
-	if (getpid() != rt->pid) {
+	if (pto_forked(rt)) {
 		const struct pto_log_tag *prev = pto_log_enter(&rt->log_tag);
 
 		pto_check_process(rt, "pto_free");
@@ -522,6 +524,9 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	STAT_ADD(rt->st.runs, 1);
 	pto_orch_run_begin(rt);
 	ret = fn(rt, arg);
+	/* the orchestration forked, and this is the child: no one to wait for */
+	if (pto_forked(rt))
+		return pto_check_process(rt, "pto_run");
 	left_open = pto_orch_run_end(rt);
 	pto_sched_wait_done(rt);
 	pto_orch_run_cleanup(rt);

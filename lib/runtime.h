@@ -120,6 +120,8 @@ struct pto_orchestrator {
 	 * is not the orchestrator (see pto_orch_check()).
 	 */
 	uintptr_t owner;
+	/* pto_fork_gen when the runtime was made: a child's differs */
+	unsigned int fork_gen;
 };
 
 /* A task's life as the scheduler tracks it. */
@@ -292,6 +294,23 @@ static inline uintptr_t pto_self(void)
 	return (uintptr_t)&pto_thread_token;
 }
 
+/*
+ * Forks this process's children went through: each child adds one, so a
+ * runtime made before the fork (its orch.fork_gen) is not the child's.
+ * The thread that forked keeps its pto_self() in the child, so this, not
+ * the owner, tells an orchestration that forked.
+ */
+extern unsigned int pto_fork_gen;
+
+static inline bool pto_forked(const struct pto_runtime *rt)
+{
+	return __atomic_load_n(&pto_fork_gen, __ATOMIC_RELAXED) !=
+	       rt->orch.fork_gen;
+}
+
+/* Count forks from the first runtime on (pthread_atfork, once). */
+void pto_fork_watch(void);
+
 /* Owner value of a runtime being destroyed: no run may start. */
 #define PTO_OWNER_DESTROYING ((uintptr_t)1)
 
@@ -306,7 +325,7 @@ int pto_orch_check_slow(struct pto_runtime *rt, const char *call);
 static inline int pto_orch_check(struct pto_runtime *rt, const char *call)
 {
 	if (rt && __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED) ==
-		  pto_self())
+		  pto_self() && !pto_forked(rt))
 		return 0;
 	return pto_orch_check_slow(rt, call);
 }

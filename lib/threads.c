@@ -7,13 +7,32 @@
  * runtime and the orchestrator, which both ask it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
-#include <unistd.h>
 
 #include "log.h"
 #include "runtime.h"
 
 __thread char pto_thread_token __attribute__((tls_model("initial-exec")));
+
+unsigned int pto_fork_gen;
+
+static void forked_child(void)
+{
+	__atomic_add_fetch(&pto_fork_gen, 1, __ATOMIC_RELAXED);
+}
+
+static void watch_forks(void)
+{
+	pthread_atfork(NULL, NULL, forked_child);
+}
+
+void pto_fork_watch(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, watch_forks);
+}
 
 int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
 {
@@ -23,6 +42,8 @@ int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
 		pto_log("%s: the runtime is NULL\n", call);
 		return -EINVAL;
 	}
+	if (pto_forked(rt))
+		return pto_check_process(rt, call);
 	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
 	if (owner == pto_self())
 		return 0;
@@ -51,7 +72,7 @@ int pto_say_busy(const char *call, uintptr_t owner)
 
 int pto_check_process(const struct pto_runtime *rt, const char *call)
 {
-	if (getpid() == rt->pid)
+	if (!pto_forked(rt))
 		return 0;
 	pto_log("%s: this runtime belongs to process %d, which created it; "
 		"after fork() a child has none of its threads and must "

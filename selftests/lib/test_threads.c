@@ -699,6 +699,63 @@ static void fork_child(struct pto_runtime *rt, int fd)
 	_exit(0);
 }
 
+/* fork() inside an orchestration: what the child's calls return. */
+struct fork_in_run {
+	int fd;
+	pid_t child;
+	int64_t submit;
+	int wait, scope;
+};
+
+static int orch_forks(struct pto_runtime *rt, void *arg)
+{
+	struct fork_in_run *f = arg;
+
+	if (submit_step(rt, gbuf, 1) < 0)
+		return -EPROTO;
+	fflush(NULL);
+	f->child = fork();
+	if (f->child)	/* the parent goes on as before */
+		return f->child < 0 ? -errno : submit_step(rt, gbuf, 2) < 0;
+	alarm(60);	/* a hang fails as SIGALRM */
+	f->submit = submit_step(rt, gbuf, 3);
+	f->wait = pto_wait(rt);
+	f->scope = pto_scope_begin(rt);
+	return 0;	/* back into the child's pto_run() */
+}
+
+static void test_fork_in_run(void)
+{
+	struct fork_in_run f = { .submit = 1 };
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	int fds[2], status = -1, got[4] = { 1, 1, 1, 1 }, run;
+
+	rt = make_rt(&r);
+	if (pipe(fds))
+		bail_out("pipe");
+	run = pto_run(rt, orch_forks, &f);
+	if (!f.child) {		/* the child, out of pto_run() */
+		int res[4] = { (int)f.submit, f.wait, f.scope, run };
+
+		_exit(write(fds[1], res, sizeof(res)) == sizeof(res) ? 0 : 2);
+	}
+	close(fds[1]);
+	if (read(fds[0], got, sizeof(got)) != sizeof(got))
+		diag("  the child sent no result");
+	close(fds[0]);
+	waitpid(f.child, &status, 0);
+	ok_eq(run, 0, "fork in a run: the parent's run goes on");
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got[0] == -EPERM &&
+	   got[1] == -EPERM && got[2] == -EPERM && got[3] == -EPERM,
+	   "fork in a run: the child's submit, wait, scope and pto_run are "
+	   "-EPERM, nothing hangs (status %#x: %d %d %d %d)", status, got[0],
+	   got[1], got[2], got[3]);
+	check_recovers(rt, &r, "fork in a run: the parent's runtime");
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
 static void test_fork(void)
 {
 	struct fork_result res = { -1, -1, -1, -1, 0, 0, -1, 0 };
@@ -751,5 +808,6 @@ int main(void)
 	test_stats_snapshots();
 	test_where_kernels_run();
 	test_fork();
+	test_fork_in_run();
 	return tap_done();
 }
