@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kernel.h"
 #include "log.h"
@@ -117,8 +118,12 @@ void pto_kernel_set_error(int err)
 	/* an errno as userspace writes it (EIO) fails the task all the same */
 	if (err > 0)
 		err = -err;
-	/* no errno: it would read "Unknown error 4242" in every report */
-	if (err < -4095)
+	/*
+	 * No errno reads "Unknown error 4242" in every report; -ECANCELED
+	 * is the status of a task the runtime did not run, which no one
+	 * counts as a failure.  Either fails the task with -EIO.
+	 */
+	if (err < 0 && (err == -ECANCELED || !strerrorname_np(-err)))
 		err = -EIO;
 	if (c && err < 0 && !c->status)
 		c->status = err;

@@ -681,7 +681,8 @@ int pto_alloc(struct pto_runtime *rt, struct pto_view *view);
 /**
  * pto_kernel_set_error() - fail the running task (from a C kernel)
  * @err: a negative errno; a positive one (EIO) counts as its negative,
- *	one beyond any errno (past 4095, as -4242) as -EIO, 0 does nothing
+ *	a value that is no errno (-4242) as -EIO, and so does -ECANCELED,
+ *	the status of tasks the runtime did not run; 0 does nothing
  *
  * The run then reports the error and drains.  Outside a kernel, or once
  * the task has an error, it does nothing.

@@ -32,14 +32,15 @@
 #include "kernels.h"
 #include "opcheck.h"
 
-/* sets -EIO; EIO when its argument is 1, -4242 (no errno) when it is 2 */
+/* sets -EIO; EIO, -4242, -134 (no errno) or -ECANCELED for arguments 1-4 */
 #define K_FAIL 45
 #define K_UNKNOWN 55		/* never registered */
 
 static void k_fail(const uint64_t *a, uint32_t n)
 {
-	pto_kernel_set_error(n && a[0] == 1 ? EIO : n && a[0] == 2 ? -4242 :
-			     -EIO);
+	static const int errs[] = { -EIO, EIO, -4242, -134, -ECANCELED };
+
+	pto_kernel_set_error(n && a[0] < 5 ? errs[a[0]] : -EIO);
 }
 
 static struct pto_runtime *make_rt(struct pto_config *cfg, struct tl_rec *r)
@@ -1028,11 +1029,13 @@ static void test_failing_kernel(void)
 	if (!gbuf)
 		bail_out("pto_malloc");
 	memset(gbuf, 0, 64);
-	for (f.return_error = 0; f.return_error < 3; f.return_error++) {
+	for (f.return_error = 0; f.return_error < 5; f.return_error++) {
 		static const char *const hows[] = {
 			"set_error(-EIO), orchestration returns 0",
 			"set_error(EIO), orchestration returns -ECANCELED",
 			"set_error(-4242), no errno: -EIO",
+			"set_error(-134), no errno: -EIO",
+			"set_error(-ECANCELED), the runtime's own: -EIO",
 		};
 		const char *how = hows[f.return_error];
 
