@@ -509,6 +509,7 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 					 __ATOMIC_RELAXED))
 		return pto_say_busy("pto_run", idle);
 	t0 = pto_now_ns();
+	WRITE_ONCE(rt->run_t0, t0);
 	WRITE_ONCE(rt->run_seq, rt->run_seq + 1 ? rt->run_seq + 1 : 1);
 	/* before the scheduler starts: it must not see the last run's end */
 	WRITE_ONCE(rt->win->notify.orch_done, 0);
@@ -517,6 +518,7 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	pto_stats_publish(rt);
 	ret = pto_sched_start(rt);
 	if (ret) {
+		WRITE_ONCE(rt->run_t0, 0);
 		WRITE_ONCE(rt->orch.in_run, false);
 		__atomic_store_n(&rt->orch.owner, 0, __ATOMIC_RELEASE);
 		return ret;
@@ -530,6 +532,8 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	left_open = pto_orch_run_end(rt);
 	pto_sched_wait_done(rt);
 	pto_orch_run_cleanup(rt);
+	/* a snapshot meanwhile may miss this run's time, never count it twice */
+	WRITE_ONCE(rt->run_t0, 0);
 	STAT_ADD(rt->st.run_ns, pto_now_ns() - t0);
 	pto_stats_publish(rt);
 

@@ -264,6 +264,8 @@ struct pto_runtime {
 	 */
 	uint32_t run_seq;
 	uint32_t cancel_seq;
+	/* when the run in progress started, 0 between runs (for the stats) */
+	uint64_t run_t0;
 
 	struct pto_kernel kernels[PTO_MAX_KERNELS];
 

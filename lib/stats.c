@@ -96,7 +96,7 @@ _Static_assert(sizeof(struct pto_stats) % sizeof(uint64_t) == 0,
 
 static int get_stats(struct pto_runtime *rt, struct pto_stats *st)
 {
-	uint64_t *dst = (uint64_t *)st, done, failed;
+	uint64_t *dst = (uint64_t *)st, done, failed, t0;
 	const uint64_t *src;
 	size_t i;
 
@@ -116,6 +116,10 @@ static int get_stats(struct pto_runtime *rt, struct pto_stats *st)
 		dst[i] = READ_ONCE(src[i]);
 	st->tasks_completed = done;
 	st->tasks_failed = failed;
+	/* during a run, its time so far: busy time over it is utilisation */
+	t0 = READ_ONCE(rt->run_t0);
+	if (t0)
+		st->run_ns += pto_now_ns() - t0;
 	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++)
 		st->busy_ns[i] = READ_ONCE(rt->sst.busy_ns[i]);
 	fill_live_stats(rt, st);

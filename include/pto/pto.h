@@ -790,7 +790,7 @@ struct pto_ring_stats {
  * @busy_ns: core time per worker type
  * @cores: cores per worker type
  * @runs: pto_run() calls
- * @run_ns: wall time inside pto_run()
+ * @run_ns: wall time inside pto_run(), the run in progress included
  * @nrings: task rings in use
  * @__pad: zero
  * @depth: per task ring (one per scope depth) and resource: size, use and

@@ -512,7 +512,20 @@ struct stats_reader {
 	struct pto_runtime *rt;
 	int stop;		/* set once pto_run has returned */
 	uint64_t samples, bad, worst;
+	uint64_t overbusy;	/* cores busier than the run is long */
+	uint64_t timeless;	/* tasks done, and no time in pto_run */
 };
+
+/* More core time than the run has lasted, on every core of a type? */
+static bool overbusy(const struct pto_stats *st)
+{
+	const uint64_t slack = 2000000;	/* clock reads of two threads */
+
+	for (int t = 0; t < PTO_NUM_WORKER_TYPES; t++)
+		if (st->busy_ns[t] > st->run_ns * st->cores[t] + slack)
+			return true;
+	return false;
+}
 
 static void *read_stats(void *arg)
 {
@@ -523,6 +536,8 @@ static void *read_stats(void *arg)
 		if (pto_get_stats(sr->rt, &st))
 			continue;
 		sr->samples++;
+		sr->overbusy += overbusy(&st);
+		sr->timeless += st.tasks_completed && !st.run_ns;
 		if (st.tasks_completed > st.tasks_submitted) {
 			sr->bad++;
 			if (st.tasks_completed - st.tasks_submitted > sr->worst)
@@ -570,6 +585,11 @@ static void test_stats_snapshots(void)
 	   "completed than submitted (by up to %llu)",
 	   (unsigned long long)sr.samples, (unsigned long long)sr.bad,
 	   (unsigned long long)sr.worst);
+	/* run_ns counts the run in progress: utilisation stays <= 100% */
+	ok(!sr.overbusy && !sr.timeless, "stats: during the run, no snapshot "
+	   "has cores busier than the run is long, or tasks done in no time "
+	   "(%llu, %llu did)", (unsigned long long)sr.overbusy,
+	   (unsigned long long)sr.timeless);
 	tl_rec_free(&r);
 	pto_runtime_destroy(rt);
 }
