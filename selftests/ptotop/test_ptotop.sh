@@ -223,6 +223,20 @@ quiet_top -b -n 1 && [ ! -s "$tmp/top.err" ]
 empty=$?
 [ $missing -eq 0 ] && [ $empty -eq 0 ]
 ok $? "a stats directory that does not exist is named on stderr, an empty one is not"
+# one this user cannot read is said too (root reads any: run as nobody)
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null &&
+   setpriv --reuid=65534 --regid=65534 --clear-groups "$PTOTOP" -V \
+	>/dev/null 2>&1; then
+	mkdir -p "$tmp/closed" && chmod 000 "$tmp/closed"
+	PTO_STATS_DIR="$tmp/closed" PTOTOP_PROC_ROOT="$tmp/none" \
+		PTOTOP_SYSFS_ROOT="$tmp/none" timeout -k 5 10 setpriv \
+		--reuid=65534 --regid=65534 --clear-groups "$PTOTOP" -b -n 1 \
+		</dev/null >"$tmp/top.out" 2>"$tmp/top.err"
+	grep -qF "stats directory $tmp/closed: Permission denied" "$tmp/top.err"
+	ok $? "a stats directory this user cannot read is named on stderr"
+else
+	skip "not root, no setpriv, or nobody cannot run $PTOTOP"
+fi
 
 # not a terminal: batch text, never the screen's escape sequences
 esc=$(printf '\033')

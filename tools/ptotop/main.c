@@ -318,6 +318,10 @@ static void warn_stats_dir(const char *dir)
 		fprintf(stderr, "ptotop: stats directory %s is not a "
 			"directory (PTO_STATS_DIR); no libpto runtime can be "
 			"shown\n", dir);
+	else if (access(dir, R_OK | X_OK))
+		fprintf(stderr, "ptotop: stats directory %s: %s "
+			"(PTO_STATS_DIR); no libpto runtime can be shown\n",
+			dir, strerror(errno));
 }
 
 /*
