@@ -371,6 +371,19 @@ static void report(struct pto_check *ck, const struct pto_task_desc *d,
 			"pto_arg_view(args, i) reads it\n", rec->views_size);
 		return;
 	}
+	/*
+	 * A guard is at most a page past the end of the buffer overrun; a
+	 * farther one is not the culprit, which is among the parameters
+	 * from PTO_MAX_ARGS on, not remembered.
+	 */
+	if (d->nargs > PTO_MAX_ARGS &&
+	    (i < 0 || (uintptr_t)addr - rec->base[i] - rec->size[i] >=
+		      ck->page)) {
+		pto_log("  that is past the end of one of its parameters %u "
+			"to %u (checked mode names only the first %u)\n",
+			PTO_MAX_ARGS, d->nargs - 1, PTO_MAX_ARGS);
+		return;
+	}
 	if (i < 0)
 		return;
 	pto_log("  that is %" PRIu64 " bytes past the end of its parameter "

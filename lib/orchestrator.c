@@ -203,6 +203,7 @@ struct plan {
 	uint64_t args_bytes;	/* and its argument array, past those */
 	uint32_t tm_entries;	/* accesses it records in the TensorMap */
 	uint64_t first_out;	/* size of its first OUTPUT, 0: none */
+	uint64_t out_asked;	/* its OUTPUTs' sizes as submitted */
 };
 
 /* Refuse parameter i of a submission, saying why; returns err. */
@@ -253,12 +254,10 @@ static inline uint64_t out_lead(const struct pto_runtime *rt, uint64_t size)
 static int block_too_big(const char *fn, const struct plan *plan,
 			 uint64_t heap_size, bool checked)
 {
-	uint64_t outs = plan->out_bytes - plan->views_bytes - plan->args_bytes;
-
 	flockfile(stderr);	/* one line, in parts */
 	pto_log("%s: %s (%llu bytes)", fn, plan->views_bytes &&
 		!strcmp(fn, "pto_alloc") ? "the buffer" : "its OUTPUTs",
-		(unsigned long long)outs);
+		(unsigned long long)plan->out_asked);
 	if (plan->views_bytes)
 		fprintf(stderr, " and view descriptors (%llu)",
 			(unsigned long long)plan->views_bytes);
@@ -297,6 +296,7 @@ static int check_params(struct pto_runtime *rt, const char *fn,
 	int ret;
 
 	plan->out_bytes = 0;
+	plan->out_asked = 0;
 	plan->tm_entries = 0;
 	plan->first_out = 0;
 	for (i = 0; i < n; i++) {
@@ -314,6 +314,7 @@ static int check_params(struct pto_runtime *rt, const char *fn,
 			if (!plan->first_out)
 				plan->first_out = p[i].size;
 			plan->out_bytes += out_span(rt, p[i].size);
+			plan->out_asked += p[i].size;
 			plan->tm_entries++;
 			continue;
 		case PTO_PARAM_INPUT:

@@ -226,6 +226,53 @@ static void test_overrun_desc(void)
 	pto_runtime_destroy(rt);
 }
 
+/* args[30]: an OUTPUT of 100 bytes, written 164 */
+static void k_overrun_30(const uint64_t *a, uint32_t n)
+{
+	memset((void *)(uintptr_t)a[30], 1, OUT_BYTES + 64);
+}
+
+static int orch_wide(struct pto_runtime *rt, void *arg)
+{
+	struct pto_param p[31];
+	void *x, *y;
+	int i;
+
+	for (i = 0; i < 31; i++)
+		p[i] = PTO_SCALAR(i);
+	p[0] = PTO_OUT(&x, OUT_BYTES);
+	p[30] = PTO_OUT(&y, OUT_BYTES);
+	return (int)(pto_submit_task(rt, K_OVERRUN + 10, PTO_WORKER_VECTOR,
+				     p, 31) < 0);
+}
+
+/*
+ * Only the first PTO_MAX_ARGS parameters are remembered: an overrun of a
+ * later one is not pinned on parameter 0, whose guard is pages away.
+ */
+static void test_overrun_wide(void)
+{
+	struct pto_runtime *rt = checked_rt(0);
+	struct tl_capture cap;
+	char *err;
+	int ret;
+
+	if (pto_kernel_register(rt, K_OVERRUN + 10, PTO_WORKER_VECTOR,
+				k_overrun_30, "overrun_30"))
+		bail_out("cannot register kernels");
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_wide, NULL);
+	err = tl_capture_end(&cap);
+	ok_eq(ret, -EFAULT, "31 parameters: the overrun of the last fails "
+	      "the task");
+	ok(strstr(err, "past the end of one of its parameters 24 to 30") &&
+	   !strstr(err, "of its parameter 0"),
+	   "31 parameters: ... and is not blamed on parameter 0");
+	diag("%s", err);
+	free(err);
+	pto_runtime_destroy(rt);
+}
+
 static int orch_whole_heap(struct pto_runtime *rt, void *arg)
 {
 	struct pto_param p[2];
@@ -255,8 +302,10 @@ static void test_whole_heap(void)
 	err = tl_capture_end(&cap);
 	ok_eq(ret, -E2BIG, "whole heap: an OUTPUT of the heap's size is "
 	      "-E2BIG in checked mode");
-	ok(strstr(err, "checked mode, PTO_CHECK=1, gives each whole pages") !=
-	   NULL, "whole heap: ... and the message says checked mode grew it");
+	ok(strstr(err, "its OUTPUTs (65536 bytes) take") &&
+	   strstr(err, "checked mode, PTO_CHECK=1, gives each whole pages"),
+	   "whole heap: ... and the message gives the size asked and says "
+	   "checked mode grew it");
 	diag("%s", err);
 	free(err);
 	pto_runtime_destroy(rt);
@@ -360,6 +409,7 @@ int main(void)
 	test_overrun_view();
 	test_overrun_desc();
 	test_whole_heap();
+	test_overrun_wide();
 	test_wrap();
 	test_other_fault();
 	return tap_done();
