@@ -17,7 +17,10 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <limits.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -41,14 +44,39 @@ struct dev {
 	struct io_uring ring;
 };
 
+/*
+ * Is fd a node of some other driver than pto.ko (its sysfs class says
+ * so)?  False when that cannot be told (no sysfs in a container).
+ */
+static bool other_drivers(int fd)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st))
+		return false;
+	if (!S_ISCHR(st.st_mode))
+		return true;
+	snprintf(link, sizeof(link), "/sys/dev/char/%u:%u/subsystem",
+		 major(st.st_rdev), minor(st.st_rdev));
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	return strcmp(base ? base + 1 : target, "pto") != 0;
+}
+
 static int dev_get_info(struct dev *d, const char *path, struct pto_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	if (ioctl(d->fd, PTO_IOCTL_GET_INFO, info)) {
 		int err = -errno;
 
-		/* another driver's file (or a plain one) knows no such ioctl */
-		if (err == -ENOTTY) {
+		/* a plain file, or another driver's (it may say -EINVAL) */
+		if (err == -ENOTTY || other_drivers(d->fd)) {
 			pto_log("%s: not a PTO device (it does not answer "
 				"PTO_IOCTL_GET_INFO); a device is a /dev/ptoN "
 				"node of pto.ko, or \"sim\"\n", path);
@@ -122,6 +150,12 @@ static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 	d->efd = -1;
 	be->priv = d;
 	d->fd = open(cfg->device, O_RDWR | O_CLOEXEC);
+	if (d->fd < 0 && (errno == ENXIO || errno == ENODEV)) {
+		pto_log("%s: no device behind this node (its driver has none "
+			"for it, or it went away); a device is a /dev/ptoN "
+			"node of pto.ko, or \"sim\"\n", cfg->device);
+		return -ENODEV;
+	}
 	if (d->fd < 0 && errno == EISDIR) {
 		pto_log("%s: a directory, not a PTO device; a device is a "
 			"/dev/ptoN node of pto.ko, or \"sim\"\n", cfg->device);

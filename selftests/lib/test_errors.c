@@ -208,6 +208,15 @@ static void test_device_messages(void)
 		diag("  stderr: %s", text);
 	free(text);
 
+	cfg.device = "/dev/urandom";	/* its driver answers -EINVAL */
+	tl_capture_begin(&cap);
+	ret = pto_runtime_create(&cfg, &rt);
+	text = tl_capture_end(&cap);
+	if (!ok_eq(ret, -ENODEV, "config: /dev/urandom is not a PTO device: "
+		   "-ENODEV"))
+		diag("  stderr: %s", text);
+	free(text);
+
 	cfg.device = "/";
 	tl_capture_begin(&cap);
 	ret = pto_runtime_create(&cfg, &rt);
