@@ -123,14 +123,33 @@ int pto_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A count: decimal or 0x hex, no size suffix (PTO_RINGS=1K is a typo). */
 static int parse_u32(const char *s, uint32_t *out)
 {
-	uint64_t v;
+	unsigned long long v;
+	int base = 10;
+	char *end;
 
-	if (pto_parse_size(s, &v) || v > UINT32_MAX)
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		base = 16;
+	/* strtoull() would take blanks and a sign */
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(base == 16 ? s + 2 : s, &end, base);
+	if (errno || *end || end == s + (base == 16 ? 2 : 0) ||
+	    v > UINT32_MAX)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;
+}
+
+/* An empty item ("a,,b", a comma at either end) would be skipped. */
+static bool empty_item(const char *s)
+{
+	size_t n = strlen(s);
+
+	return !n || s[0] == ',' || s[n - 1] == ',' || strstr(s, ",,");
 }
 
 int pto_parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES])
@@ -139,7 +158,7 @@ int pto_parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES])
 	char buf[128], *save = NULL, *tok;
 	int t;
 
-	if (!s || strlen(s) >= sizeof(buf))
+	if (!s || strlen(s) >= sizeof(buf) || empty_item(s))
 		return -EINVAL;
 	memcpy(tmp, cores, sizeof(tmp));
 	strcpy(buf, s);
@@ -205,8 +224,7 @@ static int env_ring_list(struct env_read *rd, enum pto_env e,
 	if (!s)
 		return 0;
 	/* strtok_r would skip an empty item and shift the rest a ring */
-	if (strlen(s) >= sizeof(buf) || s[0] == ',' || strstr(s, ",,") ||
-	    (*s && s[strlen(s) - 1] == ','))
+	if (strlen(s) >= sizeof(buf) || (*s && empty_item(s)))
 		goto bad;
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok;
@@ -557,7 +575,8 @@ int pto_config_validate(const struct pto_config *cfg)
 		return bad("no device");
 	if (!cfg->nrings || cfg->nrings > PTO_MAX_RINGS)
 		return bad_from(PTO_ENV_RINGS, "nrings must be in [1, 4]");
-	for (r = 0; r < cfg->nrings; r++) {
+	/* rings past nrings too: a bad value is a typo whether used or not */
+	for (r = 0; r < PTO_MAX_RINGS; r++) {
 		ret = validate_ring(cfg, r);
 		if (ret)
 			return ret;

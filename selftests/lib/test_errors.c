@@ -291,6 +291,12 @@ static const struct env_case env_cases[] = {
 	  "cores[] has no core of any worker type" },
 	{ "PTO_SIM_CORES", "cube=1,cube=2", -EINVAL,
 	  "PTO_SIM_CORES=cube=1,cube=2: want e.g." },
+	{ "PTO_SIM_CORES", ",,cube=2", -EINVAL, "PTO_SIM_CORES=,,cube=2: want" },
+	{ "PTO_SIM_CORES", "cube=1,", -EINVAL, "PTO_SIM_CORES=cube=1,: want" },
+	{ "PTO_SIM_CORES", "", -EINVAL, "PTO_SIM_CORES=: want e.g." },
+	/* a count takes no size suffix */
+	{ "PTO_STALL_TIMEOUT_MS", "1K", -EINVAL,
+	  "PTO_STALL_TIMEOUT_MS=1K: want milliseconds" },
 	{ "PTO_STALL_TIMEOUT_MS", "-1", -EINVAL,
 	  "PTO_STALL_TIMEOUT_MS=-1: want milliseconds from 1 to 4294967295" },
 	{ "PTO_STALL_TIMEOUT_MS", "4294967296", -EINVAL,
@@ -392,6 +398,11 @@ static void test_config_env(void)
 	check_env("PTO_RINGS", "2", 0, NULL);
 	if (rt)
 		pto_runtime_destroy(rt);
+	/* a ring past PTO_RINGS is unused, and its bad size refused still */
+	setenv("PTO_RINGS", "1", 1);
+	check_env("PTO_TASK_WINDOW", "16,6", -EINVAL,
+		  "ring 1's task_window must be a power of two");
+	unsetenv("PTO_RINGS");
 	test_arena_rounded();
 	test_env_overridden("6", "power of two in [4, 2^24] (the environment "
 			    "has PTO_TASK_WINDOW=6)");
