@@ -532,9 +532,12 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	left_open = pto_orch_run_end(rt);
 	pto_sched_wait_done(rt);
 	pto_orch_run_cleanup(rt);
-	/* a snapshot meanwhile may miss this run's time, never count it twice */
-	WRITE_ONCE(rt->run_t0, 0);
+	/*
+	 * The run's time in run_ns before run_t0 goes: a snapshot meanwhile
+	 * may count it twice for a moment, never miss it (see get_stats()).
+	 */
 	STAT_ADD(rt->st.run_ns, pto_now_ns() - t0);
+	store_release(&rt->run_t0, 0);
 	pto_stats_publish(rt);
 
 	err = READ_ONCE(rt->win->sched_flags.error);

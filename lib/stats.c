@@ -112,12 +112,13 @@ static int get_stats(struct pto_runtime *rt, struct pto_stats *st)
 	 */
 	done = load_acquire(&rt->sst.tasks_completed);
 	failed = load_acquire(&rt->sst.tasks_failed);
+	/* a run's start before run_ns: 0 here means run_ns has its time */
+	t0 = load_acquire(&rt->run_t0);
 	for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
 		dst[i] = READ_ONCE(src[i]);
 	st->tasks_completed = done;
 	st->tasks_failed = failed;
 	/* during a run, its time so far: busy time over it is utilisation */
-	t0 = READ_ONCE(rt->run_t0);
 	if (t0)
 		st->run_ns += pto_now_ns() - t0;
 	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++)
