@@ -159,6 +159,35 @@ static int count_lines(const char *text, const char *word)
 }
 
 /* A device that cannot be opened is reported naming the path and a fix. */
+/*
+ * Create on device: rc (test rc_name), and when words is given a line of
+ * the message with all of them (test words_name).
+ */
+static void check_device(const char *device, int rc, const char *rc_name,
+			 const char *const *words, const char *words_name)
+{
+	struct pto_runtime *rt = NULL;
+	struct tl_capture cap;
+	struct pto_config cfg;
+	bool good;
+	char *text;
+	int ret;
+
+	tl_config(&cfg, 0, 0);
+	cfg.device = device;
+	tl_capture_begin(&cap);
+	ret = pto_runtime_create(&cfg, &rt);
+	text = tl_capture_end(&cap);
+	good = ok_eq(ret, rc, "%s", rc_name);
+	if (words)
+		good &= ok(line_has(text, words), "%s", words_name);
+	if (!good)
+		diag("  stderr: %s", text);
+	free(text);
+	if (rt)
+		pto_runtime_destroy(rt);
+}
+
 static void test_device_messages(void)
 {
 	static const char *const gpu[] = { "\"gpu\"", "sim", "/dev/pto0",
@@ -170,62 +199,27 @@ static void test_device_messages(void)
 					       "not a PTO device", NULL };
 	static const char *const a_dir[] = { "/: a directory",
 					     "not a PTO device", NULL };
-	struct pto_runtime *rt = NULL;
-	struct tl_capture cap;
-	struct pto_config cfg;
-	char *text;
-	int ret;
 
-	tl_config(&cfg, 0, 0);
-	cfg.device = "gpu";
-	tl_capture_begin(&cap);
-	ret = pto_runtime_create(&cfg, &rt);
-	text = tl_capture_end(&cap);
-	ok_eq(ret, -ENOENT, "config: device \"gpu\" is -ENOENT");
-	if (!ok(line_has(text, gpu),
-		"config: device \"gpu\": the message says what a device is"))
-		diag("  stderr: %s", text);
-	free(text);
-
-	cfg.device = "/nonexistent/pto9";
-	tl_capture_begin(&cap);
-	ret = pto_runtime_create(&cfg, &rt);
-	text = tl_capture_end(&cap);
-	ok_eq(ret, -ENOENT, "config: a missing device node is -ENOENT");
-	if (!ok(line_has(text, missing),
-		"config: a missing node: the message names it and what to do"))
-		diag("  stderr: %s", text);
-	free(text);
-
+	check_device("gpu", -ENOENT, "config: device \"gpu\" is -ENOENT",
+		     gpu, "config: device \"gpu\": the message says what a "
+		     "device is");
+	check_device("/nonexistent/pto9", -ENOENT,
+		     "config: a missing device node is -ENOENT", missing,
+		     "config: a missing node: the message names it and what "
+		     "to do");
 	/* a file another driver serves: it opens, and knows no PTO ioctl */
-	cfg.device = "/dev/null";
-	tl_capture_begin(&cap);
-	ret = pto_runtime_create(&cfg, &rt);
-	text = tl_capture_end(&cap);
-	ok_eq(ret, -ENODEV, "config: /dev/null is not a PTO device: -ENODEV");
-	if (!ok(line_has(text, not_pto),
-		"config: /dev/null: the message says it is not a PTO device"))
-		diag("  stderr: %s", text);
-	free(text);
-
-	cfg.device = "/dev/urandom";	/* its driver answers -EINVAL */
-	tl_capture_begin(&cap);
-	ret = pto_runtime_create(&cfg, &rt);
-	text = tl_capture_end(&cap);
-	if (!ok_eq(ret, -ENODEV, "config: /dev/urandom is not a PTO device: "
-		   "-ENODEV"))
-		diag("  stderr: %s", text);
-	free(text);
-
-	cfg.device = "/";
-	tl_capture_begin(&cap);
-	ret = pto_runtime_create(&cfg, &rt);
-	text = tl_capture_end(&cap);
-	ok_eq(ret, -ENODEV, "config: a directory is not a PTO device: -ENODEV");
-	if (!ok(line_has(text, a_dir),
-		"config: a directory: the message says it is not a PTO device"))
-		diag("  stderr: %s", text);
-	free(text);
+	check_device("/dev/null", -ENODEV,
+		     "config: /dev/null is not a PTO device: -ENODEV", not_pto,
+		     "config: /dev/null: the message says it is not a PTO "
+		     "device");
+	/* its driver answers -EINVAL */
+	check_device("/dev/urandom", -ENODEV,
+		     "config: /dev/urandom is not a PTO device: -ENODEV",
+		     NULL, NULL);
+	check_device("/", -ENODEV,
+		     "config: a directory is not a PTO device: -ENODEV", a_dir,
+		     "config: a directory: the message says it is not a PTO "
+		     "device");
 }
 
 static int count_of(const char *text, const char *want)
