@@ -361,17 +361,23 @@ static int bad_ring_value(int c, const char *arg)
 	}
 }
 
-/* Set option c's size in a ring's configuration (0: the common value). */
-static void put_ring_size(struct pto_ring_config *rc, int c, uint64_t v)
+/*
+ * Set option c's size: the common one (ring < 0), or ring's own (0: the
+ * common one applies).
+ */
+static void put_size(struct pto_config *cfg, int ring, int c, uint64_t v)
 {
+	struct pto_ring_config *rc = ring < 0 ? NULL : &cfg->ring[ring];
+
 	if (c == 'w')
-		rc->task_window = (uint32_t)v;
+		*(rc ? &rc->task_window : &cfg->task_window) = (uint32_t)v;
 	else if (c == 'H')
-		rc->heap_size = v;
+		*(rc ? &rc->heap_size : &cfg->heap_size) = v;
 	else if (c == 'D')
-		rc->dep_pool_size = (uint32_t)v;
+		*(rc ? &rc->dep_pool_size : &cfg->dep_pool_size) = (uint32_t)v;
 	else
-		rc->tensormap_pool_size = (uint32_t)v;
+		*(rc ? &rc->tensormap_pool_size : &cfg->tensormap_pool_size) =
+			(uint32_t)v;
 }
 
 /*
@@ -383,7 +389,6 @@ static void put_ring_size(struct pto_ring_config *rc, int c, uint64_t v)
 static int set_ring_sizes(struct ptorun *pr, int c, const char *arg)
 {
 	struct pto_config *cfg = &pr->cfg;
-	struct pto_ring_config common;
 	uint64_t v[PTO_MAX_DEPTH_RINGS];
 	const char *s = arg;
 	uint32_t n = 0, r;
@@ -402,19 +407,9 @@ static int set_ring_sizes(struct ptorun *pr, int c, const char *arg)
 			break;
 	}
 	/* the common value is v[0]; ring r > 0 differs only from a list */
-	common = (struct pto_ring_config){
-		.task_window = cfg->task_window, .heap_size = cfg->heap_size,
-		.dep_pool_size = cfg->dep_pool_size,
-		.tensormap_pool_size = cfg->tensormap_pool_size,
-	};
-	put_ring_size(&common, c, v[0]);
-	cfg->task_window = common.task_window;
-	cfg->heap_size = common.heap_size;
-	cfg->dep_pool_size = common.dep_pool_size;
-	cfg->tensormap_pool_size = common.tensormap_pool_size;
+	put_size(cfg, -1, c, v[0]);
 	for (r = 0; r < PTO_MAX_DEPTH_RINGS; r++)
-		put_ring_size(&cfg->ring[r], c, r && n > 1 ?
-			      v[r < n ? r : n - 1] : 0);
+		put_size(cfg, (int)r, c, r && n > 1 ? v[r < n ? r : n - 1] : 0);
 	return 0;
 }
 
