@@ -632,21 +632,31 @@ static void queue_on_core(struct pto_runtime *rt, uint32_t type, uint32_t c,
  * others have a backlog.  Each pick costs the same on 2 cores or 200
  * (see coreload.h).
  */
-static int dispatch_type(struct pto_runtime *rt, uint32_t type)
+static int dispatch_type(struct pto_runtime *rt, uint32_t type,
+			 uint32_t home)
 {
 	struct pto_sched *s = &rt->sched;
 	struct pto_ready_queue *q = &s->ready[type];
-	uint32_t n = rt->be.cores[type], i, k;
+	uint32_t n = rt->be.cores[type], first = rt->be.first_core[type];
+	uint32_t start = s->rr[type], i, k;
 	int dispatched = 0;
 
+	/*
+	 * A core thread scheduling after its own task (PTO_SCHED_WORKERS)
+	 * is awake and about to look at its queue: among equally loaded
+	 * cores its own comes first.  A dependency chain then stays on one
+	 * thread instead of waking the other for every task, which on a
+	 * machine other processes keep busy waits a time slice for a CPU.
+	 */
+	if (home - first < n)
+		start = home - first;
 	while (!pto_rq_empty(q) && s->outstanding < s->cring_size) {
 		k = pto_desc(rt, pto_rq_peek(q))->kernel_id;
-		i = pto_coreload_pick(&s->load[type], n, s->rr[type],
+		i = pto_coreload_pick(&s->load[type], n, start,
 				      pto_pace_depth(&s->pace, k));
 		if (i == PTO_CORELOAD_NONE)
 			break;
-		queue_on_core(rt, type, rt->be.first_core[type] + i,
-			      pto_rq_pop(q));
+		queue_on_core(rt, type, first + i, pto_rq_pop(q));
 		dispatched++;
 	}
 	s->rr[type] = s->rr[type] + 1 < n ? s->rr[type] + 1 : 0;
@@ -692,7 +702,7 @@ static int dispatch(struct pto_runtime *rt, struct ready_batch *rb)
 	}
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
 		if (!pto_rq_empty(&s->ready[t]))
-			n += dispatch_type(rt, t);
+			n += dispatch_type(rt, t, rb->home);
 	if (s->nkick)
 		rt->be.ops->kick(&rt->be, s->kick, s->nkick);
 	return n;

@@ -454,6 +454,51 @@ static void test_short_tasks_spread(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * A dependency chain on two cores, scheduling on the core threads: each
+ * task is made ready by the thread that ran the one before, which then
+ * looks at its own queue.  Queueing it on the other core instead (as a
+ * rotation over equally idle cores did) woke that core's thread for
+ * every task, and on a machine other processes keep busy each wake-up
+ * waited for a CPU.  The chain must stay on one core.
+ */
+#define K_WHERE 23
+#define WHERE_TASKS 40
+
+static int where_core[WHERE_TASKS];
+static uint32_t where_next;
+
+/* buf (INOUT, unused): note the core, in chain order, after 1 ms. */
+static void k_where(const uint64_t *a, uint32_t n)
+{
+	uint32_t i = __atomic_fetch_add(&where_next, 1, __ATOMIC_RELAXED);
+
+	nap_ms(1);
+	if (i < WHERE_TASKS)
+		where_core[i] = pto_core_id();
+}
+
+static void test_chain_stays(void)
+{
+	struct plan p = { .tasks = WHERE_TASKS, .kernel = K_WHERE };
+	struct pto_runtime *rt;
+	uint32_t i, moves = 0;
+	int ret;
+
+	rt = vector_runtime(PTO_SCHED_WORKERS, 2, K_WHERE, k_where, "where");
+	chain_buf = pto_malloc(rt, 64);
+	if (!chain_buf)
+		bail_out("pto_malloc");
+	ret = pto_run(rt, orch_chain, &p);
+	for (i = 1; i < WHERE_TASKS; i++)
+		moves += where_core[i] != where_core[i - 1];
+	ok_eq(ret, 0, "a chain on two cores: pto_run");
+	ok(moves <= WHERE_TASKS / 8,
+	   "a chain on two cores: it moved between cores %u times in %d "
+	   "tasks (at most %d)", moves, WHERE_TASKS, WHERE_TASKS / 8);
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	test_policy(PTO_SCHED_THREAD, "scheduler thread");
@@ -462,5 +507,6 @@ int main(void)
 	test_shard_hops();
 	test_variable_kernel();
 	test_short_tasks_spread();
+	test_chain_stays();
 	return tap_done();
 }
