@@ -12,14 +12,19 @@
  * block for the time they are given: the idle phase is the workload, and
  * nothing waits on a clock for anything to happen.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include "testlib.h"
 
@@ -455,6 +460,177 @@ static void test_short_tasks_spread(void)
 }
 
 /*
+ * Scheduling on the core threads, one of which loses its CPU (to another
+ * process, a time slice at a time): the tasks queued on its core waited
+ * for it while the other core's thread, out of work, spun or slept, and
+ * graphs of 15-60 us tasks on a busy two-CPU machine reached a fifth of
+ * its peak.  Here that thread is parked in a signal handler from its
+ * sleep until the run is over: the other thread must run its core's
+ * tasks, as that core.  Each call notes its core and whether it ran on
+ * that core's own thread.
+ */
+#define K_MARK 22
+#define MARK_TASKS 16
+#define MARK_MS 2
+
+static uint32_t mark_elsewhere[2];
+static int park_fd[2] = { -1, -1 };
+static uint32_t parked;
+
+static void k_mark(const uint64_t *a, uint32_t n)
+{
+	int core = pto_core_id();
+
+	nap_ms(MARK_MS);
+	if (core >= 0 && core < 2 && !on_own_thread())
+		__atomic_add_fetch(&mark_elsewhere[core], 1, __ATOMIC_RELAXED);
+}
+
+static void park(int sig)
+{
+	char c;
+
+	__atomic_store_n(&parked, 1, __ATOMIC_RELEASE);
+	while (read(park_fd[0], &c, 1) < 0 && errno == EINTR)
+		;
+	__atomic_store_n(&parked, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * Release the parked thread once the run is over (a byte on done_fd), or
+ * after PARK_MAX_MS however the run stands: without the other thread
+ * running its tasks, the run ends only then, and the test fails instead
+ * of hanging.
+ */
+#define PARK_MAX_MS 10000
+static int done_fd[2] = { -1, -1 };
+
+static void *unpark(void *arg)
+{
+	struct pollfd pfd = { .fd = done_fd[0], .events = POLLIN };
+
+	while (poll(&pfd, 1, PARK_MAX_MS) < 0 && errno == EINTR)
+		;
+	if (write(park_fd[1], "", 1) != 1)
+		bail_out("cannot release the parked thread");
+	return NULL;
+}
+
+static int orch_marks(struct pto_runtime *rt, void *arg)
+{
+	uint32_t i;
+
+	for (i = 0; i < MARK_TASKS; i++) {
+		struct pto_param prm[] = { PTO_SCALAR(i) };
+		int64_t id = pto_submit_task(rt, K_MARK, PTO_WORKER_VECTOR,
+					     prm, 1);
+
+		if (id < 0)
+			return (int)id;
+	}
+	return 0;
+}
+
+/* The thread named name, once it sleeps; 0 when there is none. */
+static pid_t sleeping_thread(const char *name)
+{
+	char path[300], buf[256];
+	uint32_t tries;
+	pid_t tid;
+	DIR *d;
+	struct dirent *e;
+
+	d = opendir("/proc/self/task");
+	if (!d)
+		return 0;
+	for (tid = 0; !tid && (e = readdir(d));) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && !strncmp(buf, name,
+							    strlen(name)) &&
+		    buf[strlen(name)] == '\n')
+			tid = (pid_t)atoi(e->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	/* state S: in its futex, holding no lock of the runtime's */
+	for (tries = 0; tid && tries < 100000; tries++) {
+		FILE *f;
+		char *state;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+		f = fopen(path, "r");
+		if (!f)
+			return 0;
+		state = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		if (state && state[1] == ' ' && state[2] == 'S')
+			return tid;
+		sched_yield();
+	}
+	return 0;
+}
+
+static void test_stalled_core(void)
+{
+	struct sigaction sa = { .sa_handler = park };
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	uint32_t still_parked;
+	pthread_t watchdog;
+	pid_t tid;
+	int ret;
+
+	tl_config(&cfg, 0, 0);
+	cfg.sched = PTO_SCHED_WORKERS;
+	cfg.stall_timeout_ms = 2000;	/* the old way: stalled, reported */
+	memset(cfg.cores, 0, sizeof(cfg.cores));
+	cfg.cores[PTO_WORKER_VECTOR] = 2;
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_MARK, PTO_WORKER_VECTOR, k_mark,
+				"mark"))
+		bail_out("cannot register the kernel");
+	if (pipe(park_fd) || pipe(done_fd) || sigaction(SIGUSR1, &sa, NULL))
+		bail_out("pipe, sigaction");
+	if (pto_run(rt, orch_marks, NULL))	/* learns the kernel is long */
+		bail_out("warm-up run");
+	tid = sleeping_thread("pto-core1");
+	if (!tid)
+		bail_out("no sleeping thread pto-core1");
+	if (syscall(SYS_tgkill, getpid(), tid, SIGUSR1))
+		bail_out("tgkill");
+	while (!__atomic_load_n(&parked, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (pthread_create(&watchdog, NULL, unpark, NULL))
+		bail_out("pthread_create");
+
+	memset(mark_elsewhere, 0, sizeof(mark_elsewhere));
+	ret = pto_run(rt, orch_marks, NULL);
+	still_parked = __atomic_load_n(&parked, __ATOMIC_ACQUIRE);
+	if (write(done_fd[1], "", 1) != 1 || pthread_join(watchdog, NULL))
+		bail_out("cannot stop the watchdog");
+	while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE))
+		sched_yield();
+
+	ok_eq(ret, 0, "a core thread that lost its CPU: pto_run");
+	ok(still_parked, "a core thread that lost its CPU: the run ended "
+	   "while it was parked");
+	ok(__atomic_load_n(&mark_elsewhere[1], __ATOMIC_RELAXED) > 0,
+	   "a core thread that lost its CPU: another thread ran %u of its "
+	   "core's tasks, as that core", mark_elsewhere[1]);
+	pto_runtime_destroy(rt);
+	close(park_fd[0]);
+	close(park_fd[1]);
+	close(done_fd[0]);
+	close(done_fd[1]);
+}
+
+/*
  * A dependency chain on two cores, scheduling on the core threads: each
  * task is made ready by the thread that ran the one before, which then
  * looks at its own queue.  Queueing it on the other core instead (as a
@@ -508,5 +684,6 @@ int main(void)
 	test_variable_kernel();
 	test_short_tasks_spread();
 	test_chain_stays();
+	test_stalled_core();
 	return tap_done();
 }
