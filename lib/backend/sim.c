@@ -970,12 +970,140 @@ static void core_idle(struct sim *sim, struct sim_core *sc,
 	core_awake(sc, r);
 }
 
-/* PTO_SCHED_THREAD: run what the scheduler's thread queues. */
+/*
+ * PTO_SCHED_WORKERS: run core's queued tasks (the caller has entered it),
+ * the short ones at the queue's head all at once (a batch, as
+ * run_on_host() runs them), else the next one.  Returns how many ran.
+ */
+static uint32_t run_queued(struct sim *sim, struct pto_core_regs *r,
+			   uint32_t core, struct run_clock *clock)
+{
+	uint64_t id, credit;	/* (the core's own tasks: no credit to keep) */
+	uint32_t ran = run_short_batches(sim, r, core, clock, &credit);
+
+	if (!ran && claim(r, &id)) {
+		execute(sim, r, core, id, clock);
+		ran = 1;
+	}
+	return ran;
+}
+
+/* PTO_SCHED_WORKERS: run this core's queued tasks; how many ran. */
+static uint32_t run_own(struct sim *sim, struct sim_core *sc,
+			struct pto_core_regs *r, struct run_clock *clock)
+{
+	uint32_t ran;
+
+	if (load_acquire(&r->consumed) == load_acquire(&r->doorbell))
+		return 0;
+	core_enter(sc);
+	ran = run_queued(sim, r, sc->index, clock);
+	core_leave(sc);
+	return ran;
+}
+
+/*
+ * How often (spins) an idle core thread looks for a core whose thread
+ * does not take its queued tasks: every few microseconds.
+ */
+#define STALLED_LOOK 64
+/*
+ * How long a core's queued tasks wait for its thread before another takes
+ * them: longer than a scheduling pass of that thread, far shorter than
+ * the time slice a thread that lost its CPU waits for it again.
+ */
+#define STALLED_NS 20000
+
+/* Cores an idle thread looks at per look: a look costs the same on 72. */
+#define STALLED_SCAN 4
+
+/* Has core c tasks queued that no thread runs?  *taken: how far it got. */
+static bool core_stalled(struct sim *sim, uint32_t c, uint32_t *taken)
+{
+	struct pto_core_regs *r = pto_regs(sim->be, c);
+
+	*taken = load_acquire(&r->consumed);
+	return *taken != load_acquire(&r->doorbell) &&
+	       !READ_ONCE(sim->cores[c].running);
+}
+
+/*
+ * The next core (after the last one looked at) whose
+ * queued tasks no thread runs, for the caller to watch; false: none
+ * among the next STALLED_SCAN.
+ */
+static bool find_stalled(struct sim *sim, struct sim_core *me)
+{
+	uint32_t n = sim->be->num_cores, i, c, taken;
+
+	for (i = 0; i < STALLED_SCAN && i < n; i++) {
+		c = me->look_next;
+		me->look_next = c + 1 < n ? c + 1 : 0;
+		if (c != me->index && core_stalled(sim, c, &taken)) {
+			me->watch_core = c + 1;
+			me->watch_taken = taken;
+			me->watch_since = pto_now_ns();
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * An idle core thread (either mode): watch a core whose queued tasks
+ * no thread runs, and once its own thread has taken none of them for
+ * STALLED_NS, run them here, as that core.  That thread lost its CPU to
+ * another process (or is not back from a sleep yet): on a machine others
+ * kept busy, graphs of 15-60 us tasks over two cores reached a fifth of
+ * the machine's peak while their tasks waited a time slice behind it.
+ * True when tasks ran here; *watching: a core is being watched (keep
+ * spinning rather than sleep: it is at most STALLED_NS).
+ */
+static bool run_stalled(struct sim *sim, struct sim_core *me,
+			struct run_clock *clock, bool *watching)
+{
+	uint32_t c = me->watch_core - 1, taken, ran;
+
+	*watching = false;
+	if (!me->watch_core || !core_stalled(sim, c, &taken) ||
+	    taken != me->watch_taken) {
+		me->watch_core = 0;
+		*watching = find_stalled(sim, me);
+		return false;
+	}
+	if (pto_now_ns() - me->watch_since < STALLED_NS) {
+		*watching = true;
+		return false;
+	}
+	me->watch_core = 0;
+	if (!core_try_enter(&sim->cores[c]))
+		return false;	/* its thread is back */
+	ran = run_queued(sim, pto_regs(sim->be, c), c, clock);
+	core_leave(&sim->cores[c]);
+	return ran;
+}
+
+/*
+ * Completions posted without an interrupt (a batch of short tasks) reach
+ * a sleeping scheduler thread.
+ */
+static void tell_scheduler(struct sim *sim)
+{
+	smp_mb();	/* completions visible before the sched_waiting load */
+	if (READ_ONCE(sim->sched_waiting))
+		raise_irq(sim);
+}
+
+/*
+ * PTO_SCHED_THREAD: run what the scheduler's thread queues, and when idle
+ * the tasks of a core whose thread does not take them (run_stalled()).
+ */
 static void core_loop(struct sim *sim, struct sim_core *sc)
 {
 	struct pto_core_regs *r = pto_regs(sim->be, sc->index);
 	unsigned int idle = 0;
 	struct run_clock clock = { 0 };
+	bool watching = false;
 
 	for (;;) {
 		uint32_t db = load_acquire(&r->doorbell);
@@ -987,7 +1115,13 @@ static void core_loop(struct sim *sim, struct sim_core *sc)
 			if (load_acquire(&sim->stop) ||
 			    load_acquire(&sim->hooks))
 				break;
-			if (++idle < CORE_SPINS) {
+			if (++idle < CORE_SPINS || watching) {
+				if (idle % STALLED_LOOK == 0 &&
+				    run_stalled(sim, sc, &clock, &watching)) {
+					tell_scheduler(sim);
+					idle = 0;
+					continue;
+				}
 				idle_poll(idle);
 				continue;
 			}
@@ -1073,119 +1207,6 @@ static unsigned int worker_spins(struct sim *sim, struct sim_core *sc)
 
 	return awake <= sim->host_cpus || awake == 1 ? sc->spin_budget :
 						       CORE_SPINS;
-}
-
-/*
- * PTO_SCHED_WORKERS: run core's queued tasks (the caller has entered it),
- * the short ones at the queue's head all at once (a batch, as
- * run_on_host() runs them), else the next one.  Returns how many ran.
- */
-static uint32_t run_queued(struct sim *sim, struct pto_core_regs *r,
-			   uint32_t core, struct run_clock *clock)
-{
-	uint64_t id, credit;	/* (the core's own tasks: no credit to keep) */
-	uint32_t ran = run_short_batches(sim, r, core, clock, &credit);
-
-	if (!ran && claim(r, &id)) {
-		execute(sim, r, core, id, clock);
-		ran = 1;
-	}
-	return ran;
-}
-
-/* PTO_SCHED_WORKERS: run this core's queued tasks; how many ran. */
-static uint32_t run_own(struct sim *sim, struct sim_core *sc,
-			struct pto_core_regs *r, struct run_clock *clock)
-{
-	uint32_t ran;
-
-	if (load_acquire(&r->consumed) == load_acquire(&r->doorbell))
-		return 0;
-	core_enter(sc);
-	ran = run_queued(sim, r, sc->index, clock);
-	core_leave(sc);
-	return ran;
-}
-
-/*
- * How often (spins) an idle core thread looks for a core whose thread
- * does not take its queued tasks: every few microseconds.
- */
-#define STALLED_LOOK 64
-/*
- * How long a core's queued tasks wait for its thread before another takes
- * them: longer than a scheduling pass of that thread, far shorter than
- * the time slice a thread that lost its CPU waits for it again.
- */
-#define STALLED_NS 20000
-
-/* Cores an idle thread looks at per look: a look costs the same on 72. */
-#define STALLED_SCAN 4
-
-/* Has core c tasks queued that no thread runs?  *taken: how far it got. */
-static bool core_stalled(struct sim *sim, uint32_t c, uint32_t *taken)
-{
-	struct pto_core_regs *r = pto_regs(sim->be, c);
-
-	*taken = load_acquire(&r->consumed);
-	return *taken != load_acquire(&r->doorbell) &&
-	       !READ_ONCE(sim->cores[c].running);
-}
-
-/*
- * PTO_SCHED_WORKERS: the next core (after the last one looked at) whose
- * queued tasks no thread runs, for the caller to watch; false: none
- * among the next STALLED_SCAN.
- */
-static bool find_stalled(struct sim *sim, struct sim_core *me)
-{
-	uint32_t n = sim->be->num_cores, i, c, taken;
-
-	for (i = 0; i < STALLED_SCAN && i < n; i++) {
-		c = me->look_next;
-		me->look_next = c + 1 < n ? c + 1 : 0;
-		if (c != me->index && core_stalled(sim, c, &taken)) {
-			me->watch_core = c + 1;
-			me->watch_taken = taken;
-			me->watch_since = pto_now_ns();
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * PTO_SCHED_WORKERS, an idle core thread: watch a core whose queued tasks
- * no thread runs, and once its own thread has taken none of them for
- * STALLED_NS, run them here, as that core.  That thread lost its CPU to
- * another process (or is not back from a sleep yet): on a machine others
- * kept busy, graphs of 15-60 us tasks over two cores reached a fifth of
- * the machine's peak while their tasks waited a time slice behind it.
- * True when tasks ran here; *watching: a core is being watched (keep
- * spinning rather than sleep: it is at most STALLED_NS).
- */
-static bool run_stalled(struct sim *sim, struct sim_core *me,
-			struct run_clock *clock, bool *watching)
-{
-	uint32_t c = me->watch_core - 1, taken, ran;
-
-	*watching = false;
-	if (!me->watch_core || !core_stalled(sim, c, &taken) ||
-	    taken != me->watch_taken) {
-		me->watch_core = 0;
-		*watching = find_stalled(sim, me);
-		return false;
-	}
-	if (pto_now_ns() - me->watch_since < STALLED_NS) {
-		*watching = true;
-		return false;
-	}
-	me->watch_core = 0;
-	if (!core_try_enter(&sim->cores[c]))
-		return false;	/* its thread is back */
-	ran = run_queued(sim, pto_regs(sim->be, c), c, clock);
-	core_leave(&sim->cores[c]);
-	return ran;
 }
 
 /*

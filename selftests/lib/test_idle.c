@@ -576,7 +576,7 @@ static pid_t sleeping_thread(const char *name)
 	return 0;
 }
 
-static void test_stalled_core(void)
+static void test_stalled_core(enum pto_sched_policy sched, const char *policy)
 {
 	struct sigaction sa = { .sa_handler = park };
 	struct pto_config cfg;
@@ -587,7 +587,7 @@ static void test_stalled_core(void)
 	int ret;
 
 	tl_config(&cfg, 0, 0);
-	cfg.sched = PTO_SCHED_WORKERS;
+	cfg.sched = sched;
 	cfg.stall_timeout_ms = 2000;	/* the old way: stalled, reported */
 	memset(cfg.cores, 0, sizeof(cfg.cores));
 	cfg.cores[PTO_WORKER_VECTOR] = 2;
@@ -617,12 +617,12 @@ static void test_stalled_core(void)
 	while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE))
 		sched_yield();
 
-	ok_eq(ret, 0, "a core thread that lost its CPU: pto_run");
-	ok(still_parked, "a core thread that lost its CPU: the run ended "
-	   "while it was parked");
+	ok_eq(ret, 0, "%s: a core thread that lost its CPU: pto_run", policy);
+	ok(still_parked, "%s: a core thread that lost its CPU: the run ended "
+	   "while it was parked", policy);
 	ok(__atomic_load_n(&mark_elsewhere[1], __ATOMIC_RELAXED) > 0,
-	   "a core thread that lost its CPU: another thread ran %u of its "
-	   "core's tasks, as that core", mark_elsewhere[1]);
+	   "%s: a core thread that lost its CPU: another thread ran %u of its "
+	   "core's tasks, as that core", policy, mark_elsewhere[1]);
 	pto_runtime_destroy(rt);
 	close(park_fd[0]);
 	close(park_fd[1]);
@@ -684,6 +684,7 @@ int main(void)
 	test_variable_kernel();
 	test_short_tasks_spread();
 	test_chain_stays();
-	test_stalled_core();
+	test_stalled_core(PTO_SCHED_WORKERS, "scheduling on the core threads");
+	test_stalled_core(PTO_SCHED_THREAD, "scheduler thread");
 	return tap_done();
 }
