@@ -125,9 +125,9 @@ struct sim_core {
 	 */
 	uint64_t inline_ns;
 	/*
-	 * PTO_SCHED_WORKERS: the other core with queued tasks this thread
-	 * saw when it last looked (+ 1, 0: none), and how far that core's
-	 * thread had taken its queue then (run_stalled()).
+	 * Idle, the other core with queued tasks this thread saw when it
+	 * last looked (+ 1, 0: none), and how far that core's thread had
+	 * taken its queue then (run_stalled()).
 	 */
 	uint32_t watch_core;
 	uint32_t watch_taken;
@@ -971,9 +971,9 @@ static void core_idle(struct sim *sim, struct sim_core *sc,
 }
 
 /*
- * PTO_SCHED_WORKERS: run core's queued tasks (the caller has entered it),
- * the short ones at the queue's head all at once (a batch, as
- * run_on_host() runs them), else the next one.  Returns how many ran.
+ * Run core's queued tasks (the caller has entered it), the short ones at
+ * the queue's head all at once (a batch, as run_on_host() runs them),
+ * else the next one.  Returns how many ran.
  */
 static uint32_t run_queued(struct sim *sim, struct pto_core_regs *r,
 			   uint32_t core, struct run_clock *clock)
@@ -1028,9 +1028,9 @@ static bool core_stalled(struct sim *sim, uint32_t c, uint32_t *taken)
 }
 
 /*
- * The next core (after the last one looked at) whose
- * queued tasks no thread runs, for the caller to watch; false: none
- * among the next STALLED_SCAN.
+ * The next core (after the last one looked at) whose queued tasks no
+ * thread runs, for the caller to watch; false: none among the next
+ * STALLED_SCAN.
  */
 static bool find_stalled(struct sim *sim, struct sim_core *me)
 {
