@@ -165,9 +165,9 @@ static void print_ring_env(FILE *out, const struct pto_stats *st, uint32_t r,
 	pto_ring_env_fprint(out, k, st->nrings, sizes, r, v);
 }
 
-/* Advice on one ring's resource, if any: true when it gave some. */
-static bool print_ring_advice(FILE *out, const struct pto_stats *st,
-			      uint32_t r, enum pto_ring k)
+/* Advice on one ring's resource, if any: the size advised, or 0. */
+static uint64_t print_ring_advice(FILE *out, const struct pto_stats *st,
+				  uint32_t r, enum pto_ring k)
 {
 	const struct pto_ring_stats *rs = &st->depth[r][k];
 	uint64_t grown = pto_ring_size_fit(k, rs->size * 2);
@@ -180,7 +180,7 @@ static bool print_ring_advice(FILE *out, const struct pto_stats *st,
 			rs->stall_ns / 1e6);
 		print_ring_env(out, st, r, k, grown);
 		fputs(" would let the orchestrator run further ahead\n", out);
-		return true;
+		return grown;
 	}
 	if (rs->high_water && rs->high_water * 8 < rs->size &&
 		   rs->size > 1024 && shrunk < rs->size) {
@@ -189,9 +189,47 @@ static bool print_ring_advice(FILE *out, const struct pto_stats *st,
 			rs->size);
 		print_ring_env(out, st, r, k, shrunk);
 		fputs(" would do and save memory\n", out);
-		return true;
+		return shrunk;
 	}
-	return false;
+	return 0;
+}
+
+/*
+ * Every ring's advice, each printed on a line of its own, and then, when
+ * there was more than one, all of it as one line to paste: each line
+ * above names a whole list with one ring changed, so pasting two of them
+ * for the same variable kept only the last.  Returns how many there were.
+ */
+static uint32_t print_advice(FILE *out, const struct pto_stats *st)
+{
+	uint64_t want[PTO_NUM_RINGS][PTO_MAX_RINGS], v;
+	bool changed[PTO_NUM_RINGS] = { false };
+	uint32_t r, k, n = 0;
+
+	for (k = 0; k < PTO_NUM_RINGS; k++)
+		for (r = 0; r < st->nrings; r++)
+			want[k][r] = st->depth[r][k].size;
+	for (r = 0; r < st->nrings; r++) {
+		for (k = 0; k < PTO_NUM_RINGS; k++) {
+			v = print_ring_advice(out, st, r, k);
+			if (!v)
+				continue;
+			want[k][r] = v;
+			changed[k] = true;
+			n++;
+		}
+	}
+	if (n < 2)
+		return n;
+	fputs("  all of it at once:", out);
+	for (k = 0; k < PTO_NUM_RINGS; k++) {
+		if (!changed[k])
+			continue;
+		fputc(' ', out);
+		pto_ring_env_fprint(out, k, st->nrings, want[k], UINT32_MAX, 0);
+	}
+	fputc('\n', out);
+	return n;
 }
 
 static bool ring_used(const struct pto_stats *st, uint32_t r)
@@ -228,8 +266,7 @@ static void print_rings(FILE *out, const struct pto_stats *st)
 void pto_print_stats(struct pto_runtime *rt, FILE *out)
 {
 	struct pto_stats st;
-	uint32_t r, k, t;
-	bool advised = false;
+	uint32_t t;
 	double wall;
 
 	if (!out) {
@@ -256,10 +293,7 @@ void pto_print_stats(struct pto_runtime *rt, FILE *out)
 			st.busy_ns[t] / 1e6, st.cores[t] ?
 			100.0 * st.busy_ns[t] / wall / st.cores[t] : 0.0);
 	fprintf(out, "  sizing advice:\n");
-	for (r = 0; r < st.nrings; r++)
-		for (k = 0; k < PTO_NUM_RINGS; k++)
-			advised |= print_ring_advice(out, &st, r, k);
-	if (!advised)
+	if (!print_advice(out, &st))
 		fprintf(out, "  none: every ring fits what the runs used\n");
 }
 

@@ -822,17 +822,51 @@ static int advice_accepted(const char *setting)
 	return 1;
 }
 
+/* Item i of a comma-separated list (after "NAME="), or 0. */
+static unsigned long long list_item(const char *list, unsigned int i)
+{
+	const char *p = strchr(list, '=');
+
+	for (p = p ? p + 1 : list; i && p; i--) {
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return p ? strtoull(p, NULL, 10) : 0;
+}
+
+/*
+ * In the line that gives all the advice at once, the assignment of the
+ * variable that setting (one ring's advice) assigns: it must name ring's
+ * advised size too.  1 if so.
+ */
+static int merged_has(const char *all, const char *setting, unsigned int ring)
+{
+	size_t name = strcspn(setting, "=") + 1;
+	const char *p;
+
+	for (p = strstr(all, " PTO_"); p; p = strstr(p + 1, " PTO_"))
+		if (!strncmp(p + 1, setting, name))
+			return list_item(p + 1, ring) ==
+			       list_item(setting, ring);
+	return 0;
+}
+
 /*
  * Every size pto_print_stats() advises is one the runtime accepts: after
  * a run that used a sliver of the default rings, it advises shrinking,
  * and an advice under the smallest size a ring may have would be refused.
+ * The line with all of it at once keeps each ring's advice (one line per
+ * ring, each a whole list, cannot all be pasted: the last one wins).
  */
 static void check_advice_accepted(struct pto_runtime *rt)
 {
-	char *text = NULL, *line, *save = NULL;
+	char *text = NULL, *line, *save = NULL, *all = NULL;
+	char *set[2 * PTO_MAX_RINGS * PTO_NUM_RINGS];
+	unsigned int ring[2 * PTO_MAX_RINGS * PTO_NUM_RINGS];
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
-	int lines = 0, good = 0;
+	int lines = 0, good = 0, kept = 0, i;
 
 	if (!out)
 		bail_out("open_memstream");
@@ -840,22 +874,33 @@ static void check_advice_accepted(struct pto_runtime *rt)
 	fclose(out);
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char *set = strstr(line, "PTO_"), *end;
+		char *end;
 
-		if (!set || !strstr(line, "would"))
+		if (strstr(line, "all of it at once:"))
+			all = line;
+		if (!strstr(line, "PTO_") || !strstr(line, "would") ||
+		    lines == (int)(sizeof(set) / sizeof(set[0])))
 			continue;
-		end = strchr(set, ' ');
+		ring[lines] = (unsigned int)strtoul(line + strlen("  ring "),
+						    NULL, 10);
+		set[lines] = strstr(line, "PTO_");
+		end = strchr(set[lines], ' ');
 		if (end)
 			*end = 0;
-		lines++;
-		if (advice_accepted(set))
+		if (advice_accepted(set[lines]))
 			good++;
 		else
-			diag("refused: %s", set);
+			diag("refused: %s", set[lines]);
+		lines++;
 	}
 	ok(lines >= 2 && good == lines,
 	   "stats: every ring size the advice names is accepted (%d of %d)",
 	   good, lines);
+	for (i = 0; all && i < lines; i++)
+		kept += merged_has(all, set[i], ring[i]);
+	ok(all && kept == lines,
+	   "stats: one line gives all %d pieces of advice at once (%d kept)",
+	   lines, kept);
 	free(text);
 }
 
