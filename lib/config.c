@@ -15,6 +15,7 @@
 #include "config.h"
 #include "coreload.h"
 #include "log.h"
+#include "number.h"
 #include "ringsize.h"
 #include "rings.h"
 #include "runtime.h"
@@ -71,74 +72,18 @@ const char *pto_ring_env(enum pto_ring ring)
 	       env_names[ring_env[ring]] : "?";
 }
 
-/*
- * "123", "0x40", "64K", "64KiB", "256MB", "1G", "1T" (binary units): decimal
- * (a leading 0 is not octal) or 0x hex, then nothing but the suffix.
- */
+/* A size: "123", "0x40", "64K", "64KiB", "256MB", "1T" (util/number.h). */
 int pto_parse_size(const char *s, uint64_t *out)
 {
-	unsigned long long v;
-	unsigned int shift = 0;
-	int base = 10;
-	char *end;
-
-	if (!s)
-		return -EINVAL;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	/* strtoull() would take blanks and a sign */
-	if (!isxdigit((unsigned char)*s) ||
-	    (base == 10 && !isdigit((unsigned char)*s)))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, base);
-	if (errno)
-		return -EINVAL;
-	switch (toupper((unsigned char)*end)) {
-	case 'K':
-		shift = 10;
-		break;
-	case 'M':
-		shift = 20;
-		break;
-	case 'G':
-		shift = 30;
-		break;
-	case 'T':	/* the heap's and arena's upper bound is 1T */
-		shift = 40;
-		break;
-	}
-	if (shift) {
-		end++;
-		if (toupper((unsigned char)*end) == 'I')
-			end++;
-		if (toupper((unsigned char)*end) == 'B')
-			end++;
-	}
-	if (*end || (shift && v > (~0ull >> shift)))
-		return -EINVAL;
-	*out = v << shift;
-	return 0;
+	return pto_parse_number(s, true, out);
 }
 
 /* A count: decimal or 0x hex, no size suffix (PTO_RINGS=1K is a typo). */
 static int parse_u32(const char *s, uint32_t *out)
 {
-	unsigned long long v;
-	int base = 10;
-	char *end;
+	uint64_t v;
 
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		base = 16;
-	/* strtoull() would take blanks and a sign */
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(base == 16 ? s + 2 : s, &end, base);
-	if (errno || *end || end == s + (base == 16 ? 2 : 0) ||
-	    v > UINT32_MAX)
+	if (pto_parse_number(s, false, &v) || v > UINT32_MAX)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;

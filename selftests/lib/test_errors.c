@@ -295,6 +295,9 @@ static const struct env_case env_cases[] = {
 	  "PTO_STALL_TIMEOUT_MS=-1: want milliseconds from 1 to 4294967295" },
 	{ "PTO_STALL_TIMEOUT_MS", "4294967296", -EINVAL,
 	  "PTO_STALL_TIMEOUT_MS=4294967296: want milliseconds" },
+	/* hex digits must follow 0x: strtoull() would skip a blank */
+	{ "PTO_STALL_TIMEOUT_MS", "0x 10", -EINVAL,
+	  "PTO_STALL_TIMEOUT_MS=0x 10: want milliseconds" },
 	{ "PTO_RINGS", "x", -EINVAL,
 	  "PTO_RINGS=x: want a number of rings from 1 to 4" },
 	{ "PTO_CHECK", "yes", -EINVAL, "PTO_CHECK=yes: want 0 (off) or 1 (on)" },

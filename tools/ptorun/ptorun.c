@@ -24,6 +24,7 @@
 
 #include <pto/pto.h>
 
+#include "number.h"		/* numbers read as libpto reads them */
 #include "ringsize.h"		/* the sizes and counts libpto accepts */
 
 typedef int (*orch_init_fn)(struct pto_runtime *rt, int argc, char **argv,
@@ -136,67 +137,25 @@ static int bad_value(int c, const char *val, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/*
- * A decimal number, or hex after 0x, with no sign nor blanks; with a
- * binary K/M/G suffix (KiB, MB, ... accepted too) when suffix is set.
- * Returns 0 or -EINVAL.
- */
-static int parse_num(const char *s, int suffix, uint64_t *out)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	int base = 10;
-	char *end;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	if (!isxdigit((unsigned char)*s) ||
-	    (base == 10 && !isdigit((unsigned char)*s)))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, base);
-	if (errno)
-		return -EINVAL;
-	if (suffix && *end) {
-		/* toupper: ' ' & ~0x20 would match the terminator */
-		const char *p = strchr("KMGT", toupper((unsigned char)*end));
-
-		if (!p)
-			return -EINVAL;
-		shift = 10 * (unsigned int)(p - "KMGT" + 1);
-		end++;
-		if (*end == 'i')
-			end++;
-		if (*end == 'B')
-			end++;
-	}
-	if (*end || v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
-/* parse_num() from lo to hi */
-static int parse_range(const char *s, int suffix, uint64_t lo, uint64_t hi,
+/* pto_parse_number() from lo to hi (util/number.h) */
+static int parse_range(const char *s, bool suffix, uint64_t lo, uint64_t hi,
 		       uint64_t *out)
 {
 	uint64_t v;
 
-	if (parse_num(s, suffix, &v) || v < lo || v > hi)
+	if (pto_parse_number(s, suffix, &v) || v < lo || v > hi)
 		return -EINVAL;
 	*out = v;
 	return 0;
 }
 
-/* "4096" as "4K": the largest of G, M and K that divides v, which parses */
+/* "4096" as "4K": the largest of T, G, M and K that divides v, which parses */
 static const char *size_str(uint64_t v, char buf[32])
 {
-	static const char units[] = "KMG";
+	static const char units[] = "KMGT";
 	int i = 0;
 
-	while (i < 3 && v && !(v & 1023)) {
+	while (i < 4 && v && !(v & 1023)) {
 		v >>= 10;
 		i++;
 	}
@@ -211,7 +170,7 @@ static int set_u32(int c, const char *arg, uint32_t lo, uint32_t hi,
 {
 	uint64_t v;
 
-	if (parse_range(arg, 0, lo, hi, &v))
+	if (parse_range(arg, false, lo, hi, &v))
 		return bad_value(c, arg, "%s from %" PRIu32 " to %" PRIu32,
 				 what, lo, hi);
 	*out = (uint32_t)v;
@@ -224,7 +183,7 @@ static int set_bytes(int c, const char *arg, uint64_t lo, uint64_t hi,
 {
 	char los[32], his[32];
 
-	if (parse_range(arg, 1, lo, hi, out))
+	if (parse_range(arg, true, lo, hi, out))
 		return bad_value(c, arg, "bytes from %s to %s (suffix K, M, G or T)",
 				 size_str(lo, los), size_str(hi, his));
 	return 0;
@@ -250,7 +209,7 @@ static int parse_core_item(const char *s, size_t len, uint32_t *cores)
 		    !strncmp(s, worker_names[t], eq - s))
 			break;
 	if (t == PTO_NUM_WORKER_TYPES ||
-	    parse_range(num, 0, 0, PTO_CORES_PER_TYPE_MAX, &v))
+	    parse_range(num, false, 0, PTO_CORES_PER_TYPE_MAX, &v))
 		return -EINVAL;
 	cores[t] = (uint32_t)v;
 	return t;
@@ -298,7 +257,7 @@ static int set_repeat(struct ptorun *pr, const char *arg)
 {
 	uint64_t v;
 
-	if (parse_range(arg, 0, 1, ULONG_MAX, &v))
+	if (parse_range(arg, false, 1, ULONG_MAX, &v))
 		return bad_value('r', arg, "a count from 1 to %lu",
 				 ULONG_MAX);
 	pr->repeat = (unsigned long)v;
@@ -322,16 +281,16 @@ static int ring_item(int c, const char *s, uint64_t *v)
 {
 	switch (c) {
 	case 'w':
-		return parse_range(s, 0, PTO_TASK_WINDOW_MIN,
+		return parse_range(s, false, PTO_TASK_WINDOW_MIN,
 				   PTO_TASK_WINDOW_MAX, v) || (*v & (*v - 1)) ?
 		       -EINVAL : 0;
 	case 'H':
-		return parse_range(s, 1, PTO_HEAP_SIZE_MIN, PTO_HEAP_SIZE_MAX,
+		return parse_range(s, true, PTO_HEAP_SIZE_MIN, PTO_HEAP_SIZE_MAX,
 				   v);
 	case 'D':
-		return parse_range(s, 0, PTO_DEP_POOL_MIN, PTO_DEP_POOL_MAX, v);
+		return parse_range(s, false, PTO_DEP_POOL_MIN, PTO_DEP_POOL_MAX, v);
 	default:	/* 'T' */
-		return parse_range(s, 0, PTO_TENSORMAP_POOL_MIN,
+		return parse_range(s, false, PTO_TENSORMAP_POOL_MIN,
 				   PTO_TENSORMAP_POOL_MAX, v);
 	}
 }

@@ -149,24 +149,25 @@ while IFS='|' read -r opt want low high; do
 	done
 	ok $rc "$opt: out of range, negative, empty, garbage, overflow exit 2"
 done <<EOF
--H|bytes from 4K to 1024G|4095|1025G
--A|bytes from 1 to 1024G|0|1025G
+-H|bytes from 4K to 1T|4095|1025G
+-A|bytes from 1 to 1T|0|1025G
 -D|entries from 16 to 1073741822|15|1073741823
 -T|entries from 16 to 1073741824|15|1073741825
 -s|milliseconds from 1 to 4294967295|0|4294967296
 -r|a count from 1 to|0|18446744073709551616
 EOF
 rc=0
-for ov in "-H 4K" "-H 1024G" "-H 1T" "-H 64KiB" "-A 1" "-A 1T" "-D 16" \
+for ov in "-H 4K" "-H 1024G" "-H 1T" "-H 64KiB" "-H 64kib" "-H 1Tb" "-H 256MB" \
+	  "-A 1" "-A 1T" "-D 16" \
 	  "-D 1073741822" "-T 16" "-T 1073741824" "-s 1" "-s 4294967295" \
 	  "-r 1" "-r 0x10"; do
 	# shellcheck disable=SC2086
 	accepted $ov || rc=1
 done
-ok $rc "the values at both ends of each range are accepted"
+ok $rc "the values at both ends of each range, and each suffix form, are accepted"
 rc=0
-for v in 17179869184G 12Q 4KK 4KiBx 4 K "4 K" "1 " "8K "; do
-	refused -H "$v" "bytes from 4K to 1024G" || rc=1
+for v in 17179869184G 12Q 4KK 4KiBx 4 K "4 K" "1 " "8K " "0x 10" 0x-1; do
+	refused -H "$v" "bytes from 4K to 1T" || rc=1
 done
 ok $rc "-H: a size that overflows, a bad suffix or a blank exits 2"
 rc=0
