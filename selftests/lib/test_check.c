@@ -157,20 +157,31 @@ static int orch_overrun_view(struct pto_runtime *rt, void *arg)
 	return id < 0 ? (int)id : 0;
 }
 
+/*
+ * Register kernel kid (fn, a vector kernel) on rt and run orch(arg) once:
+ * the run's result into *ret, what it said returned.
+ */
+static char *run_kernel(struct pto_runtime *rt, uint32_t kid,
+			pto_kernel_fn fn, const char *name, pto_orch_fn orch,
+			void *arg, int *ret)
+{
+	struct tl_capture cap;
+
+	if (pto_kernel_register(rt, kid, PTO_WORKER_VECTOR, fn, name))
+		bail_out("cannot register kernels");
+	tl_capture_begin(&cap);
+	*ret = pto_run(rt, orch, arg);
+	return tl_capture_end(&cap);
+}
+
 /* A view's overrun is told against the view's buffer, not its descriptor. */
 static void test_overrun_view(void)
 {
 	struct pto_runtime *rt = checked_rt(0);
-	struct tl_capture cap;
-	char *err;
 	int ret;
+	char *err = run_kernel(rt, K_OVERRUN + 8, k_overrun_view,
+			       "overrun_view", orch_overrun_view, NULL, &ret);
 
-	if (pto_kernel_register(rt, K_OVERRUN + 8, PTO_WORKER_VECTOR,
-				k_overrun_view, "overrun_view"))
-		bail_out("cannot register kernels");
-	tl_capture_begin(&cap);
-	ret = pto_run(rt, orch_overrun_view, NULL);
-	err = tl_capture_end(&cap);
 	ok_eq(ret, -EFAULT, "view overrun: the run fails with -EFAULT");
 	ok(strstr(err, "28 bytes past the end of its parameter 0 (OUTPUT, "
 		   "100 bytes at") != NULL,
@@ -206,16 +217,13 @@ static void test_overrun_desc(void)
 {
 	struct pto_runtime *rt = checked_rt(0);
 	void *buf = pto_malloc(rt, 4096);
-	struct tl_capture cap;
 	char *err;
 	int ret;
 
-	if (!buf || pto_kernel_register(rt, K_OVERRUN + 9, PTO_WORKER_VECTOR,
-					k_desc_as_data, "desc_as_data"))
-		bail_out("cannot register kernels");
-	tl_capture_begin(&cap);
-	ret = pto_run(rt, orch_desc_as_data, buf);
-	err = tl_capture_end(&cap);
+	if (!buf)
+		bail_out("pto_malloc");
+	err = run_kernel(rt, K_OVERRUN + 9, k_desc_as_data, "desc_as_data",
+			 orch_desc_as_data, buf, &ret);
 	ok_eq(ret, -EFAULT, "descriptor overrun: the run fails with -EFAULT");
 	ok(strstr(err, "past the end of its view descriptors (80 bytes)") &&
 	   strstr(err, "pto_arg_view") && !strstr(err, "of its parameter"),
@@ -253,16 +261,10 @@ static int orch_wide(struct pto_runtime *rt, void *arg)
 static void test_overrun_wide(void)
 {
 	struct pto_runtime *rt = checked_rt(0);
-	struct tl_capture cap;
-	char *err;
 	int ret;
+	char *err = run_kernel(rt, K_OVERRUN + 10, k_overrun_30, "overrun_30",
+			       orch_wide, NULL, &ret);
 
-	if (pto_kernel_register(rt, K_OVERRUN + 10, PTO_WORKER_VECTOR,
-				k_overrun_30, "overrun_30"))
-		bail_out("cannot register kernels");
-	tl_capture_begin(&cap);
-	ret = pto_run(rt, orch_wide, NULL);
-	err = tl_capture_end(&cap);
 	ok_eq(ret, -EFAULT, "31 parameters: the overrun of the last fails "
 	      "the task");
 	ok(strstr(err, "past the end of one of its parameters 24 to 30") &&
