@@ -598,15 +598,24 @@ static void cring_post(struct sim *sim, uint64_t pos, uint32_t core,
  * A core thread's completion: post it, then interrupt a sleeping host.
  * With the core threads scheduling, the poster schedules next itself.
  */
+/*
+ * Completions posted reach a sleeping scheduler thread (PTO_SCHED_THREAD;
+ * with the hooks, the thread that posted them schedules next).
+ */
+static void tell_scheduler(struct sim *sim)
+{
+	if (load_acquire(&sim->hooks))
+		return;
+	smp_mb();	/* completions visible before the sched_waiting load */
+	if (READ_ONCE(sim->sched_waiting))
+		raise_irq(sim);
+}
+
 static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
 			    int status, uint64_t start, uint64_t end)
 {
 	cring_post(sim, cring_reserve(sim, 1), core, id, status, start, end);
-	if (load_acquire(&sim->hooks))
-		return;
-	smp_mb();	/* completion visible before the sched_waiting load */
-	if (READ_ONCE(sim->sched_waiting))
-		raise_irq(sim);
+	tell_scheduler(sim);
 }
 
 /*
@@ -1081,17 +1090,6 @@ static bool run_stalled(struct sim *sim, struct sim_core *me,
 	ran = run_queued(sim, pto_regs(sim->be, c), c, clock);
 	core_leave(&sim->cores[c]);
 	return ran;
-}
-
-/*
- * Completions posted without an interrupt (a batch of short tasks) reach
- * a sleeping scheduler thread.
- */
-static void tell_scheduler(struct sim *sim)
-{
-	smp_mb();	/* completions visible before the sched_waiting load */
-	if (READ_ONCE(sim->sched_waiting))
-		raise_irq(sim);
 }
 
 /*
