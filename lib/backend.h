@@ -190,10 +190,13 @@ static inline struct pto_core_regs *pto_regs(const struct pto_backend *be,
 int pto_backend_attach(struct pto_backend *be);
 
 /*
- * Set on libpto's own threads (pto_backend_thread_start()): only they run
- * kernels, never a program's thread such as the orchestrator's.
+ * Set on the threads that may run a core's tasks on its behalf: libpto's
+ * own (pto_backend_thread_start()), and the orchestrator's while it waits
+ * for tasks with nothing else to do (pto_sched_lend_hand()), never while
+ * it submits.  A kernel run there gets -EPERM from the orchestration
+ * calls, as on any other thread (pto_orch_check()).
  */
-extern __thread bool pto_backend_own_thread;
+extern __thread bool pto_backend_runs_tasks;
 
 /*
  * A thread of the runtime's starts: its name, its CPU (PTO_CPUS: the

@@ -506,7 +506,11 @@ int pto_flow_wait_tasks(struct pto_runtime *rt)
 	orch_wake_scheduler(rt);
 	while (!tasks_done(rt, NULL) && st != WAIT_MET) {
 		for (i = 0; i < ORCH_SPINS && !tasks_done(rt, NULL); i++)
-			cpu_relax();
+			if (i % PTO_LEND_EVERY == 0 &&
+			    pto_sched_lend_hand(rt, false))
+				i = 0;	/* and look again */
+			else
+				cpu_relax();
 		if (i < ORCH_SPINS || run_failed(rt))
 			break;
 		st = orch_sleep(rt, &ow, PTO_ORCH_WAITS_TASKS, tasks_done, NULL);

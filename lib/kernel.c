@@ -11,9 +11,6 @@
 #include "log.h"
 #include "runtime.h"
 
-__thread struct pto_kernel_ctx *pto_kernel_current
-	__attribute__((tls_model("initial-exec")));
-
 static int bind(struct pto_runtime *rt, uint32_t kernel_id,
 		enum pto_worker_type type, uint32_t op, pto_kernel_fn fn,
 		const char *name, const char *call);

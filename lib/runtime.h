@@ -27,6 +27,7 @@
 
 #include "backend.h"
 #include "coreload.h"
+#include "kernel.h"
 #include "log.h"
 #include "mpmc.h"
 #include "pace.h"
@@ -321,13 +322,15 @@ int pto_orch_check_slow(struct pto_runtime *rt, const char *call);
 
 /*
  * 0 when the caller is the orchestrator thread of a run in progress on
- * rt; else says why on the log and returns -EINVAL (no run) or -EPERM
- * (another thread's run).  Reads nothing else of rt before it knows.
+ * rt, and not a kernel that thread runs while it waits
+ * (pto_sched_lend_hand()); else says why on the log and returns -EINVAL
+ * (no run) or -EPERM (another thread's run, or a kernel).  Reads nothing
+ * else of rt before it knows.
  */
 static inline int pto_orch_check(struct pto_runtime *rt, const char *call)
 {
 	if (rt && __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED) ==
-		  pto_self() && !pto_forked(rt))
+		  pto_self() && !pto_forked(rt) && !pto_kernel_current)
 		return 0;
 	return pto_orch_check_slow(rt, call);
 }
@@ -357,6 +360,9 @@ void pto_sched_fini(struct pto_runtime *rt);
 int pto_sched_start(struct pto_runtime *rt);
 void pto_sched_wait_done(struct pto_runtime *rt);
 void pto_sched_publish_pending(struct pto_runtime *rt);
+bool pto_sched_lend_hand(struct pto_runtime *rt, bool force);
+/* Spins between two looks for work of an orchestrator lending a hand. */
+#define PTO_LEND_EVERY 16
 void pto_sched_stop(struct pto_runtime *rt);
 
 /* Has pto_run_cancel() stopped the run in progress? */

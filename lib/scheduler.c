@@ -1483,6 +1483,51 @@ static const struct pto_backend_sched shard_hooks = {
 	.has_work = hook_has_work,
 };
 
+/*
+ * The orchestrator waits for tasks with nothing else to do (pto_wait(),
+ * the end of a run): with scheduling on the core threads, it schedules
+ * too, and runs the short tasks of a core whose thread sleeps, as that
+ * core, instead of waking the thread (sim_kick()).  Each hand-off to a
+ * core thread and back costs two wake-ups; on a machine other processes
+ * keep busy each waits for a CPU, and a loop of one task and pto_wait()
+ * took 33-43 us an iteration where OpenMP's task and taskwait took 2-7.
+ * Forced (the orchestration is over), the right to schedule is waited
+ * for.  True when there was work.
+ */
+bool pto_sched_lend_hand(struct pto_runtime *rt, bool force)
+{
+	bool found;
+
+	if (rt->sched.mode == PTO_SCHED_THREAD)
+		return false;
+	/* shards: the core threads take their tasks from the queues */
+	pto_backend_runs_tasks = rt->sched.mode == PTO_SCHED_WORKERS;
+	found = sched_poll(rt, force, UINT32_MAX) > 0;
+	pto_backend_runs_tasks = false;
+	return found;
+}
+
+/*
+ * The run's end, lending a hand, for up to RUN_SPIN_NS after the last
+ * work found; true when it came.
+ */
+static bool lend_until_done(struct pto_runtime *rt)
+{
+	uint64_t until = pto_now_ns() + RUN_SPIN_NS;
+	unsigned int spins;
+
+	pto_sched_lend_hand(rt, true);
+	for (spins = 1; !load_acquire(&rt->sched.done); spins++) {
+		if (spins % PTO_LEND_EVERY == 0 &&
+		    pto_sched_lend_hand(rt, false))
+			until = pto_now_ns() + RUN_SPIN_NS;
+		else if (spins % 64 == 0 && pto_now_ns() >= until)
+			return false;
+		idle_poll(spins);
+	}
+	return true;
+}
+
 /* ---- run boundaries ------------------------------------------------------ */
 
 /*
@@ -1504,7 +1549,7 @@ static bool progressing(struct pto_runtime *rt, uint64_t *seen)
 
 /*
  * Wait for the run's last task to retire.  With scheduling on the
- * workers, this thread lends a hand when it wakes.  Nothing at all
+ * workers, this thread lends a hand before it sleeps.  Nothing at all
  * happening for the stall timeout is reported with the state of every
  * ring and core, and every core and the scheduler are woken: a lost
  * wake-up shows itself here instead of hanging in silence.
@@ -1520,8 +1565,8 @@ void pto_sched_wait_done(struct pto_runtime *rt)
 	if (rt->sched.mode == PTO_SCHED_THREAD)
 		spin_while(&rt->sched.done, 0, RUN_SPIN_NS);
 	while (!load_acquire(&rt->sched.done)) {
-		if (rt->sched.mode != PTO_SCHED_THREAD)
-			sched_poll(rt, true, UINT32_MAX);
+		if (rt->sched.mode != PTO_SCHED_THREAD && lend_until_done(rt))
+			break;
 		futex_wait(&rt->sched.done, 0, 10);
 		if (progressing(rt, &seen)) {
 			deadline = pto_now_ns() + timeout_ns;
@@ -1554,6 +1599,10 @@ void pto_sched_publish_pending(struct pto_runtime *rt)
 	publish_retired(rt);
 	sched_unlock(s);
 }
+
+/*
+ * PROTOTYPE: the orchestrator lends a hand while it waits.
+ */
 
 /*
  * Shards: per worker type, up to SHARDS_MAX ready queues, each able to

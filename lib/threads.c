@@ -15,6 +15,10 @@
 
 __thread char pto_thread_token __attribute__((tls_model("initial-exec")));
 
+/* Here, not in kernel.c: the contract refuses kernels its calls. */
+__thread struct pto_kernel_ctx *pto_kernel_current
+	__attribute__((tls_model("initial-exec")));
+
 unsigned int pto_fork_gen;
 
 static void forked_child(void)
@@ -44,6 +48,11 @@ int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
 	}
 	if (pto_forked(rt))
 		return pto_check_process(rt, call);
+	if (pto_kernel_current) {
+		pto_log("%s: called from a kernel: kernels may not submit "
+			"tasks, wait for them or open or close scopes\n", call);
+		return -EPERM;
+	}
 	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
 	if (owner == pto_self())
 		return 0;

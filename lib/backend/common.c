@@ -46,7 +46,7 @@ int pto_backend_attach(struct pto_backend *be)
 	return 0;
 }
 
-__thread bool pto_backend_own_thread
+__thread bool pto_backend_runs_tasks
 	__attribute__((tls_model("initial-exec")));
 
 void pto_backend_thread_start(const struct pto_backend *be, uint32_t index,
@@ -54,7 +54,7 @@ void pto_backend_thread_start(const struct pto_backend *be, uint32_t index,
 {
 	cpu_set_t set;
 
-	pto_backend_own_thread = true;
+	pto_backend_runs_tasks = true;
 	pthread_setname_np(pthread_self(), name);
 	pto_log_enter(be->log_tag);
 	if (!be->ncpus)

@@ -943,8 +943,8 @@ static void sim_kick(struct pto_backend *be, const uint32_t *cores,
 		r = pto_regs(be, c);
 		if (!READ_ONCE(r->core_waiting))
 			continue;
-		/* the orchestrator kicks too (draining a run): it only wakes */
-		if (pto_backend_own_thread && may_run_for(sim, c))
+		/* an orchestrator that submits kicks too: it only wakes */
+		if (pto_backend_runs_tasks && may_run_for(sim, c))
 			run_on_host(sim, r, c, &clock);
 		if (load_acquire(&r->consumed) != load_acquire(&r->doorbell))
 			futex_wake(&r->doorbell, 1);

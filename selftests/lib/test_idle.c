@@ -475,7 +475,8 @@ static void test_short_tasks_spread(void)
 
 static uint32_t mark_elsewhere[2];
 static int park_fd[2] = { -1, -1 };
-static uint32_t parked;
+static uint32_t parked;		/* threads in park() */
+static uint32_t to_park = 1;	/* how many unpark() releases */
 
 static void k_mark(const uint64_t *a, uint32_t n)
 {
@@ -490,16 +491,16 @@ static void park(int sig)
 {
 	char c;
 
-	__atomic_store_n(&parked, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&parked, 1, __ATOMIC_RELEASE);
 	while (read(park_fd[0], &c, 1) < 0 && errno == EINTR)
 		;
-	__atomic_store_n(&parked, 0, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&parked, 1, __ATOMIC_RELEASE);
 }
 
 /*
- * Release the parked thread once the run is over (a byte on done_fd), or
- * after PARK_MAX_MS however the run stands: without the other thread
- * running its tasks, the run ends only then, and the test fails instead
+ * Release the parked threads once the run is over (a byte on done_fd), or
+ * after PARK_MAX_MS however the run stands: without another thread
+ * running their tasks, the run ends only then, and the test fails instead
  * of hanging.
  */
 #define PARK_MAX_MS 10000
@@ -511,8 +512,8 @@ static void *unpark(void *arg)
 
 	while (poll(&pfd, 1, PARK_MAX_MS) < 0 && errno == EINTR)
 		;
-	if (write(park_fd[1], "", 1) != 1)
-		bail_out("cannot release the parked thread");
+	if (write(park_fd[1], "\0\0\0\0", to_park) != (ssize_t)to_park)
+		bail_out("cannot release the parked threads");
 	return NULL;
 }
 
@@ -576,49 +577,102 @@ static pid_t sleeping_thread(const char *name)
 	return 0;
 }
 
-static void test_stalled_core(enum pto_sched_policy sched, const char *policy)
+/* A runtime of two vector cores whose stalls are reported after 2 s. */
+static struct pto_runtime *two_cores(enum pto_sched_policy sched)
 {
-	struct sigaction sa = { .sa_handler = park };
 	struct pto_config cfg;
-	struct pto_runtime *rt;
-	uint32_t still_parked;
-	pthread_t watchdog;
-	pid_t tid;
-	int ret;
 
 	tl_config(&cfg, 0, 0);
 	cfg.sched = sched;
 	cfg.stall_timeout_ms = 2000;	/* the old way: stalled, reported */
 	memset(cfg.cores, 0, sizeof(cfg.cores));
 	cfg.cores[PTO_WORKER_VECTOR] = 2;
-	rt = tl_runtime(&cfg);
-	if (pto_kernel_register(rt, K_MARK, PTO_WORKER_VECTOR, k_mark,
-				"mark"))
-		bail_out("cannot register the kernel");
+	return tl_runtime(&cfg);
+}
+
+static void parking_open(void)
+{
+	struct sigaction sa = { .sa_handler = park };
+
 	if (pipe(park_fd) || pipe(done_fd) || sigaction(SIGUSR1, &sa, NULL))
 		bail_out("pipe, sigaction");
-	if (pto_run(rt, orch_marks, NULL))	/* learns the kernel is long */
-		bail_out("warm-up run");
-	tid = sleeping_thread("pto-core1");
-	if (!tid) {
-		/* an idle core thread that never sleeps is a failure itself */
-		ok(0, "%s: pto-core1 sleeps once a run is over", policy);
-		goto out;
-	}
-	if (syscall(SYS_tgkill, getpid(), tid, SIGUSR1))
-		bail_out("tgkill");
-	while (!__atomic_load_n(&parked, __ATOMIC_ACQUIRE))
-		sched_yield();
-	if (pthread_create(&watchdog, NULL, unpark, NULL))
-		bail_out("pthread_create");
+}
 
-	memset(mark_elsewhere, 0, sizeof(mark_elsewhere));
-	ret = pto_run(rt, orch_marks, NULL);
-	still_parked = __atomic_load_n(&parked, __ATOMIC_ACQUIRE);
+static void parking_close(void)
+{
+	close(park_fd[0]);
+	close(park_fd[1]);
+	close(done_fd[0]);
+	close(done_fd[1]);
+}
+
+/*
+ * Park the core threads named, each once it sleeps, and start the
+ * watchdog that releases them (unpark()).  False when one never sleeps:
+ * an idle core thread that does not is a failure itself.
+ */
+static bool park_threads(const char *const *names, uint32_t n,
+			 const char *policy, pthread_t *watchdog)
+{
+	uint32_t i;
+	pid_t tid;
+
+	for (i = 0; i < n; i++) {
+		tid = sleeping_thread(names[i]);
+		if (!tid) {
+			ok(0, "%s: %s sleeps once a run is over", policy,
+			   names[i]);
+			/* release those parked so far at once */
+			to_park = i;
+			if (i && write(park_fd[1], "\0\0\0\0", i) != (ssize_t)i)
+				bail_out("cannot release the parked threads");
+			while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE))
+				sched_yield();
+			return false;
+		}
+		if (syscall(SYS_tgkill, getpid(), tid, SIGUSR1))
+			bail_out("tgkill");
+		while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE) != i + 1)
+			sched_yield();
+	}
+	to_park = n;
+	if (pthread_create(watchdog, NULL, unpark, NULL))
+		bail_out("pthread_create");
+	return true;
+}
+
+/* Once a run is over: release the parked threads, and say if it was early. */
+static bool unpark_threads(pthread_t watchdog)
+{
+	uint32_t still = __atomic_load_n(&parked, __ATOMIC_ACQUIRE);
+
 	if (write(done_fd[1], "", 1) != 1 || pthread_join(watchdog, NULL))
 		bail_out("cannot stop the watchdog");
 	while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE))
 		sched_yield();
+	return still == to_park;
+}
+
+static void test_stalled_core(enum pto_sched_policy sched, const char *policy)
+{
+	static const char *const core1[] = { "pto-core1" };
+	struct pto_runtime *rt = two_cores(sched);
+	pthread_t watchdog;
+	bool still_parked;
+	int ret;
+
+	if (pto_kernel_register(rt, K_MARK, PTO_WORKER_VECTOR, k_mark,
+				"mark"))
+		bail_out("cannot register the kernel");
+	parking_open();
+	if (pto_run(rt, orch_marks, NULL))	/* learns the kernel is long */
+		bail_out("warm-up run");
+	if (!park_threads(core1, 1, policy, &watchdog))
+		goto out;
+
+	memset(mark_elsewhere, 0, sizeof(mark_elsewhere));
+	ret = pto_run(rt, orch_marks, NULL);
+	still_parked = unpark_threads(watchdog);
 
 	ok_eq(ret, 0, "%s: a core thread that lost its CPU: pto_run", policy);
 	ok(still_parked, "%s: a core thread that lost its CPU: the run ended "
@@ -628,10 +682,120 @@ static void test_stalled_core(enum pto_sched_policy sched, const char *policy)
 	   "core's tasks, as that core", policy, mark_elsewhere[1]);
 out:
 	pto_runtime_destroy(rt);
-	close(park_fd[0]);
-	close(park_fd[1]);
-	close(done_fd[0]);
-	close(done_fd[1]);
+	parking_close();
+}
+
+/*
+ * Scheduling on the core threads, every one of which has lost its CPU:
+ * an orchestrator that waits for short tasks (pto_wait(), the end of a
+ * run) runs them itself, as their cores, instead of handing each to a
+ * core thread and waiting to be handed back.  On a machine other
+ * processes keep busy, every such hand-off waits for a CPU.  Here both
+ * core threads are parked in a signal handler from their sleep: a loop of
+ * one task and pto_wait(), and the tasks left for the run's end, must
+ * complete meanwhile, and a kernel on the orchestrator's thread is
+ * refused the orchestration calls as on any other.
+ */
+#define K_STEP 24
+#define STEP_WAITS 200
+#define STEP_TAIL 100
+
+static uint64_t *step_word;
+static pthread_t step_orch;		/* the orchestrator's thread */
+static struct pto_runtime *step_rt;
+static uint32_t step_on_orch;		/* kernels run on it */
+static uint32_t step_probe;		/* 1: the next one there probes */
+static int step_refused[2];		/* what its calls returned */
+
+static void k_step(const uint64_t *a, uint32_t n)
+{
+	(*(uint64_t *)(uintptr_t)a[0])++;
+	if (!pthread_equal(pthread_self(), step_orch))
+		return;
+	step_on_orch++;
+	/* once: the calls log, and a long run would make the kernel long */
+	if (!step_probe)
+		return;
+	step_probe = 0;
+	step_refused[0] = pto_submit_task(step_rt, K_STEP, PTO_WORKER_VECTOR,
+					  (struct pto_param[]){
+						PTO_INOUT(step_word, 0, 8) }, 1);
+	step_refused[1] = pto_wait(step_rt);
+}
+
+static int orch_steps(struct pto_runtime *rt, void *arg)
+{
+	uint64_t first = *step_word;
+	int64_t id;
+	int i, ret;
+
+	for (i = 0; i < STEP_WAITS + STEP_TAIL; i++) {
+		id = pto_submit_task(rt, K_STEP, PTO_WORKER_VECTOR,
+				     (struct pto_param[]){
+					PTO_INOUT(step_word, 0, 8) }, 1);
+		if (id < 0)
+			return (int)id;
+		if (i >= STEP_WAITS)
+			continue;	/* the rest: for the run's end */
+		ret = pto_wait(rt);
+		if (ret)
+			return ret;
+		if (*step_word != first + i + 1)
+			return -EPROTO;
+	}
+	return 0;
+}
+
+static void test_parked_cores(void)
+{
+	static const char *const both[] = { "pto-core0", "pto-core1" };
+	const char *policy = "scheduling on the core threads";
+	struct pto_runtime *rt = two_cores(PTO_SCHED_WORKERS);
+	struct tl_capture cap;
+	pthread_t watchdog;
+	bool still_parked;
+	int ret;
+
+	step_rt = rt;
+	step_orch = pthread_self();
+	step_word = pto_malloc(rt, 64);
+	if (!step_word || pto_kernel_register(rt, K_STEP, PTO_WORKER_VECTOR,
+					      k_step, "step"))
+		bail_out("cannot set up");
+	*step_word = 0;
+	parking_open();
+	/* learns the kernel is short */
+	if (pto_run(rt, orch_steps, NULL) || pto_run(rt, orch_steps, NULL))
+		bail_out("warm-up runs");
+	if (!park_threads(both, 2, policy, &watchdog))
+		goto out;
+
+	step_on_orch = 0;
+	step_probe = 1;
+	step_refused[0] = step_refused[1] = 0;
+	*step_word = 0;
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_steps, NULL);
+	free(tl_capture_end(&cap));
+	still_parked = unpark_threads(watchdog);
+
+	ok_eq(ret, 0, "%s: every core thread lost its CPU: pto_run of %d "
+	      "pto_wait()s and %d tasks left for its end", policy,
+	      STEP_WAITS, STEP_TAIL);
+	ok(still_parked, "%s: every core thread lost its CPU: the run ended "
+	   "while they were parked", policy);
+	ok(*step_word == STEP_WAITS + STEP_TAIL &&
+	   step_on_orch == STEP_WAITS + STEP_TAIL,
+	   "%s: the orchestrator ran all %d tasks (%u, %llu done), as their "
+	   "cores", policy, STEP_WAITS + STEP_TAIL, step_on_orch,
+	   (unsigned long long)*step_word);
+	ok(step_refused[0] == -EPERM && step_refused[1] == -EPERM,
+	   "%s: a kernel on the orchestrator's thread: pto_submit_task and "
+	   "pto_wait are -EPERM (%d, %d)", policy, step_refused[0],
+	   step_refused[1]);
+out:
+	pto_runtime_destroy(rt);
+	parking_close();
 }
 
 /*
@@ -690,5 +854,6 @@ int main(void)
 	test_chain_stays();
 	test_stalled_core(PTO_SCHED_WORKERS, "scheduling on the core threads");
 	test_stalled_core(PTO_SCHED_THREAD, "scheduler thread");
+	test_parked_cores();
 	return tap_done();
 }
