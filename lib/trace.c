@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "fd.h"
 #include "json.h"
 #include "log.h"
 #include "orchestrator.h"
@@ -136,6 +137,8 @@ static bool path_taken(const char *path)
 static FILE *open_free_path(const char *path, char *buf, size_t len)
 {
 	unsigned int n;
+	int fd, err;
+	FILE *f;
 
 	snprintf(buf, len, "%s", path);
 	for (n = 1; path_taken(buf) && n < 1000; n++)
@@ -143,7 +146,15 @@ static FILE *open_free_path(const char *path, char *buf, size_t len)
 	if (strcmp(buf, path))
 		pto_log("trace: %s is written by another runtime of this "
 			"process; this one's goes to %s\n", path, buf);
-	return fopen(buf, "w");
+	fd = pto_fd_above_stdio(open(buf, O_WRONLY | O_CREAT | O_TRUNC |
+				     O_CLOEXEC, 0666));
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f && fd >= 0) {
+		err = errno;
+		close(fd);
+		errno = err;
+	}
+	return f;
 }
 
 /*

@@ -26,6 +26,7 @@
 #include <liburing.h>
 
 #include "backend.h"
+#include "fd.h"
 #include "log.h"
 
 enum { UD_WAIT = 1, UD_POLL = 2 };
@@ -149,7 +150,7 @@ static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 		return -ENOMEM;
 	d->efd = -1;
 	be->priv = d;
-	d->fd = open(cfg->device, O_RDWR | O_CLOEXEC);
+	d->fd = pto_fd_above_stdio(open(cfg->device, O_RDWR | O_CLOEXEC));
 	if (d->fd < 0 && (errno == ENXIO || errno == ENODEV)) {
 		pto_log("%s: no device behind this node (its driver has none "
 			"for it, or it went away); a device is a /dev/ptoN "
@@ -217,7 +218,7 @@ static int dev_setup(struct pto_backend *be, const struct pto_setup *req)
 	be->heap_dev_base = 0;
 	be->host_addresses = false;
 
-	d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	d->efd = pto_fd_above_stdio(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (d->efd < 0)
 		return -errno;
 	if (!(s->features & PTO_FEATURE_URING_CMD))

@@ -310,6 +310,30 @@ else
 	skip "no /dev/full"
 	skip "no /dev/full"
 fi
+# ---- standard output or error closed: nothing else goes into them --------
+if [ -f "$SO" ]; then
+	# the trace file would be the lowest free descriptor: 1
+	timeout 60 "$PTORUN" -t "$tmp/closed1.json" "$SO" </dev/null \
+		2>"$tmp/err" >&-
+	rc=$?
+	valid_json "$tmp/closed1.json"
+	json=$?
+	[ $rc -eq 1 ] && [ $json -eq 0 ] &&
+		grep -q 'error writing standard output' "$tmp/err"
+	ok $? "standard output closed, with a trace: exit 1, the trace is complete JSON (exit $rc, json $json)"
+	# and 2, where libpto says why a run fails (an OUTPUT too large)
+	timeout 60 "$PTORUN" -q -H 4K -t "$tmp/closed2.json" "$SO" \
+		</dev/null >/dev/null 2>&-
+	rc=$?
+	valid_json "$tmp/closed2.json"
+	json=$?
+	[ $rc -eq 1 ] && [ $json -eq 0 ]
+	ok $? "standard error closed, a run that fails, with a trace: exit 1, the trace is complete JSON (exit $rc, json $json)"
+else
+	skip "$SO not built"
+	skip "$SO not built"
+fi
+
 "$PTORUN" --help >"$tmp/help" 2>"$tmp/err" && [ ! -s "$tmp/err" ] &&
 	grep -q -- '--task-window' "$tmp/help"
 ok $? "ptorun --help into a file exits 0, quietly"
