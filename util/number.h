@@ -38,7 +38,7 @@ static inline int pto_parse_number(const char *s, bool size, uint64_t *out)
 {
 	unsigned long long v;
 	unsigned int shift = 0;
-	const char *rest;
+	const char *rest, *digits = s;
 	int base = 10;
 	char *end;
 
@@ -46,13 +46,14 @@ static inline int pto_parse_number(const char *s, bool size, uint64_t *out)
 		return -EINVAL;
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		base = 16;
-		s += 2;
+		digits = s + 2;
 	}
 	/* strtoull() would take blanks and a sign */
-	if (!isxdigit((unsigned char)*s) ||
-	    (base == 10 && !isdigit((unsigned char)*s)))
+	if (!isxdigit((unsigned char)*digits) ||
+	    (base == 10 && !isdigit((unsigned char)*digits)))
 		return -EINVAL;
 	errno = 0;
+	/* given the 0x too, it takes no second one (0x0x10) */
 	v = strtoull(s, &end, base);
 	if (errno)
 		return -EINVAL;

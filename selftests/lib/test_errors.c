@@ -298,6 +298,10 @@ static const struct env_case env_cases[] = {
 	/* hex digits must follow 0x: strtoull() would skip a blank */
 	{ "PTO_STALL_TIMEOUT_MS", "0x 10", -EINVAL,
 	  "PTO_STALL_TIMEOUT_MS=0x 10: want milliseconds" },
+	/* and one 0x: strtoull() would take a second */
+	{ "PTO_STALL_TIMEOUT_MS", "0x0x10", -EINVAL,
+	  "PTO_STALL_TIMEOUT_MS=0x0x10: want milliseconds" },
+	{ "PTO_TASK_WINDOW", "0x0x10", -EINVAL, "PTO_TASK_WINDOW=0x0x10" },
 	{ "PTO_RINGS", "x", -EINVAL,
 	  "PTO_RINGS=x: want a number of rings from 1 to 4" },
 	{ "PTO_CHECK", "yes", -EINVAL, "PTO_CHECK=yes: want 0 (off) or 1 (on)" },

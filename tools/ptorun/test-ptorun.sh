@@ -166,10 +166,11 @@ for ov in "-H 4K" "-H 1024G" "-H 1T" "-H 64KiB" "-H 64kib" "-H 1Tb" "-H 256MB" \
 done
 ok $rc "the values at both ends of each range, and each suffix form, are accepted"
 rc=0
-for v in 17179869184G 12Q 4KK 4KiBx 4 K "4 K" "1 " "8K " "0x 10" 0x-1; do
+for v in 17179869184G 12Q 4KK 4KiBx 4 K "4 K" "1 " "8K " "0x 10" 0x-1 \
+	 0x0x1000; do
 	refused -H "$v" "bytes from 4K to 1T" || rc=1
 done
-ok $rc "-H: a size that overflows, a bad suffix or a blank exits 2"
+ok $rc "-H: a size that overflows, a bad suffix, a blank or 0x0x exits 2"
 rc=0
 for ov in "-w 4,8,4,4" "-w 16,32" "-H 64K,1M" "-D 16,32,64,128" "-T 16,16"; do
 	# shellcheck disable=SC2086
