@@ -458,6 +458,20 @@ if command -v tmux >/dev/null; then
 	wait_for 100 dead
 	ok $? "q quits"
 
+	# standard input at its end: it still refreshes, and rests between
+	# (its CPU time over 2 s of wall time, in clock ticks of 10 ms)
+	next_ui
+	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
+		"echo \$\$ >$tmp/top.pid; exec env TERM=screen $PTOTOP -d 0.3 -p $lg </dev/null"
+	wait_for 200 screen_has " $lg "
+	top=$(cat "$tmp/top.pid")
+	t0=$(awk '{ print $14 + $15 }' "/proc/$top/stat")
+	sleep 2
+	t1=$(awk '{ print $14 + $15 }' "/proc/$top/stat")
+	screen_has " $lg " && [ $((t1 - t0)) -lt 40 ]
+	ok $? "standard input at its end: the screen stays, $((t1 - t0)) of 200 ticks of CPU in 2 s (fewer than 40)"
+	tmux -L "$tmux_sock" kill-session -t ptotop 2>/dev/null
+
 	# the task ring view; sorted by pid so that lg is first and lg2 second
 	rev=
 	[ "$lg2" -lt "$lg" ] && rev=-r

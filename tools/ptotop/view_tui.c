@@ -908,14 +908,37 @@ static void ui_init(void)
 	}
 }
 
-/* A key, or ERR when the next refresh is due first. */
+/* Sleep until the next refresh is due. */
+static void sleep_to_refresh(const struct ui *ui)
+{
+	uint64_t now = pt_now_ns(CLOCK_MONOTONIC), left;
+	struct timespec ts;
+
+	if (now >= ui->next_ns)
+		return;
+	left = ui->next_ns - now;
+	ts.tv_sec = (time_t)(left / 1000000000u);
+	ts.tv_nsec = (long)(left % 1000000000u);
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * A key, or ERR when the next refresh is due first.  getch() also says
+ * ERR at once when standard input is at its end (</dev/null, closed):
+ * the rest of the wait is then slept, or the loop would spin a whole CPU
+ * redrawing the same screen.
+ */
 static int wait_key(const struct ui *ui)
 {
 	uint64_t now = pt_now_ns(CLOCK_MONOTONIC);
+	int ch;
 
 	timeout(now >= ui->next_ns ? 0 :
 		(int)((ui->next_ns - now) / 1000000) + 1);
-	return getch();
+	ch = getch();
+	if (ch == ERR)
+		sleep_to_refresh(ui);
+	return ch;
 }
 
 /* Sample if a refresh is due; false once -n samples have been taken. */
