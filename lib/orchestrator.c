@@ -287,6 +287,21 @@ static int out_too_big(const char *fn, uint32_t i, uint64_t size,
 	return -E2BIG;
 }
 
+/*
+ * A task needs more entries of a pool than it has at all: no wait can
+ * end, so it is refused at once rather than reported as a deadlock after
+ * the stall timeout.
+ */
+static int pool_too_small(const char *fn, const char *what, uint32_t need,
+			  const char *pool, uint32_t ring, uint32_t size,
+			  const char *setting)
+{
+	pto_log("%s: the task has %u %s, more than ring %u's %s holds (%u "
+		"entries; the %s setting)\n", fn, need, what, ring, pool, size,
+		setting);
+	return -E2BIG;
+}
+
 static int check_params(struct pto_runtime *rt, const char *fn,
 			const struct pto_param *p, uint32_t n, uint32_t nviews,
 			struct plan *plan)
@@ -342,6 +357,11 @@ static int check_params(struct pto_runtime *rt, const char *fn,
 	plan->out_bytes += plan->views_bytes + plan->args_bytes;
 	if (plan->out_bytes > heap_size)
 		return block_too_big(fn, plan, heap_size, rt->be.check);
+	if (plan->tm_entries > rt->ring[plan->ring].tm_pool_size)
+		return pool_too_small(fn, "accesses to record", plan->tm_entries,
+				      "TensorMap pool", plan->ring,
+				      rt->ring[plan->ring].tm_pool_size,
+				      "tensormap_pool_size, PTO_TENSORMAP_POOL");
 	return 0;
 }
 
@@ -546,6 +566,62 @@ static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 			note_producer(pr, pr->owner, UINT64_MAX);
 		}
 	}
+}
+
+/*
+ * How long the rings' tails must stand still, with every task submitted
+ * so far complete, before the tasks still alive count as held by scopes
+ * (retiring the rest takes the scheduler microseconds).
+ */
+#define RETIRE_SETTLE_NS 10000000ull
+
+static uint64_t tails_sum(const struct pto_runtime *rt)
+{
+	uint64_t sum = 0;
+	uint32_t r;
+
+	for (r = 0; r < rt->nrings; r++)
+		sum += rt->orch.ring[r].last_alive;
+	return sum;
+}
+
+/*
+ * The task has more producers alive than its ring's dependency pool
+ * holds, so no wait for free entries could end: every task submitted so
+ * far completes, and those no scope holds retire; the producers are
+ * looked for again each time some did.  When the rest stay alive (their
+ * scopes are still open), the task is refused.  (40000 readers of pieces
+ * of a buffer, then one writer of all of it, otherwise waited for the
+ * stall timeout and reported a deadlock of a task long retired.)
+ */
+static int producers_fit(struct pto_runtime *rt, const struct pto_param *p,
+			 uint32_t n, const struct pto_view_params *vp,
+			 uint32_t r, struct producers *pr)
+{
+	uint32_t pool = rt->ring[r].dep_pool_size, i;
+	uint64_t seen = tails_sum(rt), since = pto_now_ns();
+	int ret = pto_flow_wait_tasks(rt);
+
+	while (!ret && !pr->error && pr->n > pool) {
+		pto_sched_publish_pending(rt);
+		orch_refresh_tails(rt);
+		if (tails_sum(rt) == seen) {
+			if (pto_now_ns() - since > RETIRE_SETTLE_NS)
+				return pool_too_small("pto_submit_task",
+					"producers alive (held by open scopes)",
+					pr->n, "dependency pool", r, pool,
+					"dep_pool_size, PTO_DEP_POOL");
+			cpu_relax();
+			continue;
+		}
+		seen = tails_sum(rt);
+		since = pto_now_ns();
+		for (i = 0; i < pr->n; i++)
+			*dep_seen(rt, pr->list[i].task) = 0;
+		pr->n = 0;
+		find_producers(rt, p, n, vp, r, pr);
+	}
+	return ret ? ret : pr->error;
 }
 
 /*
@@ -878,6 +954,8 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 	pr->self = t.id;
 	t.handle = PTO_TASK_HANDLE(r, rt->orch.ring[r].next_seq);
 	find_producers(rt, p, n, sub->vp, r, pr);
+	if (!pr->error && pr->n > rt->ring[r].dep_pool_size)
+		pr->error = producers_fit(rt, p, n, sub->vp, r, pr);
 	if (pr->error)
 		return submit_error(rt, pr->error);
 	ret = wait_all(rt, &plan, pr->n, &ha);

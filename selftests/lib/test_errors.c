@@ -744,6 +744,133 @@ static void test_alloc_too_big(void)
 	pto_runtime_destroy(rt);
 }
 
+/* ---- a task that needs more of a pool than it has ------------------------ */
+
+/*
+ * POOL_PARAMS accesses of words of pool_buf, by one task, in a ring whose
+ * pools hold 16 entries: more TensorMap entries than the pool has is
+ * refused at once, like an OUTPUT larger than the heap; more producers
+ * than the dependency pool holds waits for them to retire, unless a scope
+ * still holds them.  Both waited the stall timeout and reported a
+ * deadlock of a task that was long retired.
+ */
+#define POOL_PARAMS 40
+#define POOL_SIZE 16
+#define K_ONE 72	/* dst: dst[0] = 1 */
+#define K_READ 73	/* reads nothing */
+
+enum pool_case { POOL_TM, POOL_DEP_RETIRE, POOL_DEP_HELD };
+
+static uint64_t pool_buf[POOL_PARAMS];
+static int64_t pool_rc;
+
+static void k_one(const uint64_t *a, uint32_t n)
+{
+	*(uint64_t *)(uintptr_t)a[0] = 1;
+}
+
+static void k_read(const uint64_t *a, uint32_t n)
+{
+}
+
+static int orch_pool(struct pto_runtime *rt, void *arg)
+{
+	enum pool_case c = *(enum pool_case *)arg;
+	struct pto_param p[POOL_PARAMS];
+	void *out[POOL_PARAMS];
+	int64_t id;
+	int i;
+
+	for (i = 0; i < POOL_PARAMS; i++) {
+		id = 0;
+		if (c == POOL_DEP_RETIRE)	/* a writer of each word */
+			id = PTO_SUBMIT(rt, K_ONE, PTO_WORKER_VECTOR,
+					PTO_INOUT(pool_buf, i * 8, 8));
+		else if (c == POOL_DEP_HELD)	/* a buffer the scope holds */
+			id = PTO_SUBMIT(rt, K_ONE, PTO_WORKER_VECTOR,
+					PTO_OUT(&out[i], 8));
+		if (id < 0)
+			return (int)id;
+		p[i] = c == POOL_DEP_HELD ? (struct pto_param)PTO_IN(out[i], 0, 8) :
+		       (struct pto_param)PTO_IN(pool_buf, i * 8, 8);
+	}
+	pool_rc = pto_submit_task(rt, K_READ, PTO_WORKER_VECTOR, p,
+				  POOL_PARAMS);
+	return 0;
+}
+
+static void test_pool_smaller_than_task(void)
+{
+	static const char *const tm_words[] = {
+		"pto_submit_task:", "40 accesses", "ring 0's TensorMap pool",
+		"16 entries", "PTO_TENSORMAP_POOL", NULL };
+	static const char *const dep_words[] = {
+		"pto_submit_task:", "40 producers alive", "open scopes",
+		"ring 0's dependency pool", "PTO_DEP_POOL", NULL };
+	enum pool_case c;
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	uint64_t t0;
+	char *text;
+	int ret;
+
+	tl_config(&cfg, 64, 1 << 16);
+	cfg.nrings = 1;
+	cfg.tensormap_pool_size = POOL_PARAMS * 2;
+	cfg.dep_pool_size = POOL_SIZE;
+	cfg.stall_timeout_ms = 5000;
+	for (c = POOL_TM; c <= POOL_DEP_HELD; c++) {
+		if (c == POOL_TM) {
+			cfg.tensormap_pool_size = POOL_SIZE;
+			cfg.dep_pool_size = POOL_PARAMS * 2;
+		} else {
+			cfg.tensormap_pool_size = POOL_PARAMS * 2;
+			cfg.dep_pool_size = POOL_SIZE;
+		}
+		rt = tl_runtime(&cfg);
+		if (pto_kernel_register(rt, K_ONE, PTO_WORKER_VECTOR, k_one,
+					"one") ||
+		    pto_kernel_register(rt, K_READ, PTO_WORKER_VECTOR, k_read,
+					"read"))
+			bail_out("cannot register kernels");
+		memset(pool_buf, 0, sizeof(pool_buf));
+		pool_rc = 0;
+		t0 = tl_now_ns();
+		tl_capture_begin(&cap);
+		ret = pto_run(rt, orch_pool, &c);
+		text = tl_capture_end(&cap);
+		t0 = (tl_now_ns() - t0) / 1000000;
+		switch (c) {
+		case POOL_TM:
+			ok(pool_rc == -E2BIG && ret == 0 && t0 < 2500 &&
+			   line_has(text, tm_words),
+			   "40 accesses, a TensorMap pool of 16: -E2BIG at once "
+			   "(%lld after %llu ms), saying which pool and setting",
+			   (long long)pool_rc, (unsigned long long)t0);
+			break;
+		case POOL_DEP_RETIRE:
+			ok(pool_rc >= 0 && ret == 0 && pool_buf[0] == 1 &&
+			   pool_buf[POOL_PARAMS - 1] == 1,
+			   "40 producers, a dependency pool of 16: they retire, "
+			   "and the task runs after them (%lld, run %d)",
+			   (long long)pool_rc, ret);
+			break;
+		default:
+			ok(pool_rc == -E2BIG && ret == 0 && t0 < 2500 &&
+			   line_has(text, dep_words),
+			   "40 producers a scope holds, a dependency pool of 16: "
+			   "-E2BIG (%lld after %llu ms), saying why",
+			   (long long)pool_rc, (unsigned long long)t0);
+			break;
+		}
+		if (pool_rc < 0 && !strstr(text, "pto_submit_task"))
+			diag("  stderr: %s", text);
+		free(text);
+		pto_runtime_destroy(rt);
+	}
+}
+
 /* ---- unbalanced scopes --------------------------------------------------- */
 
 static int scope_rc[2];
@@ -1589,6 +1716,7 @@ int main(void)
 	test_config();
 	test_bad_submits();
 	test_alloc_too_big();
+	test_pool_smaller_than_task();
 	test_scopes();
 	for (size_t i = 0; i < sizeof(dl_cases) / sizeof(dl_cases[0]); i++)
 		deadlock_case(&dl_cases[i]);
