@@ -285,6 +285,7 @@ static void advise_rings(struct pto_runtime *rt, const struct pto_need *n,
 			 uint32_t scope)
 {
 	uint32_t deepest = rt->orch.nscopes - 1;
+	uint32_t want = deepest < PTO_MAX_RINGS ? deepest + 1 : PTO_MAX_RINGS;
 	char depths[32];
 
 	if (deepest == scope + 1)
@@ -302,10 +303,12 @@ static void advise_rings(struct pto_runtime *rt, const struct pto_need *n,
 	print_size_wanted(rt, n, in_use(rt, n));
 	fputs(" to let them this far, more for every task a loop or deeper "
 	      "nesting adds\n", stderr);
-	if (deepest < PTO_MAX_RINGS && rt->nrings <= deepest)
+	/* scopes past the last ring share it: the holder needs one apart */
+	if (rt->nrings < want && scope + 1 < want)
 		pto_log("  advice: %s=%u gives every depth up to %u a ring of "
-			"its own\n", pto_env_name(PTO_ENV_RINGS), deepest + 1,
-			deepest);
+			"its own%s\n", pto_env_name(PTO_ENV_RINGS), want,
+			want - 1, want <= deepest ? " (deeper ones share the "
+			"last)" : "");
 	else
 		pto_log("  advice: there are at most %d rings; end the scope at "
 			"depth %u before the loop, or nest the loop's scopes "

@@ -209,6 +209,7 @@ static void test_big_outer(void)
 struct levels_ctx {
 	uint64_t middle, inner;
 	uint32_t *acc;
+	uint32_t wrap;		/* empty scopes around the inner loop */
 };
 
 /*
@@ -221,12 +222,15 @@ static int orch_levels(struct pto_runtime *rt, void *arg)
 	struct levels_ctx *c = arg;
 	void *outer, *mid, *sum;
 	uint64_t m, i;
+	uint32_t w;
 	int ret;
 
 	ret = fill(rt, &outer, 4 * KIB, 1);
 	for (m = 0; m < c->middle && !ret; m++) {
 		pto_scope_begin(rt);
 		ret = fill(rt, &mid, 4 * KIB, 2);
+		for (w = 0; w < c->wrap; w++)
+			pto_scope_begin(rt);
 		for (i = 0; i < c->inner && !ret; i++) {
 			pto_scope_begin(rt);
 			ret = add_out(rt, &sum, outer, mid, 4 * KIB);
@@ -235,6 +239,9 @@ static int orch_levels(struct pto_runtime *rt, void *arg)
 			if (pto_scope_end(rt) && !ret)
 				ret = -EPROTO;
 		}
+		for (w = 0; w < c->wrap; w++)
+			if (pto_scope_end(rt) && !ret)
+				ret = -EPROTO;
 		if (pto_scope_end(rt) && !ret)
 			ret = -EPROTO;
 	}
@@ -795,6 +802,52 @@ static void test_advice_rings(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * One ring, and the loop's scopes nested deeper (5) than there can be
+ * rings: more rings still give the held buffer's scope (depth 0) a ring
+ * apart from the loop, and the advice says so rather than "at most 4
+ * rings".
+ */
+static void test_advice_rings_deep(void)
+{
+	struct levels_ctx c = { .middle = 1, .inner = 100, .wrap = 3 };
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	char *err;
+	int ret;
+
+	tl_config(&cfg, 32, 0);
+	cfg.nrings = 1;
+	cfg.stall_timeout_ms = 300;
+	rt = depth_runtime(&cfg);
+	c.acc = pto_malloc(rt, 4 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_levels, &c);
+	err = tl_capture_end(&cap);
+	ok(ret == -EDEADLK && err && strstr(err, "PTO_RINGS=4") &&
+	   !strstr(err, "at most 4 rings"),
+	   "one ring, a loop nested at depth 5 under a held buffer: "
+	   "-EDEADLK (%d), and the advice is PTO_RINGS=4", ret);
+	if (err && !strstr(err, "PTO_RINGS=4"))
+		diag("%s", err);
+	free(err);
+	pto_runtime_destroy(rt);
+	cfg.nrings = 4;
+	cfg.stall_timeout_ms = 20000;
+	rt = depth_runtime(&cfg);
+	c.acc = pto_malloc(rt, 4 * KIB);
+	if (!c.acc)
+		bail_out("pto_malloc");
+	memset(c.acc, 0, 4 * KIB);
+	ret = pto_run(rt, orch_levels, &c);
+	ok(ret == 0 && all_words(c.acc, 4 * KIB, 300),
+	   "with PTO_RINGS=4 the same program runs to the end (%d)", ret);
+	pto_runtime_destroy(rt);
+}
+
 /* ---- per-ring statistics ------------------------------------------------- */
 
 /*
@@ -1010,6 +1063,7 @@ int main(void)
 	test_advice_grow();
 	test_advice_heap();
 	test_advice_rings();
+	test_advice_rings_deep();
 	test_advice_behind();
 	test_ring_stats();
 	test_small_ring_short_heap();
