@@ -228,6 +228,8 @@ static int run_impl(int p, int w, int g, int im)
 	}
 	if (run_worker(path, argv, out, sizeof(out), &ru) ||
 	    parse_run(out, &tg, flops, &ns, &cpu, &check)) {
+		if (bench_stopped())
+			return -1;
 		fprintf(stderr, "ptobench: %s %s width %u iters %" PRIu64
 			" failed\n", impl_names[im], tb_pattern_name(pats[p]),
 			mo.width[w], iters[g]);
@@ -286,6 +288,8 @@ static int run_peak(int p, int w, int g)
 	struct peak_res r;
 
 	if (run_peak_probe(iters[g], mo.cores, mo.peak_ms, &r)) {
+		if (bench_stopped())
+			return -1;
 		fprintf(stderr, "ptobench: peak iters %" PRIu64 " failed\n",
 			iters[g]);
 		c->failed++;
@@ -334,7 +338,8 @@ static void sweep(void)
 			fprintf(stderr, "rep %d/%d\n", r + 1, mo.reps);
 		for (int p = 0; p < npats; p++)
 			for (int w = 0; w < mo.nwidths; w++)
-				for (int g = 0; g < ngrains; g++)
+				for (int g = 0; g < ngrains && !bench_stopped();
+				     g++)
 					run_cell(p, w, g, r);
 	}
 }
@@ -1071,7 +1076,7 @@ int metg_main(int argc, char **argv)
 	start_load(mo.load);
 	if (calibrate() || alloc_cells()) {
 		stop_load();
-		return 1;
+		return bench_stopped() ? 128 + bench_stopped() : 1;
 	}
 	fprintf(stderr, "ptobench: %d granularities, about %.0f s of kernel "
 		"time at full efficiency\n", ngrains, estimate_s());
@@ -1090,5 +1095,7 @@ int metg_main(int argc, char **argv)
 		return 1;
 	if (mo.plot_dir && write_plots())
 		return 1;
+	if (bench_stopped())
+		return bench_stop_status();
 	return count_failures() ? 1 : 0;
 }

@@ -163,6 +163,19 @@ static void slurp(int fd, char *buf, size_t len)
  */
 static pid_t running_worker;
 static pid_t driver_pid;
+static volatile sig_atomic_t stop_signal;
+
+int bench_stopped(void)
+{
+	return stop_signal;
+}
+
+int bench_stop_status(void)
+{
+	fprintf(stderr, "ptobench: stopped by %s: the results above are the "
+		"runs completed before it\n", strsignal(stop_signal));
+	return 128 + stop_signal;
+}
 
 /*
  * In a child after fork(): die with the driver, its parent before fork(),
@@ -182,12 +195,23 @@ static void kill_and_reap(pid_t pid)
 		;
 }
 
-/* SIGINT, SIGTERM: take the worker and the competing load along. */
+/*
+ * SIGINT, SIGTERM: the first ends the run in progress (the driver then
+ * reports what it has, see bench_stopped()), a second ends everything
+ * now, taking the worker and the competing load along.
+ */
 static void on_signal(int sig)
 {
 	pid_t worker = __atomic_load_n(&running_worker, __ATOMIC_SEQ_CST);
 	int n = __atomic_load_n(&nloaders, __ATOMIC_SEQ_CST);
 
+	if (getpid() == driver_pid && !stop_signal) {
+		stop_signal = sig;
+		/* reaped by wait_worker(), which keeps the pid from reuse */
+		if (worker > 0)
+			kill(worker, SIGKILL);
+		return;
+	}
 	/* a child, a competing process or one not yet exec()ed, just goes */
 	if (getpid() == driver_pid) {
 		if (worker > 0)
@@ -274,6 +298,8 @@ int run_worker(const char *path, char *const argv[], char *out, size_t len,
 	status = wait_worker(pid, ru);
 	if (WIFEXITED(status) && !WEXITSTATUS(status))
 		return 0;
+	if (stop_signal)	/* killed for it: no failure of its own */
+		return -1;
 	fprintf(stderr, "ptobench: %s failed (%s %d)\n", path,
 		WIFSIGNALED(status) ? "signal" : "exit",
 		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
@@ -297,6 +323,8 @@ static int run_one(const struct opts *o, enum impl im, enum bench_shape sh,
 	snprintf(tmo, sizeof(tmo), "%u", o->timeout);
 	if (run_worker(path, argv, out, sizeof(out), &ru) ||
 	    parse_result(out, c, &nspt)) {
+		if (stop_signal)
+			return -1;
 		fprintf(stderr, "ptobench: %s %s failed\n", impl_names[im],
 			shape_name(sh));
 		c->failed++;
@@ -482,6 +510,8 @@ static void bench(const struct opts *o)
 			for (int k = 0; k < NUM_IMPLS; k++) {
 				int im = (k + r) % NUM_IMPLS;
 
+				if (stop_signal)
+					return;
 				if (o->impl[im])
 					run_one(o, im, sh, o->tasks,
 						&cells[sh][im]);
@@ -598,6 +628,8 @@ static void flat(const struct opts *o)
 				int im = (k / 2 + r) % NUM_IMPLS;
 				int big = (k + r) & 1;
 
+				if (stop_signal)
+					return;
 				if (o->impl[im])
 					run_one(o, im, sh, n[big],
 						&flat_cells[sh][im][big]);
@@ -755,7 +787,8 @@ void ptobench_usage(FILE *f)
 "--json and -v as above, and:\n"
 "  --tasks N       NOP tasks per run (default 200000, at least 64)\n\n"
 "Exit status: 0 when every run succeeded, 1 when one failed, 2 on bad\n"
-"usage, 128 + the signal on SIGINT or SIGTERM.\n");
+"usage, 128 + the signal on SIGINT or SIGTERM (after printing the runs\n"
+"completed so far).\n");
 }
 
 /* The names a list option takes, for its error message. */
@@ -978,6 +1011,8 @@ int main(int argc, char **argv)
 		print_table(&o);
 	if (o.json && write_json(&o))
 		return 1;
+	if (stop_signal)
+		return bench_stop_status();
 	for (int sh = 0; sh < NUM_SHAPES; sh++)
 		for (int im = 0; im < NUM_IMPLS; im++)
 			failed += cells[sh][im].failed +

@@ -62,6 +62,17 @@ int check_impls(bool *impl, bool given);
 int run_worker(const char *path, char *const argv[], char *out, size_t len,
 	       struct rusage *ru);
 
+/*
+ * The signal (SIGINT, SIGTERM) that asked the driver to stop, 0: none
+ * yet.  The first one kills the worker then running (its run counts as
+ * neither a result nor a failure); the driver then prints and writes what
+ * it measured so far and exits 128 + the signal.  A second one exits at
+ * once.
+ */
+int bench_stopped(void);
+/* Tell the user a stop cut the measurements short; 128 + the signal. */
+int bench_stop_status(void);
+
 /* --cores by default: the online CPUs, at most MAX_CORES */
 unsigned int default_cores(void);
 

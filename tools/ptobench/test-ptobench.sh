@@ -457,6 +457,27 @@ else
 	fi
 fi
 
+# SIGTERM once a run has completed: that run's result is printed and
+# written, the run killed is neither a result nor a failure, exit 143
+if env --default-signal=TERM true 2>/dev/null; then
+	env --default-signal=TERM "$bench" --impls pto --shapes chain \
+		--tasks 200000 --reps 1000 -v --json "$tmp/stop.json" \
+		</dev/null >"$tmp/stop.out" 2>"$tmp/stop.err" &
+	bg=$!
+	poll 300 grep -q ' ns/task ' "$tmp/stop.err"
+	kill -TERM "$bg"
+	wait "$bg"
+	rc=$?
+	[ $rc -eq 143 ] &&
+		grep -Eq '^chain +pto +[0-9]+\.[0-9]' "$tmp/stop.out" &&
+		grep -q 'stopped by' "$tmp/stop.err" &&
+		! grep -q 'failed' "$tmp/stop.err" &&
+		check_json "$tmp/stop.json" parse pto
+	ok $? "SIGTERM after a run: its result is printed and written, exit 143 (exit $rc)"
+else
+	skip "env --default-signal is not supported"
+fi
+
 PTOBENCH_METG_FAULT=1 "$dir/ptobench-pto" --metg --pattern stencil_1d \
 	--width 2 --steps 4 --iters 8 --cores 2 >/dev/null 2>"$tmp/fault.err"
 rc=$?
