@@ -458,6 +458,16 @@ if command -v tmux >/dev/null; then
 	wait_for 100 dead
 	ok $? "q quits"
 
+	# a terminal curses does not know (TERM unset): text, as -b prints
+	next_ui
+	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
+		"env -u TERM $PTOTOP -n 2 -d 0.1 -p $lg 2>$tmp/noterm.err; echo \$? >$tmp/noterm.rc; sleep 60"
+	wait_for 200 test -s "$tmp/noterm.rc"
+	[ "$(cat "$tmp/noterm.rc" 2>/dev/null)" = 0 ] && screen_has " $lg " &&
+		grep -q 'TERM=(unset)) is unknown to curses' "$tmp/noterm.err"
+	ok $? "TERM unset: says so, prints the text as -b does, exits 0"
+	tmux -L "$tmux_sock" kill-session -t ptotop 2>/dev/null
+
 	# standard input at its end: it still refreshes, and rests between
 	# (its CPU time over 2 s of wall time, in clock ticks of 10 ms)
 	next_ui

@@ -330,10 +330,19 @@ static void warn_stats_dir(const char *dir)
  */
 static int run(struct pt_state *st)
 {
+	const char *term = getenv("TERM");
+
 	if (!st->batch && !isatty(STDOUT_FILENO))
 		st->batch = true;
 	warn_stats_dir(st->roots.stats_dir);
-	return st->batch ? run_batch(st) : pt_ui_run(st);
+	if (!st->batch && pt_ui_run(st) == -ENOTTY) {
+		/* TERM unset or unknown: the text is what it can show */
+		fprintf(stderr, "ptotop: the terminal (TERM=%s) is unknown to "
+			"curses; printing text as -b does\n",
+			term && *term ? term : "(unset)");
+		st->batch = true;
+	}
+	return st->batch ? run_batch(st) : 0;
 }
 
 int main(int argc, char **argv)

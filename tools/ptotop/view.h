@@ -34,7 +34,8 @@ void pt_print_json(const struct pt_state *st, FILE *out);
  *	keys (sort order, filter, interval)
  *
  * Stops after st->iterations samples when that is not 0.
- * Return: 0.
+ * Return: 0; -ENOTTY, having drawn nothing, when curses does not know
+ * the terminal (TERM unset or unknown).
  */
 int pt_ui_run(struct pt_state *st);
 

@@ -7,6 +7,7 @@
  */
 #include <curses.h>
 #include <assert.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -890,9 +891,14 @@ static bool handle_key(struct ui *ui, int ch)
 	return true;
 }
 
-static void ui_init(void)
+/*
+ * newterm() rather than initscr(), which exits the program with its own
+ * message when it does not know the terminal.  False: it does not.
+ */
+static bool ui_init(void)
 {
-	initscr();
+	if (!newterm(NULL, stdout, stdin))
+		return false;
 	cbreak();
 	noecho();
 	keypad(stdscr, TRUE);
@@ -906,6 +912,7 @@ static void ui_init(void)
 		init_pair(C_HIGH, COLOR_RED, -1);
 		init_pair(C_TITLE, COLOR_CYAN, -1);
 	}
+	return true;
 }
 
 /* Sleep until the next refresh is due. */
@@ -964,7 +971,8 @@ int pt_ui_run(struct pt_state *st)
 	bool go_on;
 	int ch;
 
-	ui_init();
+	if (!ui_init())
+		return -ENOTTY;
 	pt_take_sample(st);
 	/* a quick second sample so rates show up at once */
 	ui.next_ns = pt_now_ns(CLOCK_MONOTONIC) +
