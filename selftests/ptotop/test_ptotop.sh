@@ -382,6 +382,15 @@ sed -n 's/^ *advice: //p' "$tmp/rings.txt" >"$tmp/ptotop-advice.txt"
 [ -s "$tmp/ptotop-advice.txt" ] &&
 	cmp -s "$tmp/libpto-advice.txt" "$tmp/ptotop-advice.txt"
 ok $? "-R prints pto_print_stats()'s sizing advice under the process"
+# and the line that gives it all at once, to paste (two lines for one
+# variable: pasting both kept the last)
+sed -n 's/^  all of it at once: //p' "$tmp/loadgen2.out" >"$tmp/libpto-all.txt"
+sed -n 's/^ *all of it at once: //p' "$tmp/rings.txt" >"$tmp/ptotop-all.txt"
+[ -s "$tmp/libpto-all.txt" ] &&
+	cmp -s "$tmp/libpto-all.txt" "$tmp/ptotop-all.txt" &&
+	check "$tmp/rings.json" \
+		"procs(docs[0], $lg2)[0]['advice_all'] == open('$tmp/libpto-all.txt').read().rstrip('\n')"
+ok $? "-R and JSON give pto_print_stats()'s 'all of it at once' line"
 "$PTOTOP" -R -n 1 -p "$lg2" </dev/null >"$tmp/rings-nob.txt"
 sed -n 's/^ *advice: //p' "$tmp/rings-nob.txt" |
 	cmp -s "$tmp/libpto-advice.txt" - && ! grep -q "$(printf '\033')" \

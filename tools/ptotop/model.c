@@ -712,6 +712,39 @@ bool pt_ring_advice(const struct pt_proc *p, int ring, enum pto_ring res,
 	return true;
 }
 
+bool pt_all_advice(const struct pt_proc *p, char *buf, size_t len)
+{
+	uint64_t want[PTO_NUM_RINGS][PTO_MAX_RINGS];
+	bool changed[PTO_NUM_RINGS] = { false };
+	struct pt_advice adv;
+	size_t used = 0;
+	int r, k, n = 0;
+
+	for (k = 0; k < PTO_NUM_RINGS; k++)
+		for (r = 0; r < p->nrings; r++)
+			want[k][r] = p->depth[r][k].size;
+	for (r = 0; r < p->nrings; r++)
+		for (k = 0; k < PTO_NUM_RINGS; k++)
+			if (pt_ring_advice(p, r, k, &adv)) {
+				want[k][r] = adv.size;
+				changed[k] = true;
+				n++;
+			}
+	buf[0] = '\0';
+	for (k = 0; k < PTO_NUM_RINGS && n >= 2; k++) {
+		if (!changed[k])
+			continue;
+		used += snprintf(buf + used, used < len ? len - used : 0,
+				 "%s%s=", used ? " " : "", pt_resource_env(k));
+		for (r = 0; r < p->nrings; r++)
+			used += snprintf(buf + used,
+					 used < len ? len - used : 0, "%s%llu",
+					 r ? "," : "",
+					 (unsigned long long)want[k][r]);
+	}
+	return n >= 2 && used < len;
+}
+
 /* ---- sorting ------------------------------------------------------------- */
 
 /* Numbers, with unknown (NAN) below everything. */

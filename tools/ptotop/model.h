@@ -246,6 +246,21 @@ bool pt_ring_advice(const struct pt_proc *p, int ring, enum pto_ring res,
 		    struct pt_advice *adv);
 
 /**
+ * pt_all_advice() - every ring's advice at once, as pto_print_stats()
+ *	ends it
+ * @p: the row
+ * @buf: "PTO_TASK_WINDOW=a,b,c,d PTO_HEAP_SIZE=...": each variable with
+ *	every ring's advised (or present) size, ready to paste; each
+ *	pt_ring_advice() env changes one ring only, and pasting two for the
+ *	same variable kept only the last
+ * @len: its size
+ *
+ * Return: true when there are two or more pieces of advice (one is its
+ * own line already).
+ */
+bool pt_all_advice(const struct pt_proc *p, char *buf, size_t len);
+
+/**
  * pt_skipped_visible() - does a skipped page pass the pid filter?
  * @st: the state holding the filter
  * @sp: a skipped page of the current sample

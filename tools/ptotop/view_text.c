@@ -183,6 +183,8 @@ static void text_advice(const struct pt_proc *p, FILE *out)
 			fprintf(out, TEXT_RING_INDENT "advice: %s\n", buf);
 		}
 	}
+	if (pt_all_advice(p, buf, sizeof(buf)))
+		fprintf(out, TEXT_RING_INDENT "all of it at once: %s\n", buf);
 }
 
 /* -R: each task ring's figures, then the advice, under the process row. */
@@ -450,6 +452,17 @@ static void json_task_rings(FILE *out, const struct pt_proc *p)
 	fputc(']', out);
 }
 
+/* "advice_all": every ring's advice as one paste, or null (pt_all_advice()) */
+static void json_all_advice(FILE *out, const struct pt_proc *p)
+{
+	char buf[512];
+
+	if ((p->src & PT_SRC_PAGE) && pt_all_advice(p, buf, sizeof(buf)))
+		json_text(out, "advice_all", buf, true);
+	else
+		fputs("\"advice_all\":null,", out);
+}
+
 static void json_sources(FILE *out, unsigned int src)
 {
 	fprintf(out, "\"sources\":[%s%s%s],",
@@ -492,6 +505,7 @@ static void json_proc(FILE *out, const struct pt_proc *p)
 	fputc(',', out);
 	json_task_rings(out, p);
 	fputc(',', out);
+	json_all_advice(out, p);
 	json_memory(out, p);
 	fprintf(out, ",\"last_error\":%d}", p->last_error);
 }
