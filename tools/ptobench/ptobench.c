@@ -163,18 +163,21 @@ static void slurp(int fd, char *buf, size_t len)
  */
 static pid_t running_worker;
 static pid_t driver_pid;
-static volatile sig_atomic_t stop_signal;
+/* written by the signal handler: __atomic accesses */
+static int stop_signal;
 
 int bench_stopped(void)
 {
-	return stop_signal;
+	return __atomic_load_n(&stop_signal, __ATOMIC_SEQ_CST);
 }
 
 int bench_stop_status(void)
 {
+	int sig = bench_stopped();
+
 	fprintf(stderr, "ptobench: stopped by %s: the results above are the "
-		"runs completed before it\n", strsignal(stop_signal));
-	return 128 + stop_signal;
+		"runs completed before it\n", strsignal(sig));
+	return 128 + sig;
 }
 
 /*
@@ -205,8 +208,8 @@ static void on_signal(int sig)
 	pid_t worker = __atomic_load_n(&running_worker, __ATOMIC_SEQ_CST);
 	int n = __atomic_load_n(&nloaders, __ATOMIC_SEQ_CST);
 
-	if (getpid() == driver_pid && !stop_signal) {
-		stop_signal = sig;
+	if (getpid() == driver_pid && !bench_stopped()) {
+		__atomic_store_n(&stop_signal, sig, __ATOMIC_SEQ_CST);
 		/* reaped by wait_worker(), which keeps the pid from reuse */
 		if (worker > 0)
 			kill(worker, SIGKILL);
@@ -298,7 +301,7 @@ int run_worker(const char *path, char *const argv[], char *out, size_t len,
 	status = wait_worker(pid, ru);
 	if (WIFEXITED(status) && !WEXITSTATUS(status))
 		return 0;
-	if (stop_signal)	/* killed for it: no failure of its own */
+	if (bench_stopped())	/* killed for it: no failure of its own */
 		return -1;
 	fprintf(stderr, "ptobench: %s failed (%s %d)\n", path,
 		WIFSIGNALED(status) ? "signal" : "exit",
@@ -323,7 +326,7 @@ static int run_one(const struct opts *o, enum impl im, enum bench_shape sh,
 	snprintf(tmo, sizeof(tmo), "%u", o->timeout);
 	if (run_worker(path, argv, out, sizeof(out), &ru) ||
 	    parse_result(out, c, &nspt)) {
-		if (stop_signal)
+		if (bench_stopped())
 			return -1;
 		fprintf(stderr, "ptobench: %s %s failed\n", impl_names[im],
 			shape_name(sh));
@@ -510,7 +513,7 @@ static void bench(const struct opts *o)
 			for (int k = 0; k < NUM_IMPLS; k++) {
 				int im = (k + r) % NUM_IMPLS;
 
-				if (stop_signal)
+				if (bench_stopped())
 					return;
 				if (o->impl[im])
 					run_one(o, im, sh, o->tasks,
@@ -628,7 +631,7 @@ static void flat(const struct opts *o)
 				int im = (k / 2 + r) % NUM_IMPLS;
 				int big = (k + r) & 1;
 
-				if (stop_signal)
+				if (bench_stopped())
 					return;
 				if (o->impl[im])
 					run_one(o, im, sh, n[big],
@@ -1011,7 +1014,7 @@ int main(int argc, char **argv)
 		print_table(&o);
 	if (o.json && write_json(&o))
 		return 1;
-	if (stop_signal)
+	if (bench_stopped())
 		return bench_stop_status();
 	for (int sh = 0; sh < NUM_SHAPES; sh++)
 		for (int im = 0; im < NUM_IMPLS; im++)

@@ -590,10 +590,10 @@ static void view_advice(struct view *v, const struct pt_proc *p)
 			}
 		}
 	}
-	if (!n)
+	if (!n) {
 		view_add(v, 0, false, "%s", "none: every ring fits its use.");
-	else if (pt_all_advice(p, text, sizeof(text)) &&
-		 strlen(text) + 20 < sizeof(text)) {
+	} else if (pt_all_advice(p, text, sizeof(text)) &&
+		   strlen(text) + 20 < sizeof(text)) {
 		char all[sizeof(text)];
 
 		snprintf(all, sizeof(all), "all of it at once: %s", text);
