@@ -746,30 +746,51 @@ static void test_advice_grow(void)
 }
 
 /*
+ * orch_levels (c: 100 inner scopes in one middle one) on a runtime of
+ * cfg with nrings rings: its result, -EPROTO when it succeeded with acc
+ * wrong, and (err not NULL) what it said on stderr.
+ */
+static int levels_run(struct pto_config *cfg, uint32_t nrings,
+		      uint32_t stall_ms, struct levels_ctx *c, char **err)
+{
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	int ret;
+
+	cfg->nrings = nrings;
+	cfg->stall_timeout_ms = stall_ms;
+	rt = depth_runtime(cfg);
+	c->middle = 1;
+	c->inner = 100;
+	c->acc = pto_malloc(rt, 4 * KIB);
+	if (!c->acc)
+		bail_out("pto_malloc");
+	memset(c->acc, 0, 4 * KIB);
+	if (err)
+		tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_levels, c);
+	if (err)
+		*err = tl_capture_end(&cap);
+	if (!ret && !all_words(c->acc, 4 * KIB, 300))
+		ret = -EPROTO;
+	pto_runtime_destroy(rt);
+	return ret;
+}
+
+/*
  * With two rings, depths 1 and 2 share ring 1: a buffer held at depth 1
  * pins every task of the depth-2 loop behind it.  A window size only
  * helps a loop of bounded length; the advice is a ring per depth.
  */
 static void test_advice_rings(void)
 {
+	struct levels_ctx c = { 0 };
 	struct pto_config cfg;
-	struct pto_runtime *rt;
-	struct loop_ctx c = { .iters = 100 };
-	struct tl_capture cap;
 	char *err;
 	int ret;
 
 	tl_config(&cfg, 32, 0);
-	cfg.nrings = 2;
-	cfg.stall_timeout_ms = 300;
-	rt = depth_runtime(&cfg);
-	c.acc = pto_malloc(rt, 4 * KIB);
-	if (!c.acc)
-		bail_out("pto_malloc");
-	tl_capture_begin(&cap);
-	ret = pto_run(rt, orch_levels, &(struct levels_ctx){
-		.middle = 1, .inner = 100, .acc = c.acc });
-	err = tl_capture_end(&cap);
+	ret = levels_run(&cfg, 2, 300, &c, &err);
 	ok_eq(ret, -EDEADLK, "two rings, a loop sharing ring 1 with a held "
 	      "buffer: -EDEADLK");
 	ok(err && strstr(err, "held by its scope (depth 1)") &&
@@ -787,19 +808,9 @@ static void test_advice_rings(void)
 	   "without a loop");
 	free(err);
 	/* and with the rings it asks for, the same program runs */
-	pto_runtime_destroy(rt);
-	cfg.nrings = 3;
-	cfg.stall_timeout_ms = 20000;
-	rt = depth_runtime(&cfg);
-	c.acc = pto_malloc(rt, 4 * KIB);
-	if (!c.acc)
-		bail_out("pto_malloc");
-	memset(c.acc, 0, 4 * KIB);
-	ret = pto_run(rt, orch_levels, &(struct levels_ctx){
-		.middle = 1, .inner = 100, .acc = c.acc });
-	ok(ret == 0 && all_words(c.acc, 4 * KIB, 300),
-	   "with PTO_RINGS=3 the same program runs to the end (%d)", ret);
-	pto_runtime_destroy(rt);
+	ret = levels_run(&cfg, 3, 20000, &c, NULL);
+	ok(ret == 0, "with PTO_RINGS=3 the same program runs to the end (%d)",
+	   ret);
 }
 
 /*
@@ -810,23 +821,13 @@ static void test_advice_rings(void)
  */
 static void test_advice_rings_deep(void)
 {
-	struct levels_ctx c = { .middle = 1, .inner = 100, .wrap = 3 };
+	struct levels_ctx c = { .wrap = 3 };
 	struct pto_config cfg;
-	struct pto_runtime *rt;
-	struct tl_capture cap;
 	char *err;
 	int ret;
 
 	tl_config(&cfg, 32, 0);
-	cfg.nrings = 1;
-	cfg.stall_timeout_ms = 300;
-	rt = depth_runtime(&cfg);
-	c.acc = pto_malloc(rt, 4 * KIB);
-	if (!c.acc)
-		bail_out("pto_malloc");
-	tl_capture_begin(&cap);
-	ret = pto_run(rt, orch_levels, &c);
-	err = tl_capture_end(&cap);
+	ret = levels_run(&cfg, 1, 300, &c, &err);
 	ok(ret == -EDEADLK && err && strstr(err, "PTO_RINGS=4") &&
 	   !strstr(err, "at most 4 rings"),
 	   "one ring, a loop nested at depth 5 under a held buffer: "
@@ -834,21 +835,10 @@ static void test_advice_rings_deep(void)
 	if (err && !strstr(err, "PTO_RINGS=4"))
 		diag("%s", err);
 	free(err);
-	pto_runtime_destroy(rt);
-	cfg.nrings = 4;
-	cfg.stall_timeout_ms = 20000;
-	rt = depth_runtime(&cfg);
-	c.acc = pto_malloc(rt, 4 * KIB);
-	if (!c.acc)
-		bail_out("pto_malloc");
-	memset(c.acc, 0, 4 * KIB);
-	ret = pto_run(rt, orch_levels, &c);
-	ok(ret == 0 && all_words(c.acc, 4 * KIB, 300),
-	   "with PTO_RINGS=4 the same program runs to the end (%d)", ret);
-	pto_runtime_destroy(rt);
+	ret = levels_run(&cfg, 4, 20000, &c, NULL);
+	ok(ret == 0, "with PTO_RINGS=4 the same program runs to the end (%d)",
+	   ret);
 }
-
-/* ---- per-ring statistics ------------------------------------------------- */
 
 /*
  * A runtime can be made with the setting one advice line names, the
