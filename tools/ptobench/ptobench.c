@@ -303,6 +303,12 @@ int run_worker(const char *path, char *const argv[], char *out, size_t len,
 		return 0;
 	if (bench_stopped())	/* killed for it: no failure of its own */
 		return -1;
+	/* the workers' own alarm() for --timeout */
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+		fprintf(stderr, "ptobench: %s ran past --timeout and was "
+			"stopped\n", path);
+		return -1;
+	}
 	fprintf(stderr, "ptobench: %s failed (%s %d)\n", path,
 		WIFSIGNALED(status) ? "signal" : "exit",
 		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));

@@ -457,6 +457,14 @@ else
 	fi
 fi
 
+# a worker past --timeout: said in those words, not as "signal 14"
+timeout 60 "$bench" --impls pto --shapes chain --tasks 100000000 --reps 1 \
+	--timeout 1 </dev/null >/dev/null 2>"$tmp/timeout.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'ran past --timeout' "$tmp/timeout.err" &&
+	! grep -q 'signal 14' "$tmp/timeout.err"
+ok $? "a worker past --timeout: exit 1, said as such (exit $rc)"
+
 # SIGTERM once a run has completed: that run's result is printed and
 # written, the run killed is neither a result nor a failure, exit 143
 if env --default-signal=TERM true 2>/dev/null; then
