@@ -467,6 +467,16 @@ if command -v tmux >/dev/null; then
 	wait_for 100 dead
 	ok $? "q quits"
 
+	# + and - keep to -d's range (0.01 to 86400 s), said as such
+	next_ui
+	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \
+		"env TERM=screen $PTOTOP -d 30000 -p $lg"
+	wait_for 200 screen_has "every 30000s"
+	tmux -L "$tmux_sock" send-keys -t ptotop + + +
+	wait_for 100 screen_has "every 86400s"
+	ok $? "+ raises the interval up to -d's 86400 s, not 3600 (shown as 3.6e+03)"
+	tmux -L "$tmux_sock" kill-session -t ptotop 2>/dev/null
+
 	# a terminal curses does not know (TERM unset): text, as -b prints
 	next_ui
 	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 80 -y 24 \

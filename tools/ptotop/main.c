@@ -145,7 +145,8 @@ static int parse_delay(const char *arg, double *out)
 	errno = 0;
 	*out = strtod(arg, &end);
 	if ((!isdigit((unsigned char)arg[0]) && arg[0] != '.') || errno ||
-	    *end || !isfinite(*out) || *out < 0.01 || *out > 86400)
+	    *end || !isfinite(*out) || *out < PT_DELAY_MIN ||
+	    *out > PT_DELAY_MAX)
 		return bad_arg('d', arg, "seconds from 0.01 to 86400");
 	return 0;
 }

@@ -30,6 +30,10 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/* The refresh interval's range, seconds: -d and the + and - keys. */
+#define PT_DELAY_MIN	0.01
+#define PT_DELAY_MAX	86400.0
+
 /*
  * The name of a worker type as the driver prints it in fdinfo
  * ("pto-engine-cube"); ptotop also uses it for its JSON keys and screen

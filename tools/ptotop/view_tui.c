@@ -100,12 +100,17 @@ static int level_color(double v)
 static void draw_title(struct ui *ui)
 {
 	const struct pt_state *st = ui->st;
-	char buf[256], when[16];
+	char buf[256], when[16], every[24];
 
 	pt_fmt_clock(when, sizeof(when), st->cur.real_ns);
+	/* 0.01s .. 86400s, never 3.6e+03s */
+	if (st->delay_s < 10)
+		snprintf(every, sizeof(every), "%.2g", st->delay_s);
+	else
+		snprintf(every, sizeof(every), "%.0f", st->delay_s);
 	snprintf(buf, sizeof(buf),
-		 "ptotop %s  every %.2gs  sort:%s%s  dev:%s%s", when,
-		 st->delay_s, pt_sort_keys[st->sort].title,
+		 "ptotop %s  every %ss  sort:%s%s  dev:%s%s", when,
+		 every, pt_sort_keys[st->sort].title,
 		 st->reverse ? "(rev)" : "",
 		 st->device_filter[0] ? st->device_filter : "all",
 		 ui->paused ? "  [PAUSED]" : "");
@@ -883,10 +888,10 @@ static bool handle_key(struct ui *ui, int ch)
 		pt_next_device_filter(st);
 		break;
 	case '+':
-		st->delay_s = st->delay_s * 2 > 3600 ? 3600 : st->delay_s * 2;
+		st->delay_s = fmin(st->delay_s * 2, PT_DELAY_MAX);
 		return true;
 	case '-':
-		st->delay_s = st->delay_s / 2 < 0.05 ? 0.05 : st->delay_s / 2;
+		st->delay_s = fmax(st->delay_s / 2, PT_DELAY_MIN);
 		return true;
 	default:
 		for (i = 0; i < PT_NSORTS; i++)
