@@ -111,6 +111,13 @@ struct pto_backend_ops {
 	 * n sleeping core threads of that type.
 	 */
 	void (*ready)(struct pto_backend *be, uint32_t type, uint32_t n);
+	/*
+	 * The orchestrator waits for tasks with nothing else to do and the
+	 * core threads schedule (pto_sched_lend_hand()): run, on this
+	 * thread, queued tasks of a core whose thread does not take them.
+	 * True when some ran.  NULL when the backend's cores are elsewhere.
+	 */
+	bool (*help)(struct pto_backend *be);
 };
 
 /* The regions of a context, in the order of enum pto_backend_region. */

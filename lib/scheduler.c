@@ -1501,8 +1501,13 @@ bool pto_sched_lend_hand(struct pto_runtime *rt, bool force)
 	if (rt->sched.mode == PTO_SCHED_THREAD)
 		return false;
 	/* shards: the core threads take their tasks from the queues */
-	pto_backend_runs_tasks = rt->sched.mode == PTO_SCHED_WORKERS;
+	if (rt->sched.mode != PTO_SCHED_WORKERS)
+		return sched_poll(rt, force, UINT32_MAX) > 0;
+	pto_backend_runs_tasks = true;
 	found = sched_poll(rt, force, UINT32_MAX) > 0;
+	/* a core thread that lost its CPU awake: its queue, after a while */
+	if (!found && rt->be.ops->help)
+		found = rt->be.ops->help(&rt->be);
 	pto_backend_runs_tasks = false;
 	return found;
 }

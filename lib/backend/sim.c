@@ -97,6 +97,19 @@ struct sim_kernel {
 	uint32_t samples;	/* all of them */
 };
 
+/*
+ * An idle thread's look at the other cores (run_stalled()): the core with
+ * queued tasks it saw when it last looked (+ 1, 0: none), how far that
+ * core's thread had taken its queue then, and since when.
+ */
+struct stall_watch {
+	uint32_t self;		/* the thread's own core, or UINT32_MAX */
+	uint32_t core;
+	uint32_t taken;
+	uint64_t since;		/* pto_now_ns() when it first saw that */
+	uint32_t look_next;	/* the core to look at next */
+};
+
 /* A thread's chain of task run times: see run_timed(). */
 struct run_clock {
 	uint64_t ns;
@@ -124,15 +137,7 @@ struct sim_core {
 	 * ran for it since its thread last woke (may_run_for()).
 	 */
 	uint64_t inline_ns;
-	/*
-	 * Idle, the other core with queued tasks this thread saw when it
-	 * last looked (+ 1, 0: none), and how far that core's thread had
-	 * taken its queue then (run_stalled()).
-	 */
-	uint32_t watch_core;
-	uint32_t watch_taken;
-	uint64_t watch_since;	/* pto_now_ns() when it first saw that */
-	uint32_t look_next;	/* the core to look at next */
+	struct stall_watch watch;	/* idle: the others (run_stalled()) */
 };
 
 struct sim {
@@ -154,6 +159,8 @@ struct sim {
 	uint64_t asleep[PTO_NUM_WORKER_TYPES][PTO_CORELOAD_WORDS];
 	/* ... and how many of its core threads are awake looking for work */
 	PTO_OWN_LINES uint32_t looking[PTO_NUM_WORKER_TYPES];
+	/* the orchestrator's, while it waits for tasks (sim_help()) */
+	struct stall_watch host_watch;
 };
 
 static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
@@ -165,6 +172,7 @@ static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 		return -ENOMEM;
 	sim->be = be;
 	be->priv = sim;
+	sim->host_watch.self = UINT32_MAX;	/* no core of its own */
 	be->c_kernels = true;
 	be->max_heap = UINT64_MAX;	/* address space, touched lazily */
 	/* its ops are pto_op_exec(), which takes tensor views */
@@ -241,6 +249,7 @@ static int start_cores(struct sim *sim)
 	for (i = 0; i < be->num_cores; i++) {
 		sim->cores[i].sim = sim;
 		sim->cores[i].index = i;
+		sim->cores[i].watch.self = i;
 		sim->cores[i].spin_budget = CORE_SPINS;
 		ret = pthread_create(&sim->cores[i].thread, NULL, core_main,
 				     &sim->cores[i]);
@@ -1041,17 +1050,17 @@ static bool core_stalled(struct sim *sim, uint32_t c, uint32_t *taken)
  * thread runs, for the caller to watch; false: none among the next
  * STALLED_SCAN.
  */
-static bool find_stalled(struct sim *sim, struct sim_core *me)
+static bool find_stalled(struct sim *sim, struct stall_watch *w)
 {
 	uint32_t n = sim->be->num_cores, i, c, taken;
 
 	for (i = 0; i < STALLED_SCAN && i < n; i++) {
-		c = me->look_next;
-		me->look_next = c + 1 < n ? c + 1 : 0;
-		if (c != me->index && core_stalled(sim, c, &taken)) {
-			me->watch_core = c + 1;
-			me->watch_taken = taken;
-			me->watch_since = pto_now_ns();
+		c = w->look_next;
+		w->look_next = c + 1 < n ? c + 1 : 0;
+		if (c != w->self && core_stalled(sim, c, &taken)) {
+			w->core = c + 1;
+			w->taken = taken;
+			w->since = pto_now_ns();
 			return true;
 		}
 	}
@@ -1066,30 +1075,52 @@ static bool find_stalled(struct sim *sim, struct sim_core *me)
  * kept busy, graphs of 15-60 us tasks over two cores reached a fifth of
  * the machine's peak while their tasks waited a time slice behind it.
  * True when tasks ran here; *watching: a core is being watched (keep
- * spinning rather than sleep: it is at most STALLED_NS).
+ * spinning rather than sleep: it is at most STALLED_NS).  The waiting
+ * orchestrator does the same (sim_help()), for short tasks only
+ * (short_only): it is no core thread, and the last one idle does not
+ * sleep while a run drains (worker_idle()), so a long kernel here would
+ * keep that one spinning as long as it ran.
  */
-static bool run_stalled(struct sim *sim, struct sim_core *me,
-			struct run_clock *clock, bool *watching)
+static bool run_stalled(struct sim *sim, struct stall_watch *w,
+			struct run_clock *clock, bool *watching,
+			bool short_only)
 {
-	uint32_t c = me->watch_core - 1, taken, ran;
+	uint32_t c = w->core - 1, taken, ran;
+	uint64_t credit;
 
 	*watching = false;
-	if (!me->watch_core || !core_stalled(sim, c, &taken) ||
-	    taken != me->watch_taken) {
-		me->watch_core = 0;
-		*watching = find_stalled(sim, me);
+	if (!w->core || !core_stalled(sim, c, &taken) || taken != w->taken) {
+		w->core = 0;
+		*watching = find_stalled(sim, w);
 		return false;
 	}
-	if (pto_now_ns() - me->watch_since < STALLED_NS) {
+	if (pto_now_ns() - w->since < STALLED_NS) {
 		*watching = true;
 		return false;
 	}
-	me->watch_core = 0;
+	w->core = 0;
 	if (!core_try_enter(&sim->cores[c]))
 		return false;	/* its thread is back */
-	ran = run_queued(sim, pto_regs(sim->be, c), c, clock);
+	ran = short_only ? run_short_batches(sim, pto_regs(sim->be, c), c,
+					     clock, &credit) :
+			   run_queued(sim, pto_regs(sim->be, c), c, clock);
 	core_leave(&sim->cores[c]);
 	return ran;
+}
+
+/*
+ * The orchestrator waits for tasks with nothing else to do: like an idle
+ * core thread, it runs the short tasks of a core whose thread has taken
+ * none of them for STALLED_NS (it lost its CPU while awake, where
+ * sim_kick() leaves its tasks to it).  True when tasks ran.
+ */
+static bool sim_help(struct pto_backend *be)
+{
+	struct sim *sim = be->priv;
+	struct run_clock clock = { 0 };
+	bool watching;
+
+	return run_stalled(sim, &sim->host_watch, &clock, &watching, true);
 }
 
 /*
@@ -1115,7 +1146,8 @@ static void core_loop(struct sim *sim, struct sim_core *sc)
 				break;
 			if (++idle < CORE_SPINS || watching) {
 				if (idle % STALLED_LOOK == 0 &&
-				    run_stalled(sim, sc, &clock, &watching)) {
+				    run_stalled(sim, &sc->watch, &clock,
+						&watching, false)) {
 					tell_scheduler(sim);
 					idle = 0;
 					continue;
@@ -1238,7 +1270,8 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 		}
 		if (++idle < worker_spins(sim, sc) || watching) {
 			if (idle % STALLED_LOOK == 0 &&
-			    run_stalled(sim, sc, &clock, &watching)) {
+			    run_stalled(sim, &sc->watch, &clock,
+					&watching, false)) {
 				h->schedule(sim->hook_ctx, sc->index);
 				clock.gap = true;
 				idle = 0;
@@ -1534,4 +1567,5 @@ const struct pto_backend_ops pto_sim_backend_ops = {
 	.notify = sim_notify,
 	.set_sched = sim_set_sched,
 	.ready = sim_ready,
+	.help = sim_help,
 };

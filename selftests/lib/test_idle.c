@@ -750,12 +750,23 @@ static void test_parked_cores(void)
 {
 	static const char *const both[] = { "pto-core0", "pto-core1" };
 	const char *policy = "scheduling on the core threads";
-	struct pto_runtime *rt = two_cores(PTO_SCHED_WORKERS);
+	struct pto_runtime *rt;
 	struct tl_capture cap;
 	pthread_t watchdog;
 	bool still_parked;
 	int ret;
 
+#ifdef __SANITIZE_THREAD__
+	/*
+	 * TSan runs a signal handler once the thread is back from its futex
+	 * sleep, so it parks awake, and its instrumentation takes the
+	 * kernel past what counts as short: neither is what is tested.
+	 */
+	for (int i = 0; i < 4; i++)
+		skip("parked cores: not under ThreadSanitizer");
+	return;
+#endif
+	rt = two_cores(PTO_SCHED_WORKERS);
 	step_rt = rt;
 	step_orch = pthread_self();
 	step_word = pto_malloc(rt, 64);
