@@ -13,6 +13,7 @@ static const char *const names[NUM_SHAPES] = {
 	[SHAPE_BGEMM_SCRATCH] = "bgemm-scratch",
 	[SHAPE_STENCIL] = "stencil",
 	[SHAPE_PAGED_ATTN] = "paged-attn",
+	[SHAPE_WAIT] = "wait",
 };
 
 const char *shape_name(enum bench_shape s)
@@ -47,6 +48,7 @@ void shape_geom(enum bench_shape s, uint64_t target, struct bench_geom *g)
 	g->tile = 1024;
 	switch (s) {
 	case SHAPE_CHAIN:
+	case SHAPE_WAIT:
 		g->chain = target ? target : 1;
 		g->tasks = g->chain;
 		break;

@@ -16,6 +16,7 @@ enum bench_shape {
 	SHAPE_BGEMM_SCRATCH,	/* gemm rewrites a scratch tile (WAR) */
 	SHAPE_STENCIL,		/* 1-D, three inputs, two arrays */
 	SHAPE_PAGED_ATTN,	/* paged attention: hub, QK, SF, PV, UP */
+	SHAPE_WAIT,		/* one task on one INOUT region, waited for */
 	NUM_SHAPES
 };
 
@@ -38,7 +39,7 @@ struct bench_geom {
 	enum bench_shape shape;
 	uint64_t tasks;		/* exact task count of this geometry */
 	uint32_t tile;		/* bytes of every declared region */
-	uint64_t chain;		/* chain: tasks */
+	uint64_t chain;		/* chain, wait: tasks */
 	uint32_t batch;		/* bgemm*: batches of MT x NT x KT x 2 */
 	uint32_t width;		/* stencil: cells */
 	uint32_t steps;		/* stencil: steps */

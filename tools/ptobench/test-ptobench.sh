@@ -187,7 +187,7 @@ import json, sys
 
 path, mode, impls = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 shapes = ["chain", "bgemm", "bgemm-weight", "bgemm-scratch", "stencil",
-          "paged-attn"]
+          "paged-attn", "wait"]
 doc = json.load(open(path))
 if mode == "parse":
     sys.exit(0)
@@ -319,7 +319,7 @@ ok $? "JSON is well-formed"
 check_json "$tmp/bench.json" cells "$impls"
 ok $? "every cell has a positive figure and equal task counts"
 
-grep -q '^paged-attn' "$tmp/bench.txt"
+grep -q '^paged-attn' "$tmp/bench.txt" && grep -q '^wait' "$tmp/bench.txt"
 ok $? "the table lists every shape"
 
 # --json -: standard output holds the JSON alone, the table goes to stderr

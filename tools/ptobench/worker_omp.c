@@ -51,6 +51,16 @@ static void chain(const struct bench_geom *g, char *x)
 	}
 }
 
+/* A task, then taskwait for it (pto: pto_wait()). */
+static void wait_each(const struct bench_geom *g, char *x)
+{
+	for (uint64_t i = 0; i < g->chain; i++) {
+#pragma omp task depend(inout: x[0]) firstprivate(x)
+		nop1(x);
+#pragma omp taskwait
+	}
+}
+
 /*
  * The three BGEMM shapes.  mem holds A, B, C, P (P is the fresh gemm
  * output, or the pre-allocated scratch tile) and W; per batch slot
@@ -186,6 +196,7 @@ static size_t tiles_needed(const struct bench_geom *g)
 {
 	switch (g->shape) {
 	case SHAPE_CHAIN:
+	case SHAPE_WAIT:
 		return 1;
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
@@ -205,6 +216,9 @@ static void submit(const struct bench_geom *g, char *mem)
 	switch (g->shape) {
 	case SHAPE_CHAIN:
 		chain(g, mem);
+		break;
+	case SHAPE_WAIT:
+		wait_each(g, mem);
 		break;
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:

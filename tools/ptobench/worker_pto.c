@@ -79,6 +79,24 @@ static int chain(const struct bench_geom *g, const struct tensors *t)
 	return 0;
 }
 
+/*
+ * A task, then pto_wait() for it, as a loop that reads each result
+ * before it goes on: the latency of a hand-off and back.
+ */
+static int wait_each(const struct bench_geom *g, const struct tensors *t)
+{
+	for (uint64_t i = 0; i < g->chain; i++) {
+		int err;
+
+		SUBMIT(K_VECTOR, PTO_WORKER_VECTOR,
+		       PTO_INOUT(t->chain, 0, g->tile));
+		err = pto_wait(rt);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* One output tile of one batch slot: K steps of gemm then add. */
 static int bgemm_tile(const struct bench_geom *g, const struct tensors *t,
 		      uint32_t slot, int m, int n)
@@ -250,6 +268,8 @@ static int orchestrate(struct pto_runtime *r, void *arg)
 	switch (ra->g->shape) {
 	case SHAPE_CHAIN:
 		return chain(ra->g, &ra->t);
+	case SHAPE_WAIT:
+		return wait_each(ra->g, &ra->t);
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
 	case SHAPE_BGEMM_SCRATCH:
@@ -278,6 +298,7 @@ static int tensor_specs(struct tensors *t, const struct bench_geom *g,
 #define T(p, ntiles) (sp[n++] = (struct tensor_spec){ &(p), (ntiles) })
 	switch (g->shape) {
 	case SHAPE_CHAIN:
+	case SHAPE_WAIT:
 		T(t->chain, 1);
 		break;
 	case SHAPE_BGEMM:
@@ -342,7 +363,8 @@ static int pto_init(uint32_t cores, enum bench_shape shape,
 		    char *info, size_t len)
 {
 	struct pto_config cfg;
-	bool mixed = shape != SHAPE_CHAIN && shape != SHAPE_STENCIL;
+	bool mixed = shape != SHAPE_CHAIN && shape != SHAPE_STENCIL &&
+		     shape != SHAPE_WAIT;
 	int err;
 
 	pto_config_init(&cfg);

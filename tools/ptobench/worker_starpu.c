@@ -81,6 +81,17 @@ static int chain(const struct bench_geom *g)
 	return 0;
 }
 
+/* A task, then a wait for it (pto: pto_wait()). */
+static int wait_each(const struct bench_geom *g)
+{
+	for (uint64_t i = 0; i < g->chain; i++) {
+		SUBMIT(RW(tiles[0]));
+		if (starpu_task_wait_for_all())
+			return -EIO;
+	}
+	return 0;
+}
+
 /* Per batch slot: A (MT*KT), B (KT*NT), C (MT*NT), S (MT*NT); then W. */
 #define BG_SLOT_TILES (BGEMM_MT * BGEMM_KT + BGEMM_KT * BGEMM_NT + \
 		       2 * BGEMM_MT * BGEMM_NT)
@@ -207,6 +218,7 @@ static size_t tiles_needed(const struct bench_geom *g)
 {
 	switch (g->shape) {
 	case SHAPE_CHAIN:
+	case SHAPE_WAIT:
 		return 1;
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
@@ -226,6 +238,8 @@ static int submit_all(const struct bench_geom *g)
 	switch (g->shape) {
 	case SHAPE_CHAIN:
 		return chain(g);
+	case SHAPE_WAIT:
+		return wait_each(g);
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
 	case SHAPE_BGEMM_SCRATCH:
