@@ -469,9 +469,34 @@ static int load_orchestration(struct ptorun *pr)
 	return 0;
 }
 
+/*
+ * What libpto means by the codes whose strerror() misleads ("Argument
+ * list too long" for a task larger than its ring); NULL: strerror() says.
+ */
+static const char *pto_meaning(int err)
+{
+	switch (err) {
+	case -E2BIG:
+		return "a task or buffer larger than its ring can hold";
+	case -EDEADLK:
+		return "a ring stayed full with nothing able to free it";
+	case -ECANCELED:
+		return "the run was cancelled, or failed earlier";
+	default:
+		return NULL;
+	}
+}
+
 static void report(const char *what, int err)
 {
-	fprintf(stderr, "ptorun: %s: %s (%d)\n", what, strerror(-err), err);
+	const char *meaning = pto_meaning(err);
+
+	if (meaning)
+		fprintf(stderr, "ptorun: %s: %s (%s, %d)\n", what, meaning,
+			strerrorname_np(-err), err);
+	else
+		fprintf(stderr, "ptorun: %s: %s (%d)\n", what, strerror(-err),
+			err);
 }
 
 static double now_ms(void)

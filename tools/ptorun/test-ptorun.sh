@@ -335,6 +335,18 @@ else
 	skip "$SO not built"
 fi
 
+# libpto's codes whose strerror() misleads are said as libpto means them
+if [ -f "$SO" ]; then
+	timeout 60 "$PTORUN" -q -H 4K "$SO" </dev/null >/dev/null 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 1 ] &&
+		grep -q 'failed: a task or buffer larger than its ring can hold (E2BIG, -7)' "$tmp/err" &&
+		! grep -q 'Argument list too long' "$tmp/err"
+	ok $? "-E2BIG is reported as a task too large for its ring, not 'Argument list too long' (exit $rc)"
+else
+	skip "$SO not built"
+fi
+
 "$PTORUN" --help >"$tmp/help" 2>"$tmp/err" && [ ! -s "$tmp/err" ] &&
 	grep -q -- '--task-window' "$tmp/help"
 ok $? "ptorun --help into a file exits 0, quietly"
