@@ -248,22 +248,25 @@ static inline uint64_t out_lead(const struct pto_runtime *rt, uint64_t size)
 }
 
 /*
- * A task's heap block does not fit its ring's heap: say what is in it.
- * fn: the call the program made.
+ * A task's heap block does not fit its ring's heap: say what is in it,
+ * each part as asked (views and args: its bytes of view descriptors and
+ * of argument words), then the total with the block's rounding.  fn: the
+ * call the program made.
  */
 static int block_too_big(const char *fn, const struct plan *plan,
-			 uint64_t heap_size, bool checked)
+			 uint64_t heap_size, bool checked, uint64_t views,
+			 uint64_t args)
 {
 	flockfile(stderr);	/* one line, in parts */
 	pto_log("%s: %s (%llu bytes)", fn, plan->views_bytes &&
 		!strcmp(fn, "pto_alloc") ? "the buffer" : "its OUTPUTs",
 		(unsigned long long)plan->out_asked);
-	if (plan->views_bytes)
-		fprintf(stderr, " and view descriptors (%llu)",
-			(unsigned long long)plan->views_bytes);
-	if (plan->args_bytes)
-		fprintf(stderr, " and argument array (%llu)",
-			(unsigned long long)plan->args_bytes);
+	if (views)
+		fprintf(stderr, " and view descriptors (%llu bytes)",
+			(unsigned long long)views);
+	if (args)
+		fprintf(stderr, " and argument array (%llu bytes)",
+			(unsigned long long)args);
 	fprintf(stderr, " take %llu bytes of heap in all%s, more than ring "
 		"%u's heap ring (%llu bytes)\n",
 		(unsigned long long)plan->out_bytes, checked ?
@@ -356,7 +359,10 @@ static int check_params(struct pto_runtime *rt, const char *fn,
 			   out_span(rt, n * sizeof(uint64_t)) : 0;
 	plan->out_bytes += plan->views_bytes + plan->args_bytes;
 	if (plan->out_bytes > heap_size)
-		return block_too_big(fn, plan, heap_size, rt->be.check);
+		return block_too_big(fn, plan, heap_size, rt->be.check,
+				     nviews * sizeof(struct pto_view_desc),
+				     plan->args_bytes ? n * sizeof(uint64_t) :
+				     0);
 	if (plan->tm_entries > rt->ring[plan->ring].tm_pool_size)
 		return pool_too_small(fn, "accesses to record", plan->tm_entries,
 				      "TensorMap pool", plan->ring,

@@ -862,6 +862,54 @@ static void test_pool_smaller_than_task(void)
 	}
 }
 
+/*
+ * A task whose OUTPUT and argument array (30 words: past the descriptor's
+ * 24) together exceed the heap: the message gives each part as asked,
+ * 240 bytes of arguments, then the total with the block's rounding
+ * (the argument array's 256).
+ */
+static int64_t args_rc;
+
+static int orch_args_too_big(struct pto_runtime *rt, void *arg)
+{
+	struct pto_param p[30];
+	void *out;
+	int i;
+
+	p[0] = (struct pto_param)PTO_OUT(&out, (1 << 16) - 128);
+	for (i = 1; i < 30; i++)
+		p[i] = (struct pto_param)PTO_SCALAR(i);
+	args_rc = pto_submit_task(rt, K_ONE, PTO_WORKER_VECTOR, p, 30);
+	return 0;
+}
+
+static void test_args_too_big(void)
+{
+	static const char *const words[] = {
+		"pto_submit_task:", "its OUTPUTs (65408 bytes)",
+		"argument array (240 bytes)", "take 65664 bytes of heap in all",
+		NULL };
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	char *text;
+
+	tl_config(&cfg, 16, 1 << 16);
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_ONE, PTO_WORKER_VECTOR, k_one, "one"))
+		bail_out("cannot register the kernel");
+	tl_capture_begin(&cap);
+	pto_run(rt, orch_args_too_big, NULL);
+	text = tl_capture_end(&cap);
+	if (!ok(args_rc == -E2BIG && line_has(text, words),
+		"an OUTPUT and 30 arguments past the heap: -E2BIG (%lld), the "
+		"arguments as asked (240 bytes), the total as taken",
+		(long long)args_rc))
+		diag("  stderr: %s", text);
+	free(text);
+	pto_runtime_destroy(rt);
+}
+
 /* ---- unbalanced scopes --------------------------------------------------- */
 
 static int scope_rc[2];
@@ -1708,6 +1756,7 @@ int main(void)
 	test_bad_submits();
 	test_alloc_too_big();
 	test_pool_smaller_than_task();
+	test_args_too_big();
 	test_scopes();
 	for (size_t i = 0; i < sizeof(dl_cases) / sizeof(dl_cases[0]); i++)
 		deadlock_case(&dl_cases[i]);
