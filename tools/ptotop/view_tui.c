@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -905,11 +906,14 @@ static bool handle_key(struct ui *ui, int ch)
 
 /*
  * newterm() rather than initscr(), which exits the program with its own
- * message when it does not know the terminal.  False: it does not.
+ * message when it does not know the terminal.  False: it does not.  With
+ * no TERM at all curses is not asked (its failed set-up leaks a block).
  */
 static bool ui_init(void)
 {
-	if (!newterm(NULL, stdout, stdin))
+	const char *term = getenv("TERM");
+
+	if (!term || !*term || !newterm(NULL, stdout, stdin))
 		return false;
 	cbreak();
 	noecho();
