@@ -502,6 +502,7 @@ int pto_flow_wait_tasks(struct pto_runtime *rt)
 	uint64_t t0 = pto_now_ns();
 	struct orch_wait ow;
 	enum orch_wait_state st = WAIT_GOES_ON;
+	bool lend = false;
 	int i;
 
 	orch_flush_published(rt);
@@ -509,13 +510,22 @@ int pto_flow_wait_tasks(struct pto_runtime *rt)
 	orch_wake_scheduler(rt);
 	while (!tasks_done(rt, NULL) && st != WAIT_MET) {
 		for (i = 0; i < ORCH_SPINS && !tasks_done(rt, NULL); i++)
-			if (i % PTO_LEND_EVERY == 0 &&
+			if (lend && i % PTO_LEND_EVERY == 0 &&
 			    pto_sched_lend_hand(rt, false))
 				i = 0;	/* and look again */
 			else
 				cpu_relax();
 		if (i < ORCH_SPINS || run_failed(rt))
 			break;
+		/*
+		 * A hand only after a first spin: a core thread awake takes
+		 * the task at once, and a lender polling the lines it works
+		 * on slowed each round trip by a third (wait shape, quiet).
+		 */
+		if (!lend) {
+			lend = true;
+			continue;
+		}
 		st = orch_sleep(rt, &ow, PTO_ORCH_WAITS_TASKS, tasks_done, NULL);
 		if (st != WAIT_STUCK)
 			continue;
