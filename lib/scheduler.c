@@ -1606,10 +1606,6 @@ void pto_sched_publish_pending(struct pto_runtime *rt)
 }
 
 /*
- * PROTOTYPE: the orchestrator lends a hand while it waits.
- */
-
-/*
  * Shards: per worker type, up to SHARDS_MAX ready queues, each able to
  * hold every task of every window (a task is in one queue at a time).
  */
