@@ -1305,7 +1305,9 @@ static void test_op_checks(void)
 						PTO_WORKER_VECTOR, reg[i].op))
 			bail_out("register built-in %u", reg[i].op);
 	obuf = pto_malloc(rt, 4096);
-	if (!obuf)
+	/* check_recovers() runs in gbuf: this runtime's, not a gone one's */
+	gbuf = pto_malloc(rt, 64);
+	if (!obuf || !gbuf)
 		bail_out("pto_malloc");
 	memset(obuf, 0, 4096);
 	{
