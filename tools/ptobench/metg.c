@@ -894,10 +894,13 @@ static int add_width(unsigned int w)
 /* Widths in the order given, "cores" as --cores, no duplicates. */
 static int resolve_widths(const char *list)
 {
-	char *dup = strdup(list), *save = NULL, *tok;
+	char *dup, *save = NULL, *tok;
 	unsigned int w;
 	int err = 0;
 
+	if (list_has_empty("--widths", list))
+		return -1;
+	dup = strdup(list);
 	if (!dup)
 		return -1;
 	mo.nwidths = 0;

@@ -810,12 +810,27 @@ static void list_names(const char *const *names, int n)
 	fprintf(stderr, "\n");
 }
 
+int list_has_empty(const char *opt, const char *arg)
+{
+	size_t len = strlen(arg);
+
+	if (arg[0] != ',' && !(len && arg[len - 1] == ',') &&
+	    !strstr(arg, ",,"))
+		return 0;
+	fprintf(stderr, "ptobench: %s: an empty item in the list '%s'\n", opt,
+		arg);
+	return -1;
+}
+
 int parse_names(const char *opt, const char *arg, bool *set,
 		const char *const *names, int n)
 {
-	char *dup = strdup(arg), *save = NULL, *tok;
+	char *dup, *save = NULL, *tok;
 	int err = 0, found = 0;
 
+	if (list_has_empty(opt, arg))
+		return -1;
+	dup = strdup(arg);
 	if (!dup)
 		return -1;
 	memset(set, 0, n * sizeof(*set));

@@ -44,8 +44,14 @@ bool worker_path(const char *name, char *buf, size_t len);
 /* Locate the workers: PTOBENCH_WORKER_DIR, else ptobench's directory. */
 int find_worker_dir(void);
 /*
+ * -1, saying so, when a comma-separated list has an empty item (',a',
+ * 'a,', 'a,,b'), which strtok_r() would skip.
+ */
+int list_has_empty(const char *opt, const char *arg);
+/*
  * A comma-separated list of names[n], the value of option opt, into set[]:
- * -1 with a message naming opt when a name is unknown or none is given.
+ * -1 with a message naming opt when a name is unknown, an item is empty
+ * or none is given.
  */
 int parse_names(const char *opt, const char *arg, bool *set,
 		const char *const *names, int n);

@@ -124,6 +124,10 @@ done <<'BAD'
 --flat=abc|--flat: 'abc' is not a number
 --flat 5|write --flat=5
 --shapes chain,nope|--shapes: unknown name 'nope'
+--shapes chain,|--shapes: an empty item in the list 'chain,'
+--impls ,pto|--impls: an empty item in the list ',pto'
+--metg --patterns fft,,tree|--patterns: an empty item in the list 'fft,,tree'
+--metg --widths 2,|--widths: an empty item in the list '2,'
 --metg --steps 0|--steps: '0' is not a number between 1 and
 --metg --radix 10|--radix: '10' is not a number between 1 and 9
 --metg --min-grain abc|--min-grain: 'abc' is not a number
