@@ -435,6 +435,30 @@ static bool ring_met(struct pto_runtime *rt, const void *n)
 	return need_met(rt, n);
 }
 
+/*
+ * Spin up to ORCH_SPINS looks for met(); with lend, lending a hand every
+ * PTO_LEND_EVERY looks, and starting over when that found work (the wait
+ * is then making progress of its own).  True: met.
+ */
+static inline bool orch_spin(struct pto_runtime *rt,
+			     bool (*met)(struct pto_runtime *rt,
+					 const void *arg),
+			     const void *arg, bool lend)
+{
+	int i;
+
+	for (i = 0; i < ORCH_SPINS; i++) {
+		if (met(rt, arg))
+			return true;
+		if (lend && i % PTO_LEND_EVERY == 0 &&
+		    pto_sched_lend_hand(rt, false))
+			i = 0;	/* and look again */
+		else
+			cpu_relax();
+	}
+	return false;
+}
+
 int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 {
 	struct pto_window_header *w = rt->win;
@@ -444,7 +468,6 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 	struct oldest old;
 	bool kicked = false;
 	uint64_t t0;
-	int i;
 
 	if (need_met(rt, n))
 		return 0;
@@ -455,9 +478,7 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 	/* once: the scheduler then has all it needs until something retires */
 	orch_wake_scheduler(rt);
 	for (;;) {
-		for (i = 0; i < ORCH_SPINS && !need_met(rt, n); i++)
-			cpu_relax();
-		if (i < ORCH_SPINS)
+		if (orch_spin(rt, ring_met, n, false))
 			break;
 		if (READ_ONCE(w->sched_flags.error) || pto_run_cancelled(rt))
 			return wait_end(rt, n, t0, -ECANCELED);
@@ -503,19 +524,12 @@ int pto_flow_wait_tasks(struct pto_runtime *rt)
 	struct orch_wait ow;
 	enum orch_wait_state st = WAIT_GOES_ON;
 	bool lend = false;
-	int i;
 
 	orch_flush_published(rt);
 	orch_wait_begin(rt, &ow, t0);
 	orch_wake_scheduler(rt);
 	while (!tasks_done(rt, NULL) && st != WAIT_MET) {
-		for (i = 0; i < ORCH_SPINS && !tasks_done(rt, NULL); i++)
-			if (lend && i % PTO_LEND_EVERY == 0 &&
-			    pto_sched_lend_hand(rt, false))
-				i = 0;	/* and look again */
-			else
-				cpu_relax();
-		if (i < ORCH_SPINS || run_failed(rt))
+		if (orch_spin(rt, tasks_done, NULL, lend) || run_failed(rt))
 			break;
 		/*
 		 * A hand only after a first spin: a core thread awake takes

@@ -1053,9 +1053,12 @@ static void sched_run(struct pto_runtime *rt)
  * true when it moved.  For the hand-offs at the two ends of a run, where
  * a program making many short runs would otherwise pay two wake-ups per
  * run; the bound keeps the CPU the spinning takes to tens of microseconds
- * per run.
+ * per run.  With a lender (the orchestrator at a run's end), it lends a
+ * hand every PTO_LEND_EVERY pauses, and the ns start over whenever that
+ * found work.
  */
-static bool spin_while(const uint32_t *word, uint32_t val, uint64_t ns)
+static bool spin_while(const uint32_t *word, uint32_t val, uint64_t ns,
+		       struct pto_runtime *lender)
 {
 	uint64_t until = pto_now_ns() + ns;
 	unsigned int spins;
@@ -1063,6 +1066,9 @@ static bool spin_while(const uint32_t *word, uint32_t val, uint64_t ns)
 	for (spins = 1; (spins & 63) || pto_now_ns() < until; spins++) {
 		if (load_acquire(word) != val)
 			return true;
+		if (lender && spins % PTO_LEND_EVERY == 0 &&
+		    pto_sched_lend_hand(lender, false))
+			until = pto_now_ns() + ns;
 		idle_poll(spins);
 	}
 	return false;
@@ -1077,7 +1083,7 @@ static bool wait_for_run(struct pto_runtime *rt, uint32_t *seen)
 {
 	struct pto_sched *s = &rt->sched;
 
-	if (!spin_while(&s->run_seq, *seen, RUN_SPIN_NS)) {
+	if (!spin_while(&s->run_seq, *seen, RUN_SPIN_NS, NULL)) {
 		WRITE_ONCE(s->parked, 1);
 		/* parked before the run_seq load; pairs with sched_thread_start() */
 		smp_mb();
@@ -1518,19 +1524,8 @@ bool pto_sched_lend_hand(struct pto_runtime *rt, bool force)
  */
 static bool lend_until_done(struct pto_runtime *rt)
 {
-	uint64_t until = pto_now_ns() + RUN_SPIN_NS;
-	unsigned int spins;
-
 	pto_sched_lend_hand(rt, true);
-	for (spins = 1; !load_acquire(&rt->sched.done); spins++) {
-		if (spins % PTO_LEND_EVERY == 0 &&
-		    pto_sched_lend_hand(rt, false))
-			until = pto_now_ns() + RUN_SPIN_NS;
-		else if (spins % 64 == 0 && pto_now_ns() >= until)
-			return false;
-		idle_poll(spins);
-	}
-	return true;
+	return spin_while(&rt->sched.done, 0, RUN_SPIN_NS, rt);
 }
 
 /* ---- run boundaries ------------------------------------------------------ */
@@ -1568,7 +1563,7 @@ void pto_sched_wait_done(struct pto_runtime *rt)
 	deadline = t0 + timeout_ns;
 	/* a short run is done within microseconds: no sleep and wake-up */
 	if (rt->sched.mode == PTO_SCHED_THREAD)
-		spin_while(&rt->sched.done, 0, RUN_SPIN_NS);
+		spin_while(&rt->sched.done, 0, RUN_SPIN_NS, NULL);
 	while (!load_acquire(&rt->sched.done)) {
 		if (rt->sched.mode != PTO_SCHED_THREAD && lend_until_done(rt))
 			break;
