@@ -534,11 +534,12 @@ int pto_config_validate(const struct pto_config *cfg)
 			   "or _SHARDS");
 	if (cfg->check > 1)
 		return bad_from(PTO_ENV_CHECK, "check must be 0 or 1");
-	if (cfg->cpus) {
+	if (cfg->cpus && strcmp(cfg->cpus, "any")) {
 		ret = pto_parse_cpus(cfg->cpus, cpus, 256);
 		if (ret < 0)
 			return bad_from(PTO_ENV_CPUS, "cpus must be a list "
-					"like 0-3,8 (at most 256 CPUs)");
+					"like 0-3,8 (at most 256 CPUs) or "
+					"\"any\"");
 		ret = check_cpus_allowed(cpus, (uint32_t)ret);
 		if (ret)
 			return ret;

@@ -185,7 +185,7 @@ static int open_backend(struct pto_runtime *rt)
 	struct pto_setup s;
 	int ret;
 
-	if (rt->cfg.cpus)
+	if (rt->cfg.cpus && strcmp(rt->cfg.cpus, "any"))
 		rt->be.ncpus = (uint32_t)pto_parse_cpus(rt->cfg.cpus,
 							rt->be.cpus, 256);
 	rt->be.ops = backend_for(rt->cfg.device);

@@ -380,8 +380,10 @@ struct pto_ring_config {
  *	its own), PTO_SCHED_WORKERS (the simulator's core threads, when
  *	they finish a task or run out of work) or PTO_SCHED_SHARDS (the
  *	core threads concurrently, with sharded ready queues)
- * @cpus: host CPUs to pin libpto's threads to, round robin, e.g. "0-3,8"
- *	(NULL: not pinned)
+ * @cpus: host CPUs to pin libpto's threads to, round robin, e.g. "0-3,8";
+ *	"any": not pinned; NULL: the simulator's core threads are pinned
+ *	softly (a CPU each, let go while another thread keeps it busy)
+ *	where they fill the CPUs the process may use
  * @check: checked mode, 1 or 0 (PTO_CHECK): on the simulator, a C kernel
  *	writing past the end of an OUTPUT buffer fails its task with -EFAULT
  *	and a message instead of corrupting memory; slower (see libpto(3))

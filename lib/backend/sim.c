@@ -30,6 +30,7 @@
 #include "check.h"
 #include "coreload.h"
 #include "kernel.h"
+#include "place.h"
 #include "pto_layout.h"
 #include "pto_ops.h"
 #include "rings.h"
@@ -138,6 +139,7 @@ struct sim_core {
 	 */
 	uint64_t inline_ns;
 	struct stall_watch watch;	/* idle: the others (run_stalled()) */
+	struct pto_place place;		/* its CPU (place.h) */
 };
 
 struct sim {
@@ -161,6 +163,7 @@ struct sim {
 	PTO_OWN_LINES uint32_t looking[PTO_NUM_WORKER_TYPES];
 	/* the orchestrator's, while it waits for tasks (sim_help()) */
 	struct stall_watch host_watch;
+	struct pto_place_set place;	/* CPUs core threads are placed on */
 };
 
 static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
@@ -185,6 +188,9 @@ static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 	be->num_cores = n;
 	sim->host_cpus = be->ncpus ? be->ncpus :
 			 (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	/* PTO_CPUS pins for good; "any" leaves placement to the kernel */
+	if (!be->ncpus && !(cfg->cpus && !strcmp(cfg->cpus, "any")))
+		pto_place_plan(&sim->place, n);
 	return 0;
 }
 
@@ -1175,6 +1181,7 @@ static void core_loop(struct sim *sim, struct sim_core *sc)
 		core_enter(sc);
 		execute(sim, r, sc->index, id, &clock);
 		core_leave(sc);
+		pto_place_tick(&sc->place, &sim->place, clock.ns);
 	}
 }
 
@@ -1255,6 +1262,7 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 
 	for (;;) {
 		if (run_own(sim, sc, r, &clock)) {
+			pto_place_tick(&sc->place, &sim->place, clock.ns);
 			h->schedule(sim->hook_ctx, sc->index);
 			clock.gap = true;
 			idle = 0;
@@ -1490,6 +1498,7 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 			core_enter(sc);
 			shard_run(sim, h, sc->index, id, &clock);
 			core_leave(sc);
+			pto_place_tick(&sc->place, &sim->place, clock.ns);
 			h->schedule(sim->hook_ctx, sc->index);
 			clock.gap = true;
 			idle = 0;
@@ -1536,6 +1545,7 @@ static void *core_main(void *arg)
 
 	snprintf(name, sizeof(name), "pto-core%u", sc->index);
 	pto_backend_thread_start(sim->be, sc->index, name);
+	pto_place_start(&sc->place, &sim->place, sc->index);
 	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);
 	while (!load_acquire(&sim->stop)) {
 		const struct pto_backend_sched *h;
@@ -1553,6 +1563,7 @@ static void *core_main(void *arg)
 		if (!load_acquire(&sim->hooks))
 			core_loop(sim, sc);
 	}
+	pto_place_stop(&sc->place);
 	return NULL;
 }
 

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Soft pinning of the simulator's core threads: see place.h for why.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "place.h"
+#include "sync.h"
+
+/* How long a window of a pinned thread's run delay is, at least. */
+#define PLACE_WINDOW_NS 2000000ull
+/* A window with less run delay than this is no contention. */
+#define PLACE_DELAY_MIN_NS 500000ull
+/* The first hold unpinned, and the longest it doubles to. */
+#define PLACE_HOLD_NS 1000000000ull
+#define PLACE_HOLD_MAX_NS 16000000000ull
+
+void pto_place_plan(struct pto_place_set *set, uint32_t threads)
+{
+	uint32_t c;
+
+	set->n = 0;
+	if (sched_getaffinity(0, sizeof(set->allowed), &set->allowed))
+		return;
+	if (CPU_COUNT(&set->allowed) < 2 ||
+	    (uint32_t)CPU_COUNT(&set->allowed) >= threads + 2)
+		return;
+	for (c = 0; c < CPU_SETSIZE && set->n < 256; c++)
+		if (CPU_ISSET(c, &set->allowed))
+			set->cpu[set->n++] = c;
+}
+
+/* The thread's time on a CPU and waiting for one, in ns; false: unread. */
+static bool read_schedstat(int fd, uint64_t *run, uint64_t *delay)
+{
+	char buf[96], *end;
+	ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (len <= 0)
+		return false;
+	buf[len] = 0;
+	*run = strtoull(buf, &end, 10);
+	if (*end != ' ')
+		return false;
+	*delay = strtoull(end + 1, &end, 10);
+	return *end == ' ';
+}
+
+static bool pin(struct pto_place *p, const struct pto_place_set *set,
+		bool on)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(p->cpu, &one);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
+				   on ? &one : &set->allowed))
+		return false;
+	p->pinned = on;
+	return true;
+}
+
+/* A window starts now: where the counters stand. */
+static void window_start(struct pto_place *p, uint64_t now)
+{
+	if (!read_schedstat(p->fd, &p->run, &p->delay)) {
+		pto_place_stop(p);
+		return;
+	}
+	p->next = now + PLACE_WINDOW_NS;
+}
+
+void pto_place_start(struct pto_place *p, const struct pto_place_set *set,
+		     uint32_t index)
+{
+	p->fd = -1;
+	p->next = UINT64_MAX;
+	p->pinned = false;
+	p->hold_ns = PLACE_HOLD_NS;
+	p->unpins = 0;
+	if (!set->n)
+		return;
+	p->cpu = set->cpu[index % set->n];
+	/* unwatched, a pinned thread could not leave a busy CPU: not pinned */
+	p->fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (p->fd < 0)
+		return;
+	if (!pin(p, set, true)) {
+		pto_place_stop(p);
+		return;
+	}
+	window_start(p, pto_now_ns());
+}
+
+void pto_place_stop(struct pto_place *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	p->next = UINT64_MAX;
+}
+
+void pto_place_look(struct pto_place *p, const struct pto_place_set *set,
+		    uint64_t now)
+{
+	uint64_t run, delay;
+
+	if (p->fd < 0)
+		return;
+	if (!p->pinned) {	/* the hold is over: try the CPU again */
+		if (pin(p, set, true))
+			window_start(p, now);
+		else
+			p->next = now + p->hold_ns;
+		return;
+	}
+	if (!read_schedstat(p->fd, &run, &delay)) {
+		pin(p, set, false);
+		pto_place_stop(p);
+		return;
+	}
+	run -= p->run;
+	delay -= p->delay;
+	if (delay < PLACE_DELAY_MIN_NS || delay * 4 <= run + delay) {
+		p->hold_ns = PLACE_HOLD_NS;	/* the CPU is its own */
+		p->run += run;
+		p->delay += delay;
+		p->next = now + PLACE_WINDOW_NS;
+		return;
+	}
+	/* contended: anywhere, for a while */
+	if (pin(p, set, false))
+		p->unpins++;
+	p->next = now + p->hold_ns;
+	if (p->hold_ns < PLACE_HOLD_MAX_NS)
+		p->hold_ns *= 2;
+}

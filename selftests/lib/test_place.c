@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Where the simulator's core threads run (lib/backend/place.h).  The test
+ * keeps itself to two CPUs, so that on any machine the core threads fill
+ * them and the soft pinning applies: each core thread is pinned to a CPU
+ * of its own, round robin; one that waits for its CPU (a thread of ours
+ * spins on it) lets it go, and takes it again once nothing competes.
+ * PTO_CPUS=any leaves the threads alone, and a list pins for good.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+#define K_BUSY 1
+/* How long a case may take to see what it waits for. */
+#define PATIENCE_NS 30000000000ull
+
+static int cpu_a, cpu_b;	/* the two CPUs the test keeps to */
+static cpu_set_t both;
+
+/* a[0]: buf (INOUT, unused), a[1]: microseconds to compute for. */
+static void k_busy(const uint64_t *a, uint32_t n)
+{
+	uint64_t until = tl_now_ns() + a[1] * 1000;
+
+	while (tl_now_ns() < until)
+		;
+}
+
+/* The thread id of libpto's thread named name, or 0: none. */
+static pid_t thread_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t tid = 0;
+
+	while (d && !tid && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = 0;
+			if (!strcmp(comm, name))
+				tid = atoi(e->d_name);
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return tid;
+}
+
+/* The one CPU core c's thread is pinned to, -1: more than one, -2: none. */
+static int pinned_to(uint32_t c)
+{
+	char name[16];
+	cpu_set_t set;
+	pid_t tid;
+	int i;
+
+	snprintf(name, sizeof(name), "pto-core%u", c);
+	tid = thread_named(name);
+	if (!tid || sched_getaffinity(tid, sizeof(set), &set))
+		return -2;
+	if (CPU_COUNT(&set) != 1)
+		return -1;
+	for (i = 0; !CPU_ISSET(i, &set); i++)
+		;
+	return i;
+}
+
+static struct pto_runtime *runtime(const char *cpus, uint32_t cube,
+				   uint32_t vector)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+
+	tl_config(&cfg, 0, 0);
+	cfg.cores[PTO_WORKER_CUBE] = cube;
+	cfg.cores[PTO_WORKER_VECTOR] = vector;
+	cfg.cores[PTO_WORKER_AICPU] = 0;
+	cfg.cores[PTO_WORKER_ACCEL] = 0;
+	cfg.cpus = cpus;
+	rt = tl_runtime(&cfg);
+	if (cube && pto_kernel_register(rt, K_BUSY, PTO_WORKER_CUBE, k_busy,
+					"busy"))
+		bail_out("cannot register the kernel");
+	return rt;
+}
+
+/* Wait (running nothing) until every core thread is pinned. */
+static void test_round_robin(void)
+{
+	struct pto_runtime *rt = runtime(NULL, 2, 2);
+	uint64_t until = tl_now_ns() + PATIENCE_NS;
+	uint32_t c, placed = 0;
+
+	while (placed < 4 && tl_now_ns() < until)
+		for (c = placed = 0; c < 4; c++)
+			placed += pinned_to(c) >= 0;
+	for (c = 0; c < 4; c++)
+		ok_eq(pinned_to(c), c % 2 ? cpu_b : cpu_a,
+		      "default: core %u's thread has CPU %d", c,
+		      c % 2 ? cpu_b : cpu_a);
+	pto_runtime_destroy(rt);
+}
+
+struct busy_run {
+	uint32_t tasks, us;
+	void *buf;
+};
+
+static int orch_busy(struct pto_runtime *rt, void *arg)
+{
+	const struct busy_run *b = arg;
+	uint32_t i;
+
+	for (i = 0; i < b->tasks; i++) {
+		struct pto_param prm[] = {
+			PTO_INOUT(b->buf, 0, 64), PTO_SCALAR(b->us),
+		};
+		int64_t id = pto_submit_task(rt, K_BUSY, PTO_WORKER_CUBE,
+					     prm, 2);
+
+		if (id < 0)
+			return (int)id;
+	}
+	return 0;
+}
+
+static volatile int hog_stop;
+
+/* Keeps cpu_a busy until told to stop. */
+static void *hog(void *arg)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu_a, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return NULL;
+	while (!__atomic_load_n(&hog_stop, __ATOMIC_RELAXED))
+		;
+	return NULL;
+}
+
+/*
+ * Run 1 ms tasks on core 0 (the only cube core, whose thread has cpu_a)
+ * until its placement is want (-1: any CPU), or the patience runs out.
+ */
+static int run_until(struct pto_runtime *rt, struct busy_run *b, int want)
+{
+	uint64_t until = tl_now_ns() + PATIENCE_NS;
+	int ret = 0;
+
+	while (!ret && pinned_to(0) != want && tl_now_ns() < until)
+		ret = pto_run(rt, orch_busy, b);
+	return ret ? ret : pinned_to(0);
+}
+
+static void test_contended(void)
+{
+	struct pto_runtime *rt = runtime(NULL, 1, 1);
+	struct busy_run b = { .tasks = 20, .us = 1000 };
+	pthread_t t;
+
+	b.buf = pto_malloc(rt, 64);
+	if (!b.buf)
+		bail_out("pto_malloc");
+	ok_eq(run_until(rt, &b, cpu_a), cpu_a,
+	      "core 0's thread has CPU %d", cpu_a);
+	hog_stop = 0;
+	if (pthread_create(&t, NULL, hog, NULL))
+		bail_out("pthread_create");
+	ok_eq(run_until(rt, &b, -1), -1,
+	      "with CPU %d kept busy by another thread, it lets it go",
+	      cpu_a);
+	__atomic_store_n(&hog_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	ok_eq(run_until(rt, &b, cpu_a), cpu_a,
+	      "once that thread is gone, it takes CPU %d again", cpu_a);
+	pto_runtime_destroy(rt);
+}
+
+/* "any": no thread pinned; a list: all on it for good. */
+static void test_settings(void)
+{
+	struct pto_runtime *rt = runtime("any", 1, 1);
+	struct busy_run b = { .tasks = 20, .us = 100 };
+	char list[16];
+	uint32_t c;
+
+	b.buf = pto_malloc(rt, 64);
+	if (!b.buf)
+		bail_out("pto_malloc");
+	ok_eq(pto_run(rt, orch_busy, &b), 0, "any: a run");
+	for (c = 0; c < 2; c++)
+		ok_eq(pinned_to(c), -1, "any: core %u's thread is not pinned",
+		      c);
+	pto_runtime_destroy(rt);
+
+	snprintf(list, sizeof(list), "%d", cpu_b);
+	rt = runtime(list, 1, 1);
+	b.buf = pto_malloc(rt, 64);
+	if (!b.buf)
+		bail_out("pto_malloc");
+	ok_eq(pto_run(rt, orch_busy, &b), 0, "PTO_CPUS=%s: a run", list);
+	for (c = 0; c < 2; c++)
+		ok_eq(pinned_to(c), cpu_b, "PTO_CPUS=%s: core %u's thread",
+		      list, c);
+	pto_runtime_destroy(rt);
+}
+
+/* Keep to the first two CPUs this process may use; false: fewer. */
+static bool keep_to_two(void)
+{
+	cpu_set_t set;
+	int i, n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return false;
+	CPU_ZERO(&both);
+	for (i = 0; i < CPU_SETSIZE && n < 2; i++) {
+		if (!CPU_ISSET(i, &set))
+			continue;
+		*(n++ ? &cpu_b : &cpu_a) = i;
+		CPU_SET(i, &both);
+	}
+	return n == 2 && !sched_setaffinity(0, sizeof(both), &both);
+}
+
+int main(void)
+{
+	if (!keep_to_two()) {
+		skip("placement: needs two CPUs this process may use");
+		return tap_done();
+	}
+	test_round_robin();
+	test_contended();
+	test_settings();
+	return tap_done();
+}
