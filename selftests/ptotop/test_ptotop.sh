@@ -182,7 +182,8 @@ ok $? "the ends of the ranges are accepted"
 top_refused -s bogus "pid, tasks, inflight, stalls, failures, device, command or user"
 ok $? "an unknown sort key exits 2"
 rc=0
-for v in "" /dev/ foo pto ptox pto1x /dev/foo /tmp/pto0 sim0 " pto0"; do
+for v in "" /dev/ foo pto ptox pto1x /dev/foo /tmp/pto0 sim0 " pto0" pto00 \
+	/dev/pto01; do
 	top_refused -D "$v" "a device name" || rc=1
 done
 ok $rc "-D: an empty or unknown device name exits 2"
@@ -201,15 +202,18 @@ ok $? "32 -p options are accepted"
 # shellcheck disable=SC2086
 quiet_top -b -n 1 $pid_opts -p 42
 st=$?
-[ $st -eq 2 ] && [ "$(cat "$tmp/top.err")" = "ptotop: -p: at most 32 processes" ]
+[ $st -eq 2 ] && [ "$(head -n 1 "$tmp/top.err")" = "ptotop: -p: at most 32 processes" ]
 ok $? "a 33rd -p exits 2: 'ptotop: -p: at most 32 processes' (exit $st)"
 
-# getopt's own refusals speak as ptotop, not as the path it was run by
+# getopt's own refusals speak as ptotop, not as the path it was run by,
+# and point to --help as ptorun does (not the whole usage)
 quiet_top --no-such-option
 st=$?
 [ $st -eq 2 ] && grep -q "^ptotop: unrecognized option '--no-such-option'" \
-	"$tmp/top.err"
-ok $? "an unknown option exits 2 with 'ptotop: unrecognized option' (exit $st)"
+	"$tmp/top.err" && [ "$(sed -n 2p "$tmp/top.err")" = \
+	"Try 'ptotop --help' for more information." ] &&
+	[ "$(wc -l <"$tmp/top.err")" -eq 2 ]
+ok $? "an unknown option exits 2 with 'ptotop: unrecognized option' and 'Try' (exit $st)"
 
 # a mistyped PTO_STATS_DIR is said, not only "nothing found"; an empty
 # directory ($tmp/none) is not worth a word

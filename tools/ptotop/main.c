@@ -167,14 +167,18 @@ static int add_pid(struct pt_state *st, const char *arg)
 	return 0;
 }
 
-/* Is name "sim" or "pto" and a decimal number, as the stats pages name them? */
+/*
+ * Is name "sim" or "pto" and a decimal number, as the driver and the
+ * stats pages name them (no leading zero: pto00 would match nothing)?
+ */
 static bool device_name_ok(const char *name)
 {
 	const char *digits = name + 3;
 
 	if (!strcmp(name, "sim"))
 		return true;
-	if (strncmp(name, "pto", 3) || !*digits)
+	if (strncmp(name, "pto", 3) || !*digits ||
+	    (digits[0] == '0' && digits[1]))
 		return false;
 	while (*digits >= '0' && *digits <= '9')
 		digits++;
@@ -230,8 +234,7 @@ static int apply_option(struct pt_state *st, int c, const char *arg)
 		printf("ptotop (PTO) %s\n", PTOTOP_VERSION);
 		return 1;
 	}
-	usage(stderr);		/* '?': getopt_long said what was wrong */
-	return -EINVAL;
+	return -EINVAL;		/* '?': getopt_long said what was wrong */
 }
 
 /* 0: run; 1: --help or --version done; -EINVAL: a bad command line. */
@@ -354,6 +357,7 @@ int main(int argc, char **argv)
 	pt_state_init(&st);
 	ret = parse_args(&st, argc, argv);
 	if (ret < 0) {
+		fprintf(stderr, "Try 'ptotop --help' for more information.\n");
 		pt_state_free(&st);
 		return 2;
 	}
