@@ -83,7 +83,14 @@ include lib/build.mk
 -include samples/build.mk
 -include selftests/build.mk
 
-all: $(BINS) $(SAMPLE_SOS) $(TEST_PROGS)
+all: $(BINS) $(SAMPLE_SOS) $(TEST_PROGS) $(O)/doc/README.md
+
+# The README as installed: beside the .rst files it links to, not in
+# Documentation/ as in the source tree (install and debian/*.docs take it).
+$(O)/doc/README.md: README.md
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  GEN     $@")
+	$(Q)sed -e 's|\[Documentation/|[|g' -e 's|](Documentation/|](|g' $< >$@
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -169,7 +176,8 @@ PKGLIBEXECDIR = $(LIBEXECDIR)/pto
 PKGDATADIR = $(DATADIR)/pto
 # Documentation and example configuration (DOCDIR), sample sources with a
 # Makefile that builds them against the installed libpto (PKGDATADIR).
-INSTALL_DOCS := README.md CHANGELOG COPYING $(wildcard Documentation/*.rst)
+INSTALL_DOCS := $(O)/doc/README.md CHANGELOG COPYING \
+	$(wildcard Documentation/*.rst)
 # the figures the .rst files show (.. image:: images/...)
 INSTALL_DOC_IMAGES := $(wildcard Documentation/images/*)
 # packaging/FILE:examples/PATH

@@ -53,6 +53,16 @@ for img in $(sed -n 's/^\.\. image:: //p' "$dest"/usr/share/doc/pto/*.rst); do
 done
 test -z "$missing"
 check $? "the documents' images are installed (missing:${missing:- none})"
+# the installed README's links lead to installed documents (in the source
+# tree they go to Documentation/)
+missing=""
+links=$(grep -o ']([^)]*)' "$dest/usr/share/doc/pto/README.md" |
+	sed 's/^](//; s/)$//; s/#.*//' | grep -v '://')
+for l in $links; do
+	test -e "$dest/usr/share/doc/pto/$l" || missing="$missing $l"
+done
+test -n "$links" && test -z "$missing"
+check $? "the installed README's links resolve (missing:${missing:- none})"
 
 soname=$(readelf -d "$dest"/usr/lib/libpto.so.0.* 2>/dev/null |
 	 sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
