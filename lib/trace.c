@@ -65,6 +65,7 @@ struct pto_trace {
 	uint64_t flows;		/* flow ids handed out */
 	uint64_t stalls;
 	int orch_tid;		/* last orchestrator track named */
+	int sched_tid;		/* and scheduler track */
 	struct trace_rec *rec[PTO_MAX_RINGS];
 	uint32_t rec_mask[PTO_MAX_RINGS];
 	char *path;		/* the file's name, for messages */
@@ -584,7 +585,10 @@ void pto_trace_sched_run(struct pto_trace *t, uint64_t start_ns)
 	int tid = cur_tid();
 
 	pthread_mutex_lock(&t->lock);
-	name_track(t, (uint32_t)tid, "scheduler", SORT_SCHED);
+	if (tid != t->sched_tid) {	/* named once: it outlives the run */
+		name_track(t, (uint32_t)tid, "scheduler", SORT_SCHED);
+		t->sched_tid = tid;
+	}
 	event_sep(t);
 	fprintf(t->f, "{\"name\":\"schedule\",\"cat\":\"scheduler\","
 		"\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",

@@ -414,6 +414,38 @@ static void trace_flush(const char *path)
 }
 
 /*
+ * Several runs into one trace: each thread's track is named once, the
+ * scheduler thread's too, though it schedules every run.
+ */
+static void trace_runs(const char *path)
+{
+	struct pto_runtime *rt;
+	struct pto_config cfg;
+	char cmd[900];
+	int i;
+
+	tl_config(&cfg, 64, 0);
+	cfg.trace_path = path;
+	cfg.sched = PTO_SCHED_THREAD;
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_SPIN, PTO_WORKER_VECTOR, k_nop, "nop"))
+		bail_out("cannot register kernels");
+	for (i = 0; i < 3; i++)
+		ok_eq(pto_run(rt, orch_nops, NULL), 0, "runs: run %d", i);
+	pto_runtime_destroy(rt);
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import json,sys,collections\n"
+		 "ev = json.load(open(sys.argv[1]))[\"traceEvents\"]\n"
+		 "m = [e for e in ev if e[\"name\"] == \"thread_name\"]\n"
+		 "n = collections.Counter(e[\"tid\"] for e in m)\n"
+		 "s = [e for e in m if e[\"args\"][\"name\"] == \"scheduler\"]\n"
+		 "sys.exit(len(s) != 1 or max(n.values()) != 1)' %s", path);
+	ok(system(cmd) == 0,
+	   "runs: three runs, each thread's track named once (the scheduler's "
+	   "too)");
+}
+
+/*
  * A child of fork() that ends with exit(), which flushes every stdio
  * stream, writes nothing of the parent's trace: the buffer it inherits
  * is empty.
@@ -454,6 +486,7 @@ int main(void)
 	trace_two(path);
 	trace_full();
 	trace_flush(path);
+	trace_runs(path);
 	trace_fork(path);
 	unlink(path);
 	return tap_done();
