@@ -63,6 +63,24 @@ static bool pin(struct pto_place *p, const struct pto_place_set *set,
 	return true;
 }
 
+/*
+ * Is the thread's mask still the one placement gave it?  Not when the
+ * user changed it (taskset -a -p, sched_setaffinity()): theirs then
+ * stands, and placement stops for good.
+ */
+static bool still_ours(struct pto_place *p, const struct pto_place_set *set)
+{
+	cpu_set_t now, one;
+
+	CPU_ZERO(&one);
+	CPU_SET(p->cpu, &one);
+	if (!pthread_getaffinity_np(pthread_self(), sizeof(now), &now) &&
+	    CPU_EQUAL(&now, p->pinned ? &one : &set->allowed))
+		return true;
+	pto_place_stop(p);
+	return false;
+}
+
 /* A window starts now: where the counters stand. */
 static void window_start(struct pto_place *p, uint64_t now)
 {
@@ -80,7 +98,6 @@ void pto_place_start(struct pto_place *p, const struct pto_place_set *set,
 	p->next = UINT64_MAX;
 	p->pinned = false;
 	p->hold_ns = PLACE_HOLD_NS;
-	p->unpins = 0;
 	if (!set->n)
 		return;
 	p->cpu = set->cpu[index % set->n];
@@ -108,7 +125,7 @@ void pto_place_look(struct pto_place *p, const struct pto_place_set *set,
 {
 	uint64_t run, delay;
 
-	if (p->fd < 0)
+	if (p->fd < 0 || !still_ours(p, set))
 		return;
 	if (!p->pinned) {	/* the hold is over: try the CPU again */
 		if (pin(p, set, true))
@@ -132,9 +149,17 @@ void pto_place_look(struct pto_place *p, const struct pto_place_set *set,
 		return;
 	}
 	/* contended: anywhere, for a while */
-	if (pin(p, set, false))
-		p->unpins++;
+	pin(p, set, false);
 	p->next = now + p->hold_ns;
 	if (p->hold_ns < PLACE_HOLD_MAX_NS)
 		p->hold_ns *= 2;
+}
+
+void pto_place_release(struct pto_place *p, const struct pto_place_set *set)
+{
+	if (p->fd < 0 || !p->pinned || !still_ours(p, set))
+		return;
+	/* the first look after the task takes the CPU again */
+	if (pin(p, set, false))
+		p->next = 0;
 }

@@ -12,10 +12,14 @@
  * else keeps busy either (another process, or the orchestrator submitting
  * flat out).  So the pinning is soft: each core thread is pinned to a CPU
  * of its own, round robin, and watches how long it waits for that CPU
- * while runnable (its schedstat run delay).  A thread that waits more
- * than a quarter of the time it wants the CPU over a window lets the
- * kernel place it anywhere the process may run, for a hold time that
- * doubles while the CPU stays contended each time it tries again.
+ * while runnable (its schedstat run delay), between tasks.  A thread that
+ * waits more than a quarter of the time it wants the CPU over a window
+ * lets the kernel place it anywhere the process may run, for a hold time
+ * that doubles while the CPU stays contended each time it tries again.
+ * A task that may run longer than a window (its kernel's last run did,
+ * or it never ran) runs unpinned: the thread cannot look during it.
+ * Someone else setting a core thread's affinity (taskset -a -p) ends its
+ * placement: it is never touched again.
  *
  * PTO_CPUS (a list) pins for good instead; PTO_CPUS=any leaves all
  * placement to the kernel.
@@ -42,8 +46,10 @@ struct pto_place {
 	uint64_t next;		/* pto_now_ns() of the next look */
 	uint64_t run, delay;	/* schedstat at the window's start */
 	uint64_t hold_ns;	/* unpinned: for how long this time */
-	uint32_t unpins;	/* times it let its CPU go */
 };
+
+/* A task expected to run this long or longer runs unpinned. */
+#define PTO_PLACE_LONG_NS 2000000ull
 
 /*
  * Fill set with the CPUs this process may run on, when they are at least
@@ -59,6 +65,9 @@ void pto_place_stop(struct pto_place *p);
 
 void pto_place_look(struct pto_place *p, const struct pto_place_set *set,
 		    uint64_t now);
+
+/* The thread is about to run a task that may be long: not on one CPU. */
+void pto_place_release(struct pto_place *p, const struct pto_place_set *set);
 
 /*
  * Called by the core thread now and then while it runs tasks (now: a

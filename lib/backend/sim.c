@@ -96,6 +96,8 @@ struct sim_kernel {
 	uint32_t long_hold;	/* left before it may run inline again */
 	uint32_t long_score;	/* its repeated long runs, decaying */
 	uint32_t samples;	/* all of them */
+	/* its last sampled run, or its last of PTO_PLACE_LONG_NS or more */
+	uint64_t last_ns;
 };
 
 /*
@@ -706,8 +708,11 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 	/* (a first run is a cold one) */
 	if (ns >= LONG_RUN_NS && exact && avg)
 		note_long_run(k);
+	if (ns >= PTO_PLACE_LONG_NS)
+		__atomic_store_n(&k->last_ns, ns, __ATOMIC_RELAXED);
 	if ((runs++ % AVG_SAMPLE) && avg)
 		return;
+	__atomic_store_n(&k->last_ns, ns, __ATOMIC_RELAXED);
 	note_sampled_run(k, ns < INLINE_MAX_NS);
 	/*
 	 * A run stretched by preemption must not make a short kernel look
@@ -719,6 +724,26 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 		ns = 2 * INLINE_MAX_NS;
 	avg = avg ? avg - avg / 8 + ns / 8 : ns + 1;
 	__atomic_store_n(&k->avg_ns, avg, __ATOMIC_RELAXED);
+}
+
+/* The placement of the core thread running this, NULL: not one. */
+static __thread struct pto_place *thread_place
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * May the task run longer than a placement window?  Yes when its
+ * kernel's last run did, or when it never ran.
+ */
+static bool may_run_long(struct sim *sim, const struct pto_task_desc *d)
+{
+	const struct sim_kernel *k;
+
+	if (d->kernel_id >= PTO_MAX_KERNELS)
+		return false;
+	k = &sim->kernels[d->kernel_id];
+	return !__atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&k->last_ns, __ATOMIC_RELAXED) >=
+	       PTO_PLACE_LONG_NS;
 }
 
 /*
@@ -738,6 +763,9 @@ static int run_timed(struct sim *sim, struct pto_core_regs *r, uint32_t core,
 
 	WRITE_ONCE(r->status_task, id);
 	WRITE_ONCE(r->status, PTO_CORE_ACK);
+	/* it cannot look at its CPU during the task: not pinned for a long one */
+	if (thread_place && thread_place->pinned && may_run_long(sim, d))
+		pto_place_release(thread_place, &sim->place);
 	*start = clock->ns ? clock->ns : pto_task_clock_ns();
 	status = d->task_id == id ? run_task(sim, d, core) : -EINVAL;
 	end = pto_task_clock_ns();
@@ -1546,6 +1574,7 @@ static void *core_main(void *arg)
 	snprintf(name, sizeof(name), "pto-core%u", sc->index);
 	pto_backend_thread_start(sim->be, sc->index, name);
 	pto_place_start(&sc->place, &sim->place, sc->index);
+	thread_place = &sc->place;
 	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);
 	while (!load_acquire(&sim->stop)) {
 		const struct pto_backend_sched *h;

@@ -19,17 +19,23 @@
 #include "testlib.h"
 
 #define K_BUSY 1
+#define K_LONG 2
 /* How long a case may take to see what it waits for. */
 #define PATIENCE_NS 30000000000ull
 
 static int cpu_a, cpu_b;	/* the two CPUs the test keeps to */
 static cpu_set_t both;
 
+static int mask_cpus;	/* CPUs the last kernel's thread might use */
+
 /* a[0]: buf (INOUT, unused), a[1]: microseconds to compute for. */
 static void k_busy(const uint64_t *a, uint32_t n)
 {
 	uint64_t until = tl_now_ns() + a[1] * 1000;
+	cpu_set_t set;
 
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		__atomic_store_n(&mask_cpus, CPU_COUNT(&set), __ATOMIC_RELAXED);
 	while (tl_now_ns() < until)
 		;
 }
@@ -96,9 +102,11 @@ static struct pto_runtime *runtime(const char *cpus, uint32_t cube,
 	cfg.cores[PTO_WORKER_ACCEL] = 0;
 	cfg.cpus = cpus;
 	rt = tl_runtime(&cfg);
-	if (cube && pto_kernel_register(rt, K_BUSY, PTO_WORKER_CUBE, k_busy,
-					"busy"))
-		bail_out("cannot register the kernel");
+	if (cube && (pto_kernel_register(rt, K_BUSY, PTO_WORKER_CUBE, k_busy,
+					 "busy") ||
+		     pto_kernel_register(rt, K_LONG, PTO_WORKER_CUBE, k_busy,
+					 "long")))
+		bail_out("cannot register the kernels");
 	return rt;
 }
 
@@ -122,6 +130,7 @@ static void test_round_robin(void)
 struct busy_run {
 	uint32_t tasks, us;
 	void *buf;
+	uint32_t kernel;	/* 0: K_BUSY */
 };
 
 static int orch_busy(struct pto_runtime *rt, void *arg)
@@ -133,8 +142,8 @@ static int orch_busy(struct pto_runtime *rt, void *arg)
 		struct pto_param prm[] = {
 			PTO_INOUT(b->buf, 0, 64), PTO_SCALAR(b->us),
 		};
-		int64_t id = pto_submit_task(rt, K_BUSY, PTO_WORKER_CUBE,
-					     prm, 2);
+		int64_t id = pto_submit_task(rt, b->kernel ? b->kernel :
+					     K_BUSY, PTO_WORKER_CUBE, prm, 2);
 
 		if (id < 0)
 			return (int)id;
@@ -196,6 +205,88 @@ static void test_contended(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * Run the 100 us tasks of b until one ran pinned (the thread may have let
+ * its CPU go for a while if something else ran there); false: none did
+ * within the patience.
+ */
+static bool short_pinned(struct pto_runtime *rt, struct busy_run *b)
+{
+	uint64_t until = tl_now_ns() + PATIENCE_NS;
+
+	do {
+		mask_cpus = 0;
+		if (pto_run(rt, orch_busy, b))
+			return false;
+	} while (mask_cpus != 1 && tl_now_ns() < until);
+	return mask_cpus == 1;
+}
+
+/*
+ * The thread cannot look at its CPU while it runs a task: one that may be
+ * longer than a look's window (its kernel's last run was, or it never
+ * ran) runs unpinned, and the thread takes its CPU again after it.
+ */
+static void test_long_tasks(void)
+{
+	struct pto_runtime *rt = runtime(NULL, 1, 1);
+	struct busy_run b = { .tasks = 20, .us = 100 };
+	struct busy_run l = { .tasks = 1, .us = 5000, .kernel = K_LONG };
+
+	b.buf = pto_malloc(rt, 64);
+	if (!b.buf)
+		bail_out("pto_malloc");
+	l.buf = b.buf;
+	ok(short_pinned(rt, &b), "long tasks: a 100 us task runs pinned");
+	ok_eq(pto_run(rt, orch_busy, &l), 0, "long tasks: a kernel's first");
+	ok_eq(mask_cpus, 2, "long tasks: a kernel's first task runs unpinned");
+	ok_eq(pto_run(rt, orch_busy, &l), 0, "long tasks: its second");
+	ok_eq(mask_cpus, 2, "long tasks: after a 5 ms run, its next runs "
+	      "unpinned");
+	ok(short_pinned(rt, &b), "long tasks: then short ones run pinned "
+	   "again");
+	pto_runtime_destroy(rt);
+}
+
+/*
+ * A mask someone else gives a core thread (taskset -a -p) stands: here
+ * given while the thread is unpinned for a contended CPU, and still its
+ * mask well after the hold (a second) would have ended.
+ */
+static void test_theirs(void)
+{
+	struct pto_runtime *rt = runtime(NULL, 1, 1);
+	struct busy_run b = { .tasks = 20, .us = 1000 };
+	uint64_t until;
+	cpu_set_t one;
+	pthread_t t;
+	pid_t tid;
+
+	b.buf = pto_malloc(rt, 64);
+	if (!b.buf)
+		bail_out("pto_malloc");
+	ok_eq(run_until(rt, &b, cpu_a), cpu_a, "theirs: pinned to CPU %d",
+	      cpu_a);
+	hog_stop = 0;
+	if (pthread_create(&t, NULL, hog, NULL))
+		bail_out("pthread_create");
+	ok_eq(run_until(rt, &b, -1), -1, "theirs: CPU %d contended, let go",
+	      cpu_a);
+	__atomic_store_n(&hog_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	CPU_ZERO(&one);
+	CPU_SET(cpu_b, &one);
+	tid = thread_named("pto-core0");
+	ok(tid && !sched_setaffinity(tid, sizeof(one), &one),
+	   "theirs: the program sets core 0's thread to CPU %d", cpu_b);
+	until = tl_now_ns() + 2500000000ull;
+	while (tl_now_ns() < until && !pto_run(rt, orch_busy, &b))
+		;
+	ok_eq(pinned_to(0), cpu_b, "theirs: 2.5 s of tasks later, still on "
+	      "CPU %d", cpu_b);
+	pto_runtime_destroy(rt);
+}
+
 /* "any": no thread pinned; a list: all on it for good. */
 static void test_settings(void)
 {
@@ -251,6 +342,8 @@ int main(void)
 	}
 	test_round_robin();
 	test_contended();
+	test_long_tasks();
+	test_theirs();
 	test_settings();
 	return tap_done();
 }
