@@ -7,7 +7,6 @@
  * spins on it) lets it go, and takes it again once nothing competes.
  * PTO_CPUS=any leaves the threads alone, and a list pins for good.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -40,47 +39,17 @@ static void k_busy(const uint64_t *a, uint32_t n)
 		;
 }
 
-/* The thread id of libpto's thread named name, or 0: none. */
-static pid_t thread_named(const char *name)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	pid_t tid = 0;
-
-	while (d && !tid && (e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f)) {
-			comm[strcspn(comm, "\n")] = 0;
-			if (!strcmp(comm, name))
-				tid = atoi(e->d_name);
-		}
-		fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return tid;
-}
-
 /* The one CPU core c's thread is pinned to, -1: more than one, -2: none. */
 static int pinned_to(uint32_t c)
 {
 	char name[16];
 	cpu_set_t set;
-	pid_t tid;
+	long tid = 0;
 	int i;
 
-	snprintf(name, sizeof(name), "pto-core%u", c);
-	tid = thread_named(name);
-	if (!tid || sched_getaffinity(tid, sizeof(set), &set))
+	snprintf(name, sizeof(name), "pto-core%u", c);	/* c < 10 */
+	if (tl_threads_named(name, &tid) != 1 ||
+	    sched_getaffinity((pid_t)tid, sizeof(set), &set))
 		return -2;
 	if (CPU_COUNT(&set) != 1)
 		return -1;
@@ -260,7 +229,7 @@ static void test_theirs(void)
 	uint64_t until;
 	cpu_set_t one;
 	pthread_t t;
-	pid_t tid;
+	long tid = 0;
 
 	b.buf = pto_malloc(rt, 64);
 	if (!b.buf)
@@ -276,8 +245,8 @@ static void test_theirs(void)
 	pthread_join(t, NULL);
 	CPU_ZERO(&one);
 	CPU_SET(cpu_b, &one);
-	tid = thread_named("pto-core0");
-	ok(tid && !sched_setaffinity(tid, sizeof(one), &one),
+	tl_threads_named("pto-core0", &tid);
+	ok(tid && !sched_setaffinity((pid_t)tid, sizeof(one), &one),
 	   "theirs: the program sets core 0's thread to CPU %d", cpu_b);
 	until = tl_now_ns() + 2500000000ull;
 	while (tl_now_ns() < until && !pto_run(rt, orch_busy, &b))

@@ -16,7 +16,6 @@
  *
  * That no thread writes the stats page between runs is in test_statspage.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -191,38 +190,6 @@ static void test_mixed_runs(enum pto_sched_policy sched, const char *name)
 	pto_runtime_destroy(rt);
 }
 
-/* This process's threads whose name starts with prefix; *tid: the last. */
-static int threads_named(const char *prefix, long *tid)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		bail_out("/proc/self/task: %s", strerror(errno));
-	while ((e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;	/* it exited meanwhile */
-		if (fgets(comm, sizeof(comm), f) &&
-		    !strncmp(comm, prefix, strlen(prefix))) {
-			n++;
-			if (tid)
-				*tid = atol(e->d_name);
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return n;
-}
-
 /*
  * The scheduler's thread is made by the first run and serves every
  * later one: one thread, the same, however many runs.
@@ -235,14 +202,14 @@ static void test_sched_thread_stays(void)
 	struct tl_rec r;
 
 	rt = runtime(PTO_SCHED_THREAD, &r);
-	ok(threads_named("pto-sched", NULL) == 0,
+	ok(tl_threads_named("pto-sched", NULL) == 0,
 	   "thread: no scheduler thread before the first run");
 	bad += pto_run(rt, orch_empty, NULL) != 0;
-	ok(threads_named("pto-sched", &first) == 1,
+	ok(tl_threads_named("pto-sched", &first) == 1,
 	   "thread: the first run leaves one scheduler thread");
 	for (i = 0; i < 50; i++) {
 		bad += pto_run(rt, i % 2 ? orch_chain : orch_empty, &r) != 0;
-		n = threads_named("pto-sched", &tid);
+		n = tl_threads_named("pto-sched", &tid);
 		moved += n != 1 || tid != first;
 	}
 	ok(!bad && !moved, "thread: after each of 50 more runs, one "
@@ -270,7 +237,7 @@ static void test_no_threads_left(void)
 				pto_run(rt, orch_chain, &r);
 			tl_rec_free(&r);
 			pto_runtime_destroy(rt);
-			ok(threads_named("pto-", NULL) == 0,
+			ok(tl_threads_named("pto-", NULL) == 0,
 			   "%s: destroyed after %d runs, no pto- thread is "
 			   "left", tl_policies[p].name, runs);
 		}

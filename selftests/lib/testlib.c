@@ -3,7 +3,9 @@
  * Shared helpers of the libpto tests.  See testlib.h.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -72,6 +74,37 @@ uint64_t tl_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int tl_threads_named(const char *prefix, long *tid)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		bail_out("/proc/self/task: %s", strerror(errno));
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;	/* it exited meanwhile */
+		if (fgets(comm, sizeof(comm), f) &&
+		    !strncmp(comm, prefix, strlen(prefix))) {
+			n++;
+			if (tid)
+				*tid = atol(e->d_name);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
 }
 
 /* ---- gates -------------------------------------------------------------- */

@@ -82,6 +82,13 @@ struct pto_runtime *tl_runtime(const struct pto_config *cfg);
 
 uint64_t tl_now_ns(void);
 
+/*
+ * How many of the process's threads have a name starting with prefix
+ * (libpto's: pto-core0, pto-sched, ...); *tid, if given, gets the id of
+ * the last one found.
+ */
+int tl_threads_named(const char *prefix, long *tid);
+
 /* The scheduling policies a test runs under, with their names. */
 struct tl_policy {
 	enum pto_sched_policy sched;
