@@ -10,8 +10,12 @@
 #include "place.h"
 #include "sync.h"
 
-/* How long a window of a pinned thread's run delay is, at least. */
-#define PLACE_WINDOW_NS 2000000ull
+/*
+ * How long a window of a pinned thread's run delay is, at least: as long
+ * as a task it runs pinned may be (place.h), so that a contended CPU
+ * costs at most about two windows at half speed.
+ */
+#define PLACE_WINDOW_NS PTO_PLACE_LONG_NS
 /* A window with less run delay than this is no contention. */
 #define PLACE_DELAY_MIN_NS 500000ull
 /* The first hold unpinned, and the longest it doubles to. */
