@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "../fd.h"
 #include "place.h"
 #include "sync.h"
 
@@ -56,12 +57,8 @@ static bool read_schedstat(int fd, uint64_t *run, uint64_t *delay)
 static bool pin(struct pto_place *p, const struct pto_place_set *set,
 		bool on)
 {
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(p->cpu, &one);
 	if (pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
-				   on ? &one : &set->allowed))
+				   on ? &p->one : &set->allowed))
 		return false;
 	p->pinned = on;
 	return true;
@@ -74,22 +71,29 @@ static bool pin(struct pto_place *p, const struct pto_place_set *set,
  */
 static bool still_ours(struct pto_place *p, const struct pto_place_set *set)
 {
-	cpu_set_t now, one;
+	cpu_set_t now;
 
-	CPU_ZERO(&one);
-	CPU_SET(p->cpu, &one);
 	if (!pthread_getaffinity_np(pthread_self(), sizeof(now), &now) &&
-	    CPU_EQUAL(&now, p->pinned ? &one : &set->allowed))
+	    CPU_EQUAL(&now, p->pinned ? &p->one : &set->allowed))
 		return true;
 	pto_place_stop(p);
 	return false;
 }
 
-/* A window starts now: where the counters stand. */
-static void window_start(struct pto_place *p, uint64_t now)
+/* Placement ends: the thread may run anywhere again, unwatched. */
+static void give_up(struct pto_place *p, const struct pto_place_set *set)
+{
+	if (p->pinned)
+		pin(p, set, false);
+	pto_place_stop(p);
+}
+
+/* A window starts now, pinned: where the counters stand. */
+static void window_start(struct pto_place *p, const struct pto_place_set *set,
+			 uint64_t now)
 {
 	if (!read_schedstat(p->fd, &p->run, &p->delay)) {
-		pto_place_stop(p);
+		give_up(p, set);
 		return;
 	}
 	p->next = now + PLACE_WINDOW_NS;
@@ -104,16 +108,18 @@ void pto_place_start(struct pto_place *p, const struct pto_place_set *set,
 	p->hold_ns = PLACE_HOLD_NS;
 	if (!set->n)
 		return;
-	p->cpu = set->cpu[index % set->n];
+	CPU_ZERO(&p->one);
+	CPU_SET(set->cpu[index % set->n], &p->one);
 	/* unwatched, a pinned thread could not leave a busy CPU: not pinned */
-	p->fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	p->fd = pto_fd_above_stdio(open("/proc/thread-self/schedstat",
+					O_RDONLY | O_CLOEXEC));
 	if (p->fd < 0)
 		return;
 	if (!pin(p, set, true)) {
 		pto_place_stop(p);
 		return;
 	}
-	window_start(p, pto_now_ns());
+	window_start(p, set, pto_now_ns());
 }
 
 void pto_place_stop(struct pto_place *p)
@@ -127,28 +133,27 @@ void pto_place_stop(struct pto_place *p)
 void pto_place_look(struct pto_place *p, const struct pto_place_set *set,
 		    uint64_t now)
 {
-	uint64_t run, delay;
+	uint64_t run, delay, ran, waited;
 
 	if (p->fd < 0 || !still_ours(p, set))
 		return;
 	if (!p->pinned) {	/* the hold is over: try the CPU again */
 		if (pin(p, set, true))
-			window_start(p, now);
+			window_start(p, set, now);
 		else
 			p->next = now + p->hold_ns;
 		return;
 	}
 	if (!read_schedstat(p->fd, &run, &delay)) {
-		pin(p, set, false);
-		pto_place_stop(p);
+		give_up(p, set);
 		return;
 	}
-	run -= p->run;
-	delay -= p->delay;
-	if (delay < PLACE_DELAY_MIN_NS || delay * 4 <= run + delay) {
+	ran = run - p->run;
+	waited = delay - p->delay;
+	if (waited < PLACE_DELAY_MIN_NS || waited * 4 <= ran + waited) {
 		p->hold_ns = PLACE_HOLD_NS;	/* the CPU is its own */
-		p->run += run;
-		p->delay += delay;
+		p->run = run;
+		p->delay = delay;
 		p->next = now + PLACE_WINDOW_NS;
 		return;
 	}

@@ -41,7 +41,7 @@ struct pto_place_set {
 /* One core thread's placement; touched by that thread only. */
 struct pto_place {
 	int fd;			/* its schedstat, -1: not placed */
-	uint32_t cpu;		/* the CPU it is pinned to when pinned */
+	cpu_set_t one;		/* the one CPU it runs on when pinned */
 	bool pinned;
 	uint64_t next;		/* pto_now_ns() of the next look */
 	uint64_t run, delay;	/* schedstat at the window's start */

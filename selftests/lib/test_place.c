@@ -8,6 +8,7 @@
  * PTO_CPUS=any leaves the threads alone, and a list pins for good.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -285,6 +286,28 @@ static void test_settings(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * A program started with standard input closed: the descriptor placement
+ * keeps open (each core thread's schedstat) goes above 2, not on 0.
+ */
+static void test_stdin_closed(void)
+{
+	struct pto_runtime *rt;
+	uint64_t until = tl_now_ns() + PATIENCE_NS;
+	int saved = dup(0);
+
+	if (saved < 0 || close(0))
+		bail_out("cannot close standard input");
+	rt = runtime(NULL, 1, 1);
+	while (pinned_to(0) < 0 && tl_now_ns() < until)
+		;
+	ok(pinned_to(0) >= 0 && fcntl(0, F_GETFD) < 0 && errno == EBADF,
+	   "standard input closed: placed, and descriptor 0 stays free");
+	pto_runtime_destroy(rt);
+	if (dup2(saved, 0) != 0 || close(saved))
+		bail_out("cannot restore standard input");
+}
+
 /* Keep to the first two CPUs this process may use; false: fewer. */
 static bool keep_to_two(void)
 {
@@ -314,5 +337,6 @@ int main(void)
 	test_long_tasks();
 	test_theirs();
 	test_settings();
+	test_stdin_closed();
 	return tap_done();
 }
