@@ -22,9 +22,14 @@ LINK_LIBPTO_STATIC = $(LIBPTO_A) $(LDLIBS_PTO)
 # scheduler -> sim kick -> execute), so -O3 with link-time optimisation
 # inlines across them (the gain is in Documentation/ptobench.rst).  Fat LTO objects keep libpto.a usable by a
 # compiler that does not do LTO.  Sanitizer builds keep plain objects.
+#
+# -fexceptions: a C++ exception thrown by an orchestration or a kernel
+# unwinds through libpto, which ends the run on its way or stops the
+# process with a message (cleanup attributes, see run() and run_task()).
 ifeq ($(SAN),)
 LIBPTO_OPT := -O3 -flto=auto -ffat-lto-objects
 endif
+LIBPTO_OPT += -fexceptions
 $(LIBPTO_OBJS): EXTRA_CFLAGS += -Ilib -Iops -Iutil $(LIBPTO_OPT)
 # symbol versions of older interfaces: see lib/compat.c
 $(O)/lib/compat.o: EXTRA_CFLAGS += -fno-lto

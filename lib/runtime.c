@@ -475,30 +475,58 @@ static int run_status(int ret, int task_err, int orch_err,
 }
 
 static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
+static int run_end(struct pto_runtime *rt, uint64_t t0, int ret);
+
+static void log_leave(const struct pto_log_tag **prev)
+{
+	pto_log_leave(*prev);
+}
+
+#define LEAVE_LOG_AT_EXIT __attribute__((cleanup(log_leave)))
 
 int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 {
-	const struct pto_log_tag *prev;
-	int ret;
-
 	if (!rt || !fn) {
 		pto_log("pto_run: %s is NULL\n", rt ? "the function" :
 			"the runtime");
 		return -EINVAL;
 	}
-	/* the orchestration's calls speak for rt too */
-	prev = pto_log_enter(&rt->log_tag);
-	ret = pto_check_process(rt, "pto_run") ?: run(rt, fn, arg);
-	pto_log_leave(prev);
-	return ret;
+	{
+		/* the orchestration's calls speak for rt too, until it ends */
+		const struct pto_log_tag *prev LEAVE_LOG_AT_EXIT =
+			pto_log_enter(&rt->log_tag);
+
+		return pto_check_process(rt, "pto_run") ?: run(rt, fn, arg);
+	}
+}
+
+/*
+ * A C++ orchestration threw: the exception passes through pto_run() to
+ * the caller, and on its way the run ends as if the function had returned
+ * an error (its tasks finish, the scopes it left open close), so that the
+ * runtime takes its next run.  libpto is built with -fexceptions so that
+ * this cleanup runs while the stack unwinds.
+ */
+struct run_frame {
+	struct pto_runtime *rt;
+	uint64_t t0;
+	bool returned;
+};
+
+static void run_unwound(struct run_frame *f)
+{
+	if (f->returned || pto_forked(f->rt))
+		return;
+	pto_log("pto_run: the orchestration function exited by an "
+		"exception; the run ends once its tasks have\n");
+	run_end(f->rt, f->t0, -ECANCELED);
 }
 
 static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 {
 	uintptr_t idle = 0;
 	uint64_t t0;
-	int ret, err, orch_err;
-	uint32_t left_open;
+	int ret;
 
 	/*
 	 * Taking the runtime makes this thread its orchestrator; a second
@@ -525,10 +553,26 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	}
 	STAT_ADD(rt->st.runs, 1);
 	pto_orch_run_begin(rt);
-	ret = fn(rt, arg);
+	{
+		struct run_frame frame __attribute__((cleanup(run_unwound))) = {
+			.rt = rt, .t0 = t0,
+		};
+
+		ret = fn(rt, arg);
+		frame.returned = true;
+	}
 	/* the orchestration forked, and this is the child: no one to wait for */
 	if (pto_forked(rt))
 		return pto_check_process(rt, "pto_run");
+	return run_end(rt, t0, ret);
+}
+
+/* The orchestration function is over: the run ends once its tasks are. */
+static int run_end(struct pto_runtime *rt, uint64_t t0, int ret)
+{
+	int err, orch_err;
+	uint32_t left_open;
+
 	left_open = pto_orch_run_end(rt);
 	pto_sched_wait_done(rt);
 	pto_orch_run_cleanup(rt);

@@ -536,7 +536,11 @@ void pto_free(struct pto_runtime *rt, void *ptr);
  * The calling thread is the run's orchestrator thread: only it may
  * submit and open or close scopes until the run ends.  C kernels run on
  * libpto's threads (the simulator's "pto-coreN", and short ones also on
- * "pto-sched"), never on this one.
+ * "pto-sched"), and with scheduling on the core threads short ones also
+ * on this thread while it waits (pto_wait(), the run's end), never while
+ * @fn submits.  A C++ exception @fn throws reaches the caller once the
+ * run has ended as if @fn had returned an error; one a kernel throws
+ * ends the process.
  *
  * Return: 0; the run's first error (-EIO or -ETIMEDOUT for a failed
  * task, -EDEADLK, -ENOMEM, -ECANCELED after pto_run_cancel()), whatever

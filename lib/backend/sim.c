@@ -30,6 +30,7 @@
 #include "check.h"
 #include "coreload.h"
 #include "kernel.h"
+#include "log.h"
 #include "place.h"
 #include "pto_layout.h"
 #include "pto_ops.h"
@@ -544,6 +545,23 @@ static void spin_ns(uint64_t ns)
 		cpu_relax();
 }
 
+/*
+ * A C++ kernel threw.  On a core thread the exception would end the
+ * process anyway (nothing above catches it); on the orchestrator's thread,
+ * lending a hand, it would unwind through the scheduler into the caller's
+ * catch with the scheduler's state half changed.  Either way the process
+ * ends here, saying which task's kernel it was.
+ */
+static void kernel_unwound(const struct pto_task_desc **running)
+{
+	if (!*running)
+		return;
+	pto_log("kernel %u (task %#llx) exited by a C++ exception: kernels "
+		"must not throw\n", (*running)->kernel_id,
+		(unsigned long long)(*running)->task_id);
+	abort();
+}
+
 static int run_task(struct sim *sim, const struct pto_task_desc *d,
 		    uint32_t core)
 {
@@ -561,14 +579,22 @@ static int run_task(struct sim *sim, const struct pto_task_desc *d,
 	if (in_heap && !k->fn)
 		return -EINVAL;
 	if (k->fn) {
+		const struct pto_task_desc *running
+			__attribute__((cleanup(kernel_unwound))) = d;
+		int ret;
+
 		kc.core = core;
 		kc.view_mask = d->flags & PTO_TASK_F_VIEWS ? d->view_mask : 0;
-		if (sim->be->check)
-			return pto_check_run(sim->be->check, k->fn, d, &kc);
-		pto_kernel_enter(&kc);
-		k->fn(pto_desc_args(d), d->nargs);
-		pto_kernel_leave();
-		return kc.status;
+		if (sim->be->check) {
+			ret = pto_check_run(sim->be->check, k->fn, d, &kc);
+		} else {
+			pto_kernel_enter(&kc);
+			k->fn(pto_desc_args(d), d->nargs);
+			pto_kernel_leave();
+			ret = kc.status;
+		}
+		running = NULL;
+		return ret;
 	}
 	if (k->op == PTO_OP_SPIN_NS) {
 		if (d->nargs < 1)

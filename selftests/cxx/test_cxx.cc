@@ -6,12 +6,21 @@
  * tasks with OUTPUT buffers, INOUT accumulation, OUT_EXISTING, NODEP and
  * scalars, checked against the same computation done on the host; and
  * tensor views: tiles of a row-major matrix copied transposed through a
- * pto_alloc() buffer.
+ * pto_alloc() buffer.  An exception thrown by an orchestration reaches
+ * pto_run()'s caller, after the run has ended, and the runtime takes the
+ * next run; one thrown by a kernel ends the process with a message, also
+ * when the kernel ran on the caller's thread, inside its try.
  */
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
+
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <pto/pto.h>
 #include <pto/pto_orchestration.h>
@@ -173,6 +182,123 @@ int orchestrate(struct pto_runtime *rt, void *arg)
 	       -EPROTO : 0;
 }
 
+enum { K_COUNT = 5, K_THROW = 6, COUNTED = 100 };
+
+// (*counter)++: a[0] is an INOUT counter
+void k_count(const uint64_t *a, uint32_t n)
+{
+	++*reinterpret_cast<uint32_t *>(a[0]);
+}
+
+// Submit COUNTED tasks in a scope left open, then throw.
+int orchestrate_throw(struct pto_runtime *rt, void *arg)
+{
+	pto_scope_begin(rt);
+	for (int i = 0; i < COUNTED; i++)
+		if (PTO_SUBMIT(rt, K_COUNT, PTO_WORKER_VECTOR,
+			       PTO_INOUT(arg, 0, sizeof(uint32_t))) < 0)
+			return -EPROTO;
+	throw std::runtime_error("orchestration failed");
+}
+
+int orchestrate_count(struct pto_runtime *rt, void *arg)
+{
+	for (int i = 0; i < COUNTED; i++)
+		if (PTO_SUBMIT(rt, K_COUNT, PTO_WORKER_VECTOR,
+			       PTO_INOUT(arg, 0, sizeof(uint32_t))) < 0)
+			return -EPROTO;
+	return 0;
+}
+
+void test_orchestration_throws(struct pto_runtime *rt, uint32_t *counter)
+{
+	std::string what;
+
+	*counter = 0;
+	try {
+		pto_run(rt, orchestrate_throw, counter);
+	} catch (const std::runtime_error &e) {
+		what = e.what();
+	}
+	ok(what == "orchestration failed",
+	   "an orchestration's exception reaches pto_run()'s caller");
+	ok(*counter == COUNTED, "the tasks it submitted ran before");
+	ok(pto_run(rt, orchestrate_count, counter) == 0 &&
+	   *counter == 2 * COUNTED, "the runtime takes the next run");
+}
+
+// Throws when it runs on the orchestrator's thread, lending a hand.
+void k_throw(const uint64_t *a, uint32_t n)
+{
+	char name[16] = "";
+
+	pthread_getname_np(pthread_self(), name, sizeof(name));
+	if (std::strncmp(name, "pto-", 4) != 0)
+		throw std::runtime_error("kernel failed");
+}
+
+int orchestrate_lend(struct pto_runtime *rt, void *arg)
+{
+	for (int i = 0; i < 100000; i++) {
+		if (PTO_SUBMIT(rt, K_THROW, PTO_WORKER_VECTOR,
+			       PTO_SCALAR(i)) < 0)
+			return -EPROTO;
+		if (i % 2 && pto_wait(rt))
+			return -EPROTO;
+	}
+	return 0;
+}
+
+// In a child: 0 when no task ran on the orchestrator's thread.
+int child_lends(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt = nullptr;
+
+	pto_config_init(&cfg);
+	cfg.sched = PTO_SCHED_WORKERS;	// where the orchestrator lends
+	if (pto_runtime_create(&cfg, &rt) ||
+	    pto_kernel_register(rt, K_THROW, PTO_WORKER_VECTOR, k_throw,
+				"throw"))
+		return 2;
+	try {
+		return pto_run(rt, orchestrate_lend, nullptr) ? 2 : 0;
+	} catch (...) {
+		return 3;	// unwound through the scheduler: wrong
+	}
+}
+
+void test_kernel_throws(void)
+{
+	char msg[512] = "";
+	int fds[2], status = 0;
+	ssize_t len;
+	pid_t pid;
+
+	if (pipe(fds))
+		return ok(false, "pipe");
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		_exit(child_lends());
+	}
+	close(fds[1]);
+	len = read(fds[0], msg, sizeof(msg) - 1);
+	msg[len > 0 ? len : 0] = 0;
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		std::printf("ok %d # SKIP no task ran on the orchestrator's "
+			    "thread\n", ++checks);
+		return;
+	}
+	ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
+	   std::strstr(msg, "exited by a C++ exception: kernels must not "
+		       "throw"),
+	   "a kernel's exception on the orchestrator's thread ends the "
+	   "process, saying so");
+}
+
 } // namespace
 
 int main()
@@ -235,7 +361,11 @@ int main()
 			wrong += mats[1][r * M + c] != mats[0][c * M + r];
 	ok(wrong == 0, "views: the output is the input transposed");
 
+	ok(pto_kernel_register(rt, K_COUNT, PTO_WORKER_VECTOR, k_count,
+			       "count") == 0, "exceptions: set up");
+	test_orchestration_throws(rt, reinterpret_cast<uint32_t *>(j.wide_out));
 	pto_runtime_destroy(rt);
+	test_kernel_throws();
 	std::printf("1..%d\n", checks);
 	return failures ? 1 : 0;
 }
