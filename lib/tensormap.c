@@ -60,6 +60,43 @@ static bool e_shaped(const struct pto_tm_entry *e)
 	return e->order & PTO_TM_SHAPED;
 }
 
+/*
+ * Zeroed memory whose pages are made as they are first touched, taking no
+ * commit charge before (MAP_NORESERVE): a pool sized for the worst case
+ * (up to 2^30 entries, 64 GiB) costs address space only until used, as
+ * the dependency pool and the heap rings do.  With populate, every page is
+ * made now (see populated_buckets()).
+ */
+static void *map_zeroed(uint64_t size, bool populate)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		       (populate ? MAP_POPULATE : 0), -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unmap(void *p, uint64_t size)
+{
+	if (p)
+		munmap(p, size);
+}
+
+static uint64_t pool_bytes(const struct pto_tm_ring *r)
+{
+	return (r->ring_mask + 1) * sizeof(*r->pool);
+}
+
+static uint64_t shapes_bytes(const struct pto_tm_ring *r)
+{
+	return (r->ring_mask + 1) * sizeof(*r->shapes);
+}
+
+static uint64_t buckets_bytes(const struct pto_tensormap *tm)
+{
+	return ((uint64_t)tm->bucket_mask + 1) * sizeof(struct pto_tm_bucket);
+}
+
 static int ring_init(struct pto_tm_ring *r, uint32_t pool_size,
 		     uint32_t task_window)
 {
@@ -69,36 +106,35 @@ static int ring_init(struct pto_tm_ring *r, uint32_t pool_size,
 	 * pages are touched as the pool first fills and stay after, so a
 	 * runtime's memory stops growing once each ring has come round.
 	 */
-	uint64_t slots = pto_next_pow2(pool_size);
-
-	r->pool = calloc(slots, sizeof(*r->pool));
+	r->ring_mask = pto_next_pow2(pool_size) - 1;
+	r->pool = map_zeroed(pool_bytes(r), false);
 	r->tasks = calloc(task_window, sizeof(*r->tasks));
 	if (!r->pool || !r->tasks)
 		return -ENOMEM;
 	r->pool_size = pool_size;
-	r->ring_mask = slots - 1;
 	r->window_mask = task_window - 1;
 	return 0;
 }
 
 /*
- * The block chain heads, their pages made writable now.  An insert reads a
- * head and then writes it, at a random place in the table: calloc's
- * untouched pages would map the zero page on the read and copy it on the
- * write, and that copy flushes the TLB of every other CPU running the
- * process, by an interrupt.  With kernels running on those CPUs (the sim),
- * that cost the first run of a runtime about 20 us per task for its first
- * few hundred tasks (200 NOP tasks beside two busy cores: 4-6 ms against
- * 0.1-0.2 in a second run).  Every page is touched within the first few
- * thousand tasks anyway, so this costs no memory a run would not use.
+ * The block chain heads, their pages made writable now when the table is
+ * of a usual size.  An insert reads a head and then writes it, at a
+ * random place in the table: an untouched page would map the zero page on
+ * the read and copy it on the write, and that copy flushes the TLB of
+ * every other CPU running the process, by an interrupt.  With kernels
+ * running on those CPUs (the sim), that cost the first run of a runtime
+ * about 20 us per task for its first few hundred tasks (200 NOP tasks
+ * beside two busy cores: 4-6 ms against 0.1-0.2 in a second run).  Every
+ * page of such a table is touched within the first few thousand tasks
+ * anyway.  A table for a pool far larger than the default's is left to
+ * fill as the pool does: populated, 2^28 entries took 16 GiB and 49 s
+ * before the first task.
  */
-static struct pto_tm_bucket *populated_buckets(uint64_t n)
-{
-	void *p = mmap(NULL, n * sizeof(struct pto_tm_bucket),
-		       PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+#define TM_POPULATE_MAX (16ull << 20)
 
-	return p == MAP_FAILED ? NULL : p;
+static struct pto_tm_bucket *blk_buckets_map(uint64_t bytes)
+{
+	return map_zeroed(bytes, bytes <= TM_POPULATE_MAX);
 }
 
 int pto_tm_init(struct pto_tensormap *tm, uint32_t nrings,
@@ -122,9 +158,9 @@ int pto_tm_init(struct pto_tensormap *tm, uint32_t nrings,
 	}
 	nbuckets = pto_next_pow2(nbuckets);
 	tm->bucket_mask = (uint32_t)nbuckets - 1;
-	tm->blk_buckets = populated_buckets(nbuckets);
+	tm->blk_buckets = blk_buckets_map(buckets_bytes(tm));
 	/* level chains are linked only once a wide lookup comes: lazily */
-	tm->lvl_buckets = calloc(nbuckets, sizeof(*tm->lvl_buckets));
+	tm->lvl_buckets = map_zeroed(buckets_bytes(tm), false);
 	if (!tm->blk_buckets || !tm->lvl_buckets) {
 		pto_tm_destroy(tm);
 		return -ENOMEM;
@@ -137,14 +173,12 @@ void pto_tm_destroy(struct pto_tensormap *tm)
 	uint32_t r;
 
 	for (r = 0; r < PTO_MAX_RINGS; r++) {
-		free(tm->ring[r].pool);
+		unmap(tm->ring[r].pool, pool_bytes(&tm->ring[r]));
 		free(tm->ring[r].tasks);
-		free(tm->ring[r].shapes);
+		unmap(tm->ring[r].shapes, shapes_bytes(&tm->ring[r]));
 	}
-	if (tm->blk_buckets)
-		munmap(tm->blk_buckets, ((uint64_t)tm->bucket_mask + 1) *
-			sizeof(*tm->blk_buckets));
-	free(tm->lvl_buckets);
+	unmap(tm->blk_buckets, buckets_bytes(tm));
+	unmap(tm->lvl_buckets, buckets_bytes(tm));
 	memset(tm, 0, sizeof(*tm));
 }
 
@@ -528,7 +562,7 @@ int pto_tm_key_shaped(struct pto_tensormap *tm, struct pto_tm_key *k,
 
 	if (!r->shapes) {
 		/* pages are touched as shaped entries come: lazy like the pool */
-		r->shapes = calloc(r->ring_mask + 1, sizeof(*r->shapes));
+		r->shapes = map_zeroed(shapes_bytes(r), false);
 		if (!r->shapes)
 			return -ENOMEM;
 		tm->shaped = true;

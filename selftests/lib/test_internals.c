@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "mpmc.h"
 #include "pace.h"
 #include "rings.h"
+#include "ringsize.h"
 #include "stall.h"
 #include "sync.h"
 #include "tensormap.h"
@@ -464,6 +466,47 @@ static int tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t b,
 static int tm_init1(struct pto_tensormap *tm, uint32_t pool, uint32_t win)
 {
 	return pto_tm_init(tm, 1, &pool, &win);
+}
+
+/* The process's resident memory, in bytes; 0: unknown. */
+static uint64_t resident_bytes(void)
+{
+	unsigned long long size, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * A TensorMap sized far beyond its use costs address space, not memory:
+ * 2^26 entries (8 GiB of pool, bucket tables and all) take little until
+ * used, and the largest pool allowed, 2^30, can be made and works.
+ */
+static void test_tm_lazy(void)
+{
+	uint32_t sizes[] = { 1u << 26, PTO_TENSORMAP_POOL_MAX }, i;
+	struct pto_tensormap tm;
+	uint64_t before, grew;
+
+	for (i = 0; i < 2; i++) {
+		before = resident_bytes();
+		if (!ok(tm_init1(&tm, sizes[i], 64) == 0,
+			"TensorMap of %u entries: made", sizes[i]))
+			continue;
+		grew = resident_bytes() - before;
+		ok(before && grew < (32u << 20),
+		   "TensorMap of %u entries: %llu KiB resident once made",
+		   sizes[i], (unsigned long long)(grew >> 10));
+		ok(!tm_insert(&tm, 0x1000, 0, 64, true, 0) &&
+		   pto_tm_free_entries(&tm, 0) == sizes[i] - 1,
+		   "TensorMap of %u entries: takes an entry", sizes[i]);
+		pto_tm_destroy(&tm);
+	}
 }
 
 static void test_tm_fixed(void)
@@ -911,6 +954,7 @@ int main(void)
 	test_coreload(seed);
 	test_pace();
 	test_tm_fixed();
+	test_tm_lazy();
 	test_tm_stencil();
 	test_tm_reuse();
 	test_tm_owner();
