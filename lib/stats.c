@@ -49,24 +49,56 @@ void pto_stats_init(struct pto_runtime *rt)
 }
 
 /* What each ring holds now, from the scheduler's tails read afresh. */
+/*
+ * The bytes in use in ring r's heap, read while the orchestrator and the
+ * scheduler move its three positions.  A ring that empties starts again
+ * at a new floor; a top read after that restart with the floor read
+ * before it made a ring holding 256 bytes look full.  So the top and the
+ * floor are read until neither moved in between (a tail moving meanwhile
+ * only understates, as any live figure may), and what is left of a race
+ * is bounded by the ring's size.
+ */
+static uint64_t heap_in_use(struct pto_runtime *rt, uint32_t r)
+{
+	struct pto_window_header *w = rt->win;
+	uint64_t top, tail, floor, used;
+	int tries = 0;
+
+	do {
+		top = load_acquire(&w->orch.heap_top[r]);
+		floor = READ_ONCE(rt->orch.ring[r].heap_floor);
+		tail = load_acquire(&w->sched.heap_tail[r]);
+	} while ((load_acquire(&w->orch.heap_top[r]) != top ||
+		  READ_ONCE(rt->orch.ring[r].heap_floor) != floor) &&
+		 ++tries < 16);
+	used = pto_heap_ring_used(top, tail, floor);
+	return used < rt->ring[r].heap_size ? used : rt->ring[r].heap_size;
+}
+
+/*
+ * What the rings hold now.  The high-water marks were copied a moment
+ * before, and the orchestrator raises one just after it takes what it
+ * counts: a use read now above its mark raises the mark, which by
+ * definition is never below a use seen.
+ */
 static void fill_live_stats(struct pto_runtime *rt, struct pto_stats *st)
 {
 	struct pto_window_header *w = rt->win;
-	uint32_t r;
+	uint32_t r, k;
 
 	for (r = 0; r < rt->nrings; r++) {
 		struct pto_ring_stats *d = st->depth[r];
 
 		d[PTO_RING_TASK].in_use = READ_ONCE(w->orch.task_top[r]) -
 			load_acquire(&w->sched.last_task_alive[r]);
-		d[PTO_RING_HEAP].in_use =
-			pto_heap_ring_used(READ_ONCE(w->orch.heap_top[r]),
-					   load_acquire(&w->sched.heap_tail[r]),
-					   READ_ONCE(rt->orch.ring[r].heap_floor));
+		d[PTO_RING_HEAP].in_use = heap_in_use(rt, r);
 		d[PTO_RING_DEP].in_use = READ_ONCE(w->orch.dep_top[r]) -
 			load_acquire(&w->sched.dep_tail[r]);
 		d[PTO_RING_TENSORMAP].in_use =
 			READ_ONCE(rt->orch.tm.ring[r].live);
+		for (k = 0; k < PTO_NUM_RINGS; k++)
+			if (d[k].high_water < d[k].in_use)
+				d[k].high_water = d[k].in_use;
 	}
 }
 

@@ -514,7 +514,24 @@ struct stats_reader {
 	uint64_t samples, bad, worst;
 	uint64_t overbusy;	/* cores busier than the run is long */
 	uint64_t timeless;	/* tasks done, and no time in pto_run */
+	uint64_t overfull;	/* a ring using more than its size */
+	uint64_t over_mark;	/* a ring using more than its high water */
 };
+
+/* Each ring's use within its size, and at most its high-water mark. */
+static void check_rings(struct stats_reader *sr, const struct pto_stats *st)
+{
+	uint32_t r, k;
+
+	for (r = 0; r < st->nrings; r++) {
+		for (k = 0; k < PTO_NUM_RINGS; k++) {
+			const struct pto_ring_stats *d = &st->depth[r][k];
+
+			sr->overfull += d->in_use > d->size;
+			sr->over_mark += d->in_use > d->high_water;
+		}
+	}
+}
 
 /* More core time than the run has lasted, on every core of a type? */
 static bool overbusy(const struct pto_stats *st)
@@ -538,6 +555,7 @@ static void *read_stats(void *arg)
 		sr->samples++;
 		sr->overbusy += overbusy(&st);
 		sr->timeless += st.tasks_completed && !st.run_ns;
+		check_rings(sr, &st);
 		if (st.tasks_completed > st.tasks_submitted) {
 			sr->bad++;
 			if (st.tasks_completed - st.tasks_submitted > sr->worst)
@@ -590,6 +608,64 @@ static void test_stats_snapshots(void)
 	   "has cores busier than the run is long, or tasks done in no time "
 	   "(%llu, %llu did)", (unsigned long long)sr.overbusy,
 	   (unsigned long long)sr.timeless);
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+/* Scopes of one OUTPUT and its reader: the heap ring empties each time. */
+static int orch_buffers(struct pto_runtime *rt, void *arg)
+{
+	uint32_t i;
+	void *out;
+
+	for (i = 0; i < 20000; i++) {
+		if (pto_scope_begin(rt) ||
+		    pto_submit_task(rt, KID(K_FILL, PTO_WORKER_VECTOR),
+				    PTO_WORKER_VECTOR, (struct pto_param[]){
+					PTO_OUT(&out, 64), PTO_SCALAR(8),
+					PTO_SCALAR(i) }, 3) < 0 ||
+		    submit_step(rt, out, i) < 0 ||
+		    pto_scope_end(rt))
+			return -EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * What the rings hold, read during runs whose heap ring empties and
+ * starts again at every scope (a window of 8 keeps the two threads at
+ * it): never more than a ring's size, nor above its high-water mark.  A
+ * heap top read after a restart with the floor from before it once made
+ * a ring holding 192 bytes look full.
+ */
+static void test_stats_rings(void)
+{
+	struct stats_reader sr = { 0 };
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	pthread_t th;
+	int i, ret = 0;
+
+	tl_config(&cfg, 8, 1 << 16);
+	cfg.sched = PTO_SCHED_THREAD;
+	rt = tl_runtime(&cfg);
+	tl_rec_init(&r, rt);
+	if (register_test_kernels(&r))
+		bail_out("cannot register kernels");
+	sr.rt = rt;
+	if (pthread_create(&th, NULL, read_stats, &sr))
+		bail_out("pthread_create");
+	for (i = 0; i < 5 && !ret; i++)
+		ret = pto_run(rt, orch_buffers, NULL);
+	__atomic_store_n(&sr.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	ok_eq(ret, 0, "stats: five runs of 20000 scopes of a buffer");
+	ok(sr.samples > 0 && !sr.overfull && !sr.over_mark,
+	   "stats: %llu snapshots during the runs, %llu with a ring using "
+	   "more than its size, %llu more than its high water",
+	   (unsigned long long)sr.samples, (unsigned long long)sr.overfull,
+	   (unsigned long long)sr.over_mark);
 	tl_rec_free(&r);
 	pto_runtime_destroy(rt);
 }
@@ -844,6 +920,7 @@ int main(void)
 	test_concurrent_runs();
 	test_unbalanced();
 	test_stats_snapshots();
+	test_stats_rings();
 	test_where_kernels_run();
 	test_fork();
 	test_fork_in_run();
