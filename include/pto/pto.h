@@ -299,8 +299,22 @@ static inline struct pto_param pto_param_view(uint32_t kind,
 #define PTO_REGION_(k, b, o, s) PTO_PARAM_(k, b, NULL, o, s, 0)
 #define PTO_OUT(ref, size) \
 	PTO_PARAM_(PTO_PARAM_OUTPUT, NULL, ref, 0, size, 0)
-#define PTO_SCALAR(v) \
-	PTO_PARAM_(PTO_PARAM_SCALAR, NULL, NULL, 0, 0, (uint64_t)(v))
+/*
+ * A float would be truncated to an integer (0.5f to 0): refused at compile
+ * time, as in C++.  0 * sizeof of a struct holding the assertion is the
+ * C11 way to assert inside an expression.
+ */
+#define PTO_SCALAR_NOT_FLOAT_(v)					\
+	(0 * sizeof(struct {						\
+		_Static_assert(!_Generic((v), float: 1, double: 1,	\
+					 long double: 1, default: 0),	\
+			       "PTO_SCALAR() takes an integer, an enum or " \
+			       "a pointer: pass a float as pto_f32_bits()"); \
+		char c_;						\
+	}))
+#define PTO_SCALAR(v)							\
+	PTO_PARAM_(PTO_PARAM_SCALAR, NULL, NULL, 0, 0,			\
+		   (uint64_t)(v) + PTO_SCALAR_NOT_FLOAT_(v))
 #endif
 #define PTO_IN(base, off, size) PTO_REGION_(PTO_PARAM_INPUT, base, off, size)
 #define PTO_INOUT(base, off, size) \

@@ -28,25 +28,40 @@
 /* a parameter's pointer, const in the maker, stored in struct pto_param */
 #define PTO_UNCONST_(T, p) const_cast<T>(p)
 
-/* PTO_OUT(&p, size) for a pointer p of any type */
+/* PTO_OUT(&p, size) for a pointer p of any type, const included */
 template <typename T>
 static inline void **pto_param_ref_(T **ref)
 {
-	return reinterpret_cast<void **>(ref);
+	typedef typename std::remove_cv<T>::type plain;
+
+	return reinterpret_cast<void **>(const_cast<plain **>(ref));
 }
 
-/* PTO_SCALAR(v) for v an integer, an enum or a float (truncated)... */
+/*
+ * PTO_SCALAR(v) for v an integer or an enum (a float would be truncated:
+ * refused, its bits are pto_f32_bits())...
+ */
 template <typename T>
 static inline uint64_t pto_param_scalar_(T v)
 {
+	static_assert(!std::is_floating_point<T>::value,
+		      "PTO_SCALAR() takes an integer, an enum or a pointer: "
+		      "pass a float as pto_f32_bits()");
 	return static_cast<uint64_t>(v);
+}
+
+static inline uint64_t pto_param_scalar_(uint64_t v)
+{
+	return v;
 }
 
 /* ... or a pointer, nullptr included */
 template <typename T>
 static inline uint64_t pto_param_scalar_(T *p)
 {
-	return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+	const uint64_t addr = reinterpret_cast<uintptr_t>(p);
+
+	return addr;
 }
 
 static inline uint64_t pto_param_scalar_(std::nullptr_t)
@@ -66,7 +81,8 @@ static inline int64_t pto_submit_counted_(R *rt, K kernel_id, T type,
 {
 	const typename std::common_type<P...>::type p[] = { params... };
 
-	return pto_submit_task(rt, kernel_id, type, p, sizeof...(P));
+	return pto_submit_task(rt, static_cast<uint32_t>(kernel_id), type, p,
+			       static_cast<uint32_t>(sizeof...(P)));
 }
 
 #endif /* PTO_PTO_CXX_H */

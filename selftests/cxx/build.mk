@@ -38,3 +38,14 @@ $(CLANG_CXX_TEST): $(CXX_TEST_DEPS)
 	$(call cxx_test_build,$(PTO_CLANGXX),CLANGXX)
 endif
 endif
+
+# The parameter makers at compile time, with this build's compilers (the
+# sanitizer builds too: nothing of theirs is compiled).
+PARAMS_TEST := $(O)/selftests/cxx/test_params
+TEST_PROGS += $(PARAMS_TEST)
+
+$(PARAMS_TEST): selftests/cxx/test-params.sh selftests/cxx/build.mk
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@CC@|$(CC)|' -e 's|@CXX@|$(PTO_CXX)|' \
+		-e 's|@SRCDIR@|$(abspath .)|g' $< >$@
+	$(Q)chmod +x $@
