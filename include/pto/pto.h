@@ -306,8 +306,8 @@ static inline struct pto_param pto_param_view(uint32_t kind,
  */
 #define PTO_SCALAR_NOT_FLOAT_(v)					\
 	(0 * sizeof(struct {						\
-		_Static_assert(!_Generic((v), float: 1, double: 1,	\
-					 long double: 1, default: 0),	\
+		_Static_assert(!_Generic((v), default: 0, float: 1,	\
+					 double: 1, long double: 1),	\
 			       "PTO_SCALAR() takes an integer, an enum or " \
 			       "a pointer: pass a float as pto_f32_bits()"); \
 		char c_;						\
