@@ -415,6 +415,24 @@ grep -Eq "^ *$lg2 +[^ ]+ +sim " "$tmp/norings.txt" &&
 	! grep -Eq 'advice|task window|scope depth' "$tmp/norings.txt"
 ok $? "without -R the text keeps one line per process"
 
+# One full task ring stops the orchestrator however empty the others are:
+# the occupancy columns show the fullest ring (a mean over four rings
+# showed a deadlock on a full ring 0 as 25%).  Chained tasks of 0.3 s
+# each keep ring 0's window of 8 full while the orchestrator waits.
+PTO_DEVICE=sim PTO_RINGS=4 PTO_TASK_WINDOW=8 "$LOADGEN" -t 60 -n 40 \
+	-s 300000000 -p 0 >"$tmp/loadgen3.out" 2>&1 &
+lg3=$!
+pids="$pids $lg3"
+ring_full() {
+	"$PTOTOP" -b -n 1 -p "$lg3" >"$tmp/full.txt" 2>&1 &&
+		awk -v p="$lg3" '$1 == p && $6 == "100.0" { f = 1 }
+			END { exit !f }' "$tmp/full.txt"
+}
+wait_for 400 ring_full
+ok $? "a full ring 0 of four shows TASK% 100.0, the fullest ring's"
+kill -TERM "$lg3" 2>/dev/null
+wait "$lg3" 2>/dev/null
+
 # ---- 2. the interactive screen in tmux -----------------------------------------
 screen() { tmux -L "$tmux_sock" capture-pane -p -t ptotop 2>/dev/null; }
 screen_has() { screen | grep -q -- "$1"; }

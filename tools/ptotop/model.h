@@ -204,11 +204,13 @@ int pt_visible_procs(const struct pt_state *st);
 void pt_next_device_filter(struct pt_state *st);
 
 /**
- * pt_ring_occupancy() - how full a ring is
+ * pt_ring_occupancy() - how full a resource of the rings is
  * @p: the row
- * @ring: which ring
+ * @ring: which resource (task window, heap, ...)
  *
- * Return: in_use / size, or NAN when the row does not know that ring.
+ * Return: in_use / size of the fullest task ring when the row has each
+ * ring's figures (a stats page), else of the resource summed over the
+ * rings; NAN when the row does not know it.
  */
 double pt_ring_occupancy(const struct pt_proc *p, enum pto_ring ring);
 

@@ -730,9 +730,10 @@ static void draw_help(void)
 		"             sizes, use, stalls and libpto's sizing advice",
 		"",
 		"Columns: TSK% HEP% DEP% TMP% are task-window, heap-ring,",
-		"dep-pool and TensorMap occupancy; STALLS counts times the",
-		"orchestrator waited for a full ring.  Utilisation is busy time",
-		"over wall time times cores, per refresh interval.",
+		"dep-pool and TensorMap occupancy of the fullest task ring;",
+		"STALLS counts times the orchestrator waited for a full ring.",
+		"Utilisation is busy time over wall time times cores, per",
+		"refresh interval.",
 		"",
 		"Press any key to return, q to quit.",
 	};
