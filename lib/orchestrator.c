@@ -395,7 +395,13 @@ static int check_submit(struct pto_runtime *rt, uint32_t kernel_id,
 			"enum pto_worker_type\n", (int)type);
 		return -EINVAL;
 	}
-	if (kernel_id >= PTO_MAX_KERNELS || !rt->kernels[kernel_id].registered) {
+	if (kernel_id >= PTO_MAX_KERNELS) {
+		pto_log("pto_submit_task: kernel id %u is out of range (0 to "
+			"%u), so never registered\n", kernel_id,
+			PTO_MAX_KERNELS - 1);
+		return -ENOENT;
+	}
+	if (!rt->kernels[kernel_id].registered) {
 		pto_log("pto_submit_task: kernel %u is not registered\n",
 			kernel_id);
 		return -ENOENT;

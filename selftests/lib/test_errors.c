@@ -621,6 +621,24 @@ static void check_recovers(struct pto_runtime *rt, struct tl_rec *r,
 		tl_check(r, gbuf, what);
 }
 
+
+/* pto_run() of orch_bad on b, checking that its stderr says what. */
+static int run_said(struct pto_runtime *rt, struct bad *b, const char *what)
+{
+	struct tl_capture cap;
+	char *text;
+	int ret;
+
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_bad, b);
+	text = tl_capture_end(&cap);
+	if (!ok(text && strstr(text, what), "submit: %s: says \"%s\"",
+		b->name, what))
+		diag("  stderr: %s", text ? text : "(none)");
+	free(text);
+	return ret;
+}
+
 static void test_bad_submits(void)
 {
 	const struct bad cases[] = {
@@ -670,9 +688,14 @@ static void test_bad_submits(void)
 		struct bad copy = *b;
 
 		/* kernel id >= PTO_MAX_KERNELS: -EINVAL is as good */
-		ret = pto_run(rt, orch_bad, &copy);
-		if (b->kid == PTO_MAX_KERNELS && bad_rc == -EINVAL)
-			copy.want = -EINVAL;
+		if (b->kid == PTO_MAX_KERNELS) {
+			ret = run_said(rt, &copy, "kernel id 1024 is out of "
+				       "range (0 to 1023)");
+			if (bad_rc == -EINVAL)
+				copy.want = -EINVAL;
+		} else {
+			ret = pto_run(rt, orch_bad, &copy);
+		}
 		ok_eq(bad_rc, copy.want, "submit: %s", b->name);
 		ok_eq(ret, copy.want, "submit: %s: pto_run returns it",
 		      b->name);

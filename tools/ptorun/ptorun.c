@@ -462,8 +462,10 @@ static int load_orchestration(struct ptorun *pr)
 	*(void **)&pr->fini = dlsym(pr->dl, "pto_orchestration_fini");
 	if (!pr->entry) {
 		fprintf(stderr,
-			"ptorun: %s does not export pto_orchestration_entry\n",
-			pr->so_path);
+			"ptorun: %s does not export pto_orchestration_entry "
+			"(one defined in C++ needs C linkage: include "
+			"<pto/pto_orchestration.h>, which declares it "
+			"extern \"C\")\n", pr->so_path);
 		return -ENOENT;
 	}
 	return 0;

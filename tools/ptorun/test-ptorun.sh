@@ -335,6 +335,18 @@ else
 	skip "$SO not built"
 fi
 
+# an object without the entry (libpto itself): say what C++ needs for it
+if [ -f "$dir/../libpto.so" ]; then
+	"$PTORUN" "$dir/../libpto.so" </dev/null >/dev/null 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 1 ] &&
+		grep -q 'does not export pto_orchestration_entry (one defined in C++ needs C linkage' \
+			"$tmp/err"
+	ok $? "an object without the entry: exit 1, naming C linkage (exit $rc)"
+else
+	skip "libpto.so not built"
+fi
+
 # libpto's codes whose strerror() misleads are said as libpto means them
 if [ -f "$SO" ]; then
 	timeout 60 "$PTORUN" -q -H 4K "$SO" </dev/null >/dev/null 2>"$tmp/err"
