@@ -546,18 +546,20 @@ static void spin_ns(uint64_t ns)
 }
 
 /*
- * A C++ kernel threw.  On a core thread the exception would end the
- * process anyway (nothing above catches it); on the orchestrator's thread,
- * lending a hand, it would unwind through the scheduler into the caller's
- * catch with the scheduler's state half changed.  Either way the process
- * ends here, saying which task's kernel it was.
+ * A kernel left by unwinding: a C++ exception, or pthread_exit().  On a
+ * core thread an exception would end the process anyway (nothing above
+ * catches it) and pthread_exit() would leave its core dead; on the
+ * orchestrator's thread, lending a hand, either would unwind through the
+ * scheduler into the caller with the scheduler's state half changed.  So
+ * the process ends here, saying which task's kernel it was.
  */
 static void kernel_unwound(const struct pto_task_desc **running)
 {
 	if (!*running)
 		return;
-	pto_log("kernel %u (task %#llx) exited by a C++ exception: kernels "
-		"must not throw\n", (*running)->kernel_id,
+	pto_log("kernel %u (task %#llx) did not return (a C++ exception or "
+		"pthread_exit()): kernels must return\n",
+		(*running)->kernel_id,
 		(unsigned long long)(*running)->task_id);
 	abort();
 }

@@ -293,8 +293,8 @@ void test_kernel_throws(void)
 		return;
 	}
 	ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
-	   std::strstr(msg, "exited by a C++ exception: kernels must not "
-		       "throw"),
+	   std::strstr(msg, "did not return (a C++ exception or "
+		       "pthread_exit()): kernels must return"),
 	   "a kernel's exception on the orchestrator's thread ends the "
 	   "process, saying so");
 }

@@ -23,6 +23,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1775,6 +1776,59 @@ static void test_two_runtimes(void)
 	pto_runtime_destroy(b);
 }
 
+static void k_thread_exit(const uint64_t *a, uint32_t n)
+{
+	pthread_exit(NULL);
+}
+
+static int orch_thread_exit(struct pto_runtime *rt, void *arg)
+{
+	return pto_submit_task(rt, 1, PTO_WORKER_VECTOR,
+			       (struct pto_param[]){ PTO_SCALAR(0) }, 1) < 0;
+}
+
+/*
+ * A kernel that calls pthread_exit() would leave its core thread dead
+ * and the run hung (or, lent to the orchestrator's thread, end the
+ * caller's thread): the process ends at once, saying which kernel.
+ */
+static void test_kernel_thread_exit(void)
+{
+	char msg[512] = "";
+	struct pto_config cfg;
+	struct pto_runtime *rt = NULL;
+	int fds[2], status = 0;
+	ssize_t len;
+	pid_t pid;
+
+	fflush(stdout);
+	if (pipe(fds))
+		bail_out("pipe");
+	pid = fork();
+	if (pid == 0) {
+		alarm(60);	/* a core thread gone may hang the run */
+		dup2(fds[1], 2);
+		tl_config(&cfg, 0, 0);
+		if (pto_runtime_create(&cfg, &rt) ||
+		    pto_kernel_register(rt, 1, PTO_WORKER_VECTOR,
+					k_thread_exit, "leaves"))
+			_exit(2);
+		_exit(pto_run(rt, orch_thread_exit, NULL) ? 3 : 0);
+	}
+	close(fds[1]);
+	len = read(fds[0], msg, sizeof(msg) - 1);
+	msg[len > 0 ? len : 0] = 0;
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	if (!ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
+		strstr(msg, "kernel 1 (task ") &&
+		strstr(msg, "did not return (a C++ exception or pthread_exit())"),
+		"a kernel calling pthread_exit() ends the process, saying so"))
+		diag("  child %s %d, stderr: %s", WIFSIGNALED(status) ?
+		     "killed by signal" : "exit status", WIFSIGNALED(status) ?
+		     WTERMSIG(status) : WEXITSTATUS(status), msg);
+}
+
 int main(void)
 {
 	test_config();
@@ -1786,6 +1840,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(dl_cases) / sizeof(dl_cases[0]); i++)
 		deadlock_case(&dl_cases[i]);
 	test_failing_kernel();
+	test_kernel_thread_exit();
 	test_run_status();
 	test_op_checks();
 	test_view_op_checks();
