@@ -57,29 +57,32 @@ sed -e 's/const float \*in = arg;/const float *in = static_cast<const float *>(a
 	-e 's/float \*out;/const float *out = nullptr;/' \
 	"$tmp/good.c" >"$tmp/good.cc"
 
-if [ -n "$CC" ] && command -v "${CC%% *}" >/dev/null 2>&1; then
-	$CC -std=c11 -pedantic -Wall -Wextra -Werror -c $INC \
-		-o "$tmp/good.o" "$tmp/good.c" 2>"$tmp/err"
-	ok $? "C: PTO_SCALAR() of integers, an enum and a pointer compiles"
-	! $CC -std=c11 -c $INC -o "$tmp/float.o" "$tmp/float.c" \
+# A compiler named by the build, if it is here (a cross build may not be).
+have() {
+	[ -n "$1" ] && command -v "${1%% *}" >/dev/null 2>&1
+}
+
+# LANG COMPILER STD SUFFIX FLAGS...: both checks of one language.
+check_lang() {
+	lang=$1 cc=$2 std=$3 sfx=$4
+	shift 4
+	if ! have "$cc"; then
+		for i in 1 2; do
+			n=$((n + 1))
+			echo "ok $n # SKIP no $lang compiler"
+		done
+		return
+	fi
+	$cc -std="$std" -pedantic -Wall -Wextra -Werror "$@" -c $INC \
+		-o "$tmp/good.o" "$tmp/good.$sfx" 2>"$tmp/err"
+	ok $? "$lang: integer, enum and pointer scalars and outputs compile with no warning"
+	! $cc -std="$std" -c $INC -o "$tmp/float.o" "$tmp/float.$sfx" \
 		2>"$tmp/err" && grep -q 'pass a float as pto_f32_bits' "$tmp/err"
-	ok $? "C: PTO_SCALAR() of a float is refused, naming pto_f32_bits()"
-else
-	echo "ok $((n + 1)) # SKIP no C compiler"
-	echo "ok $((n + 2)) # SKIP no C compiler"
-	n=$((n + 2))
-fi
-if [ -n "$CXX" ] && command -v "${CXX%% *}" >/dev/null 2>&1; then
-	$CXX -std=c++11 -pedantic -Wall -Wextra -Werror -Wsign-conversion \
-		-Wold-style-cast -Wcast-qual -Wzero-as-null-pointer-constant \
-		-c $INC -o "$tmp/good.o" "$tmp/good.cc" 2>"$tmp/err"
-	ok $? "C++: PTO_OUT() of a pointer to const and an int kernel id compile with no warning"
-	! $CXX -std=c++11 -c $INC -o "$tmp/float.o" "$tmp/float.cc" \
-		2>"$tmp/err" && grep -q 'pass a float as pto_f32_bits' "$tmp/err"
-	ok $? "C++: PTO_SCALAR() of a float is refused, naming pto_f32_bits()"
-else
-	echo "ok $((n + 1)) # SKIP no C++ compiler"
-	echo "ok $((n + 2)) # SKIP no C++ compiler"
-	n=$((n + 2))
-fi
+	ok $? "$lang: PTO_SCALAR() of a float is refused, naming pto_f32_bits()"
+}
+
+check_lang C "$CC" c11 c
+# and, in C++: PTO_OUT() of a pointer to const, an int kernel id
+check_lang C++ "$CXX" c++11 cc -Wsign-conversion -Wold-style-cast \
+	-Wcast-qual -Wzero-as-null-pointer-constant
 echo "1..$n"
