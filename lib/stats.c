@@ -48,7 +48,6 @@ void pto_stats_init(struct pto_runtime *rt)
 		rt->st.cores[t] = rt->be.cores[t];
 }
 
-/* What each ring holds now, from the scheduler's tails read afresh. */
 /*
  * The bytes in use in ring r's heap, read while the orchestrator and the
  * scheduler move its three positions.  A ring that empties starts again
@@ -76,10 +75,28 @@ static uint64_t heap_in_use(struct pto_runtime *rt, uint32_t r)
 }
 
 /*
- * What the rings hold now.  The high-water marks were copied a moment
- * before, and the orchestrator raises one just after it takes what it
- * counts: a use read now above its mark raises the mark, which by
- * definition is never below a use seen.
+ * What lies between a monotonic top and its tail, both moving.  The tail
+ * is read first: a top read before it (in C's unspecified order, as it
+ * was) could be older than a tail that passed it meanwhile, and the
+ * difference wrapped round to a huge use.  Read after, the top is at
+ * least the tail; it may be ahead of where it stood when the tail was
+ * read, so the use is bounded by the size.
+ */
+static uint64_t span_in_use(const __u64 *top, const __u64 *tail,
+			    uint64_t size)
+{
+	uint64_t t = load_acquire(tail), h = load_acquire(top);
+
+	if (h <= t)
+		return 0;
+	return h - t < size ? h - t : size;
+}
+
+/*
+ * What the rings hold now, from the tails read afresh.  The high-water
+ * marks were copied a moment before, and the orchestrator raises one
+ * just after it takes what it counts: a use read now above its mark
+ * raises the mark, which by definition is never below a use seen.
  */
 static void fill_live_stats(struct pto_runtime *rt, struct pto_stats *st)
 {
@@ -89,11 +106,14 @@ static void fill_live_stats(struct pto_runtime *rt, struct pto_stats *st)
 	for (r = 0; r < rt->nrings; r++) {
 		struct pto_ring_stats *d = st->depth[r];
 
-		d[PTO_RING_TASK].in_use = READ_ONCE(w->orch.task_top[r]) -
-			load_acquire(&w->sched.last_task_alive[r]);
+		d[PTO_RING_TASK].in_use =
+			span_in_use(&w->orch.task_top[r],
+				    &w->sched.last_task_alive[r],
+				    d[PTO_RING_TASK].size);
 		d[PTO_RING_HEAP].in_use = heap_in_use(rt, r);
-		d[PTO_RING_DEP].in_use = READ_ONCE(w->orch.dep_top[r]) -
-			load_acquire(&w->sched.dep_tail[r]);
+		d[PTO_RING_DEP].in_use =
+			span_in_use(&w->orch.dep_top[r], &w->sched.dep_tail[r],
+				    d[PTO_RING_DEP].size);
 		d[PTO_RING_TENSORMAP].in_use =
 			READ_ONCE(rt->orch.tm.ring[r].live);
 		for (k = 0; k < PTO_NUM_RINGS; k++)
