@@ -92,16 +92,11 @@ static uint64_t span_in_use(const __u64 *top, const __u64 *tail,
 	return h - t < size ? h - t : size;
 }
 
-/*
- * What the rings hold now, from the tails read afresh.  The high-water
- * marks were copied a moment before, and the orchestrator raises one
- * just after it takes what it counts: a use read now above its mark
- * raises the mark, which by definition is never below a use seen.
- */
+/* What the rings hold now, from the tails read afresh. */
 static void fill_live_stats(struct pto_runtime *rt, struct pto_stats *st)
 {
 	struct pto_window_header *w = rt->win;
-	uint32_t r, k;
+	uint32_t r;
 
 	for (r = 0; r < rt->nrings; r++) {
 		struct pto_ring_stats *d = st->depth[r];
@@ -109,17 +104,20 @@ static void fill_live_stats(struct pto_runtime *rt, struct pto_stats *st)
 		d[PTO_RING_TASK].in_use =
 			span_in_use(&w->orch.task_top[r],
 				    &w->sched.last_task_alive[r],
-				    d[PTO_RING_TASK].size);
+				    rt->ring[r].task_window);
 		d[PTO_RING_HEAP].in_use = heap_in_use(rt, r);
 		d[PTO_RING_DEP].in_use =
 			span_in_use(&w->orch.dep_top[r], &w->sched.dep_tail[r],
-				    d[PTO_RING_DEP].size);
+				    rt->ring[r].dep_pool_size);
 		d[PTO_RING_TENSORMAP].in_use =
 			READ_ONCE(rt->orch.tm.ring[r].live);
-		for (k = 0; k < PTO_NUM_RINGS; k++)
-			if (d[k].high_water < d[k].in_use)
-				d[k].high_water = d[k].in_use;
 	}
+}
+
+/* A mark read before a use, never below it (see get_stats()). */
+static uint64_t mark_over(uint64_t high_water, uint64_t in_use)
+{
+	return high_water > in_use ? high_water : in_use;
 }
 
 /* The totals over the rings, in the fields libpto 0.1 had. */
@@ -175,7 +173,21 @@ static int get_stats(struct pto_runtime *rt, struct pto_stats *st)
 		st->run_ns += pto_now_ns() - t0;
 	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++)
 		st->busy_ns[i] = READ_ONCE(rt->sst.busy_ns[i]);
+	/*
+	 * The high-water marks were copied above, and the orchestrator
+	 * raises one just after it takes what it counts: a use read now
+	 * above its mark raises the mark, which by definition is never
+	 * below a use seen.
+	 */
 	fill_live_stats(rt, st);
+	for (i = 0; i < rt->nrings; i++) {
+		uint32_t k;
+
+		for (k = 0; k < PTO_NUM_RINGS; k++)
+			st->depth[i][k].high_water =
+				mark_over(st->depth[i][k].high_water,
+					  st->depth[i][k].in_use);
+	}
 	sum_rings(st);
 	return 0;
 }
@@ -356,7 +368,7 @@ static void page_ring(struct pto_statspage_ring *d,
 {
 	d->size = READ_ONCE(rs->size);
 	d->in_use = in_use;
-	d->high_water = READ_ONCE(rs->high_water);
+	d->high_water = mark_over(READ_ONCE(rs->high_water), in_use);
 	d->stalls = READ_ONCE(rs->stalls);
 	d->stall_ns = READ_ONCE(rs->stall_ns);
 	sum->size += d->size;
@@ -390,8 +402,7 @@ static void publish(struct pto_runtime *rt, const struct pto_stats *live)
 	pg->tasks_submitted = READ_ONCE(st->tasks_submitted);
 	pg->tasks_in_flight = 0;
 	for (r = 0; r < rt->nrings; r++)
-		pg->tasks_in_flight += READ_ONCE(rt->win->orch.task_top[r]) -
-			load_acquire(&rt->win->sched.last_task_alive[r]);
+		pg->tasks_in_flight += live->depth[r][PTO_RING_TASK].in_use;
 	pg->runs = READ_ONCE(st->runs);
 	pg->running = READ_ONCE(rt->orch.in_run) || pg->tasks_in_flight;
 	pg->nrings = rt->nrings;
