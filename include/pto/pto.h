@@ -550,9 +550,9 @@ void pto_free(struct pto_runtime *rt, void *ptr);
  * The calling thread is the run's orchestrator thread: only it may
  * submit and open or close scopes until the run ends.  C kernels run on
  * libpto's threads (the simulator's "pto-coreN", and short ones also on
- * "pto-sched"), and with scheduling on the core threads short ones also
- * on this thread while it waits (pto_wait(), the run's end), never while
- * @fn submits.  A C++ exception @fn throws reaches the caller once the
+ * "pto-sched"), and with PTO_SCHED_WORKERS short ones also on this
+ * thread while it waits (pto_wait(), the run's end), never while @fn
+ * submits.  A C++ exception @fn throws reaches the caller once the
  * run has ended as if @fn had returned an error; one a kernel throws
  * ends the process.
  *
