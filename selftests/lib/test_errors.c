@@ -1795,6 +1795,7 @@ static int orch_thread_exit(struct pto_runtime *rt, void *arg)
 static void test_kernel_thread_exit(void)
 {
 	char msg[512] = "";
+	size_t got = 0;
 	struct pto_config cfg;
 	struct pto_runtime *rt = NULL;
 	int fds[2], status = 0;
@@ -1816,8 +1817,11 @@ static void test_kernel_thread_exit(void)
 		_exit(pto_run(rt, orch_thread_exit, NULL) ? 3 : 0);
 	}
 	close(fds[1]);
-	len = read(fds[0], msg, sizeof(msg) - 1);
-	msg[len > 0 ? len : 0] = 0;
+	/* to the end: a message may come in more than one write */
+	while (got < sizeof(msg) - 1 &&
+	       (len = read(fds[0], msg + got, sizeof(msg) - 1 - got)) > 0)
+		got += (size_t)len;
+	msg[got] = 0;
 	close(fds[0]);
 	waitpid(pid, &status, 0);
 	if (!ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
