@@ -186,19 +186,21 @@ static const char *state_text(uint16_t state)
 static void explain_oldest(struct pto_runtime *rt, uint32_t ring,
 			   const struct oldest *old)
 {
+	FILE *out = pto_log_begin();
+
 	pto_log("  its oldest task, %" PRIu64 " '%s' (scope depth %u), %s "
 		"and is held by ", old->id, old->kernel, old->depth,
 		state_text(old->head.state));
 	if (old->holder >= 0)
-		fprintf(stderr, "its scope (depth %d), which is still open",
+		fprintf(out, "its scope (depth %d), which is still open",
 			old->holder);
 	else if (old->head.consumers)
-		fprintf(stderr, "%u consumer(s) that have not completed",
+		fprintf(out, "%u consumer(s) that have not completed",
 			old->head.consumers);
 	else
-		fputs("nothing the orchestrator knows of", stderr);
-	fprintf(stderr, "; every later task of ring %u waits behind it\n",
-		ring);
+		fputs("nothing the orchestrator knows of", out);
+	fprintf(out, "; every later task of ring %u waits behind it\n", ring);
+	pto_log_end();
 }
 
 /* The smallest size of a resource that holds n: what PTO_* takes. */
@@ -220,20 +222,21 @@ static void print_size_wanted(struct pto_runtime *rt,
 	uint64_t want = size_for(n->kind, held + n->amount);
 	uint64_t sizes[PTO_MAX_RINGS];
 	struct pto_need ni = *n;
+	FILE *out = pto_log_begin();
 	uint32_t i;
 
 	for (i = 0; i < rt->nrings; i++) {
 		ni.ring = i;
 		sizes[i] = capacity(rt, &ni);
 	}
-	fprintf(stderr, "at least %" PRIu64 " so far (", want);
+	fprintf(out, "at least %" PRIu64 " so far (", want);
 	/* 17 tasks asking for 32 slots reads like a miscount otherwise */
 	if (n->kind == PTO_RING_TASK)
-		fprintf(stderr, "the power of two above the %" PRIu64 " tasks "
+		fprintf(out, "the power of two above the %" PRIu64 " tasks "
 			"held and asked; ", held + n->amount);
-	pto_ring_env_fprint(stderr, n->kind, rt->nrings, sizes, n->ring,
-			    want);
-	fputc(')', stderr);
+	pto_ring_env_fprint(out, n->kind, rt->nrings, sizes, n->ring, want);
+	fputc(')', out);
+	pto_log_end();
 }
 
 /*
@@ -253,6 +256,7 @@ static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
 		       in_use(rt, n);
 	/* the ring frees in order: nothing behind its held task goes */
 	uint64_t held = in_use(rt, n) > own ? in_use(rt, n) : own;
+	FILE *out;
 
 	/* its first blocks may have gone with tasks that made no buffer */
 	if (n->kind == PTO_RING_HEAP && own > in_use(rt, n)) {
@@ -268,11 +272,13 @@ static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
 		pto_log("  behind them, ring %u holds %" PRIu64 " more %s of "
 			"scopes that ended (nested in it, sharing the ring), "
 			"freed only after them\n", n->ring, held - own, unit);
+	out = pto_log_begin();
 	pto_log("  advice: ring %u's %s must hold everything that scope "
 		"submits before it ends: ", n->ring, pto_ring_name(n->kind));
 	print_size_wanted(rt, n, held);
 	fputs(", more if it goes on; or end the scope sooner, e.g. open "
-	      "a scope inside its loop\n", stderr);
+	      "a scope inside its loop\n", out);
+	pto_log_end();
 }
 
 /*
@@ -287,6 +293,7 @@ static void advise_rings(struct pto_runtime *rt, const struct pto_need *n,
 	uint32_t deepest = rt->orch.nscopes - 1;
 	uint32_t want = deepest < PTO_MAX_RINGS ? deepest + 1 : PTO_MAX_RINGS;
 	char depths[32];
+	FILE *out;
 
 	if (deepest == scope + 1)
 		snprintf(depths, sizeof(depths), "depth %u", deepest);
@@ -298,11 +305,13 @@ static void advise_rings(struct pto_runtime *rt, const struct pto_need *n,
 		"submit stays in the ring, so a larger ring only lets a loop "
 		"of bounded length through\n", scope, depths, n->ring);
 	/* what the open scopes hold now: enough for nesting without a loop */
+	out = pto_log_begin();
 	pto_log("  the open scopes hold %" PRIu64 " of its %s: ring %u needs ",
 		in_use(rt, n), pto_ring_name(n->kind), n->ring);
 	print_size_wanted(rt, n, in_use(rt, n));
 	fputs(" to let them this far, more for every task a loop or deeper "
-	      "nesting adds\n", stderr);
+	      "nesting adds\n", out);
+	pto_log_end();
 	/* scopes past the last ring share it: the holder needs one apart */
 	if (rt->nrings < want && scope + 1 < want)
 		pto_log("  advice: %s=%u gives every depth up to %u a ring of "
@@ -335,7 +344,7 @@ static bool oldest_never_ran(const struct oldest *old)
 static void diagnose_deadlock(struct pto_runtime *rt, const struct pto_need *n,
 			      uint64_t waited_ms, const struct oldest *old)
 {
-	flockfile(stderr);	/* the report in one piece */
+	pto_log_begin();	/* the report in one piece */
 	pto_log("deadlock: ring %u's %s is exhausted and nothing can free it "
 		"(no progress for %" PRIu64 " ms)\n", n->ring,
 		pto_ring_name(n->kind), waited_ms);
@@ -353,7 +362,7 @@ static void diagnose_deadlock(struct pto_runtime *rt, const struct pto_need *n,
 		advise_rings(rt, n, (uint32_t)old->holder);
 	else
 		pto_stall_report(rt, waited_ms);
-	funlockfile(stderr);
+	pto_log_end();
 }
 
 static void kick_everyone(struct pto_runtime *rt)

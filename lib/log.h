@@ -13,6 +13,8 @@
 #ifndef PTO_LIB_LOG_H
 #define PTO_LIB_LOG_H
 
+#include <stdio.h>
+
 struct pto_log_tag {
 	char text[96];
 };
@@ -22,12 +24,21 @@ struct pto_log_tag {
  * @fmt: printf format, normally ending in a newline
  *
  * The line is prefixed with "pto: ", then the calling thread's runtime tag
- * in brackets while the process holds more than one runtime, and no other
- * thread's stdio output comes between them.  A message made of several
- * calls (a line in parts, or a report of several lines) holds
- * flockfile(stderr) around them, which pto_log() takes again.
+ * in brackets while the process holds more than one runtime, and reaches
+ * stderr in one write: neither another thread nor another process writing
+ * to the same file or pipe comes between its parts.
  */
 void pto_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A message of several calls (a line in parts, a report of several
+ * lines): pto_log_begin() opens a report on the calling thread and
+ * returns the stream to write its parts to; pto_log() adds to it, and
+ * pto_log_end() writes it to stderr in one piece.  Reports nest: an inner
+ * begin returns the open stream, and only the outermost end writes.
+ */
+FILE *pto_log_begin(void);
+void pto_log_end(void);
 
 /*
  * Make a runtime's tag and count the runtime; pto_log_tag_fini(), once,

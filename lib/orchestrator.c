@@ -257,22 +257,23 @@ static int block_too_big(const char *fn, const struct plan *plan,
 			 uint64_t heap_size, bool checked, uint64_t views,
 			 uint64_t args)
 {
-	flockfile(stderr);	/* one line, in parts */
+	FILE *out = pto_log_begin();	/* one line, in parts */
+
 	pto_log("%s: %s (%llu bytes)", fn, plan->views_bytes &&
 		!strcmp(fn, "pto_alloc") ? "the buffer" : "its OUTPUTs",
 		(unsigned long long)plan->out_asked);
 	if (views)
-		fprintf(stderr, " and view descriptors (%llu bytes)",
+		fprintf(out, " and view descriptors (%llu bytes)",
 			(unsigned long long)views);
 	if (args)
-		fprintf(stderr, " and argument array (%llu bytes)",
+		fprintf(out, " and argument array (%llu bytes)",
 			(unsigned long long)args);
-	fprintf(stderr, " take %llu bytes of heap in all%s, more than ring "
+	fprintf(out, " take %llu bytes of heap in all%s, more than ring "
 		"%u's heap ring (%llu bytes)\n",
 		(unsigned long long)plan->out_bytes, checked ?
 		" (checked mode, PTO_CHECK=1, gives each whole pages and a "
 		"guard page)" : "", plan->ring, (unsigned long long)heap_size);
-	funlockfile(stderr);
+	pto_log_end();
 	return -E2BIG;
 }
 

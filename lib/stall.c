@@ -101,7 +101,7 @@ void pto_stall_report(struct pto_runtime *rt, uint64_t waited_ms)
 	struct pto_window_header *w = rt->win;
 	uint32_t r, c;
 
-	flockfile(stderr);	/* the report in one piece */
+	pto_log_begin();	/* the report in one piece */
 	pto_log("stall: nothing has run or retired for %" PRIu64 " ms while "
 		"tasks are pending; the runtime's state:\n", waited_ms);
 	pto_log("  submitted %" PRIu64 " (published %" PRIu64 "), scanned %"
@@ -118,5 +118,5 @@ void pto_stall_report(struct pto_runtime *rt, uint64_t waited_ms)
 		core_line(rt, c);
 	pto_log("  scheduler %s; waking every core and the scheduler\n",
 		READ_ONCE(w->sched_flags.sleeping) ? "asleep" : "awake");
-	funlockfile(stderr);
+	pto_log_end();
 }

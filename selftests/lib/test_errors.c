@@ -17,8 +17,9 @@
  *  -ENOENT    a device that is not "sim" and no device node, with a
  *             message naming the path and what to do
  *  -ENODEV    a device file that is not a PTO device (/dev/null, /)
- * plus the PTO_* environment overrides of pto_config_init(), and that
- * messages from two threads at once never mix within a line.
+ * plus the PTO_* environment overrides of pto_config_init(), that
+ * messages from two threads at once never mix within a line, and that
+ * each message, a report of several lines too, is one write to stderr.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -1776,6 +1777,89 @@ static void test_two_runtimes(void)
 	pto_runtime_destroy(b);
 }
 
+/* ---- every message in one write ------------------------------------------ */
+
+#define MAX_WRITES 64
+
+/* What reached stderr, one entry per write. */
+static struct {
+	char *chunk[MAX_WRITES];
+	int n;
+} writes;
+
+/* Called under the stream's lock: threads come one at a time. */
+static ssize_t record_write(void *cookie, const char *buf, size_t size)
+{
+	if (writes.n < MAX_WRITES)
+		writes.chunk[writes.n++] = strndup(buf, size);
+	return (ssize_t)size;
+}
+
+/*
+ * A message reaches stderr in one write, so that neither another thread
+ * nor another process writing to the same pipe comes between its parts:
+ * a tagged line (two runtimes), one line made in parts, and the several
+ * lines of a deadlock report.  stderr is made an unbuffered stream that
+ * records each write it makes, as stderr makes them.
+ */
+static void test_log_writes(void)
+{
+	cookie_io_functions_t io = { .write = record_write };
+	struct dl d = { .ntasks = 1000 };
+	struct pto_runtime *a, *b, *c;
+	FILE *saved = stderr, *rec;
+	struct tl_rec ra, rb, rc;
+	struct pto_config cfg;
+	uint64_t bytes = 1 << 16;
+	int i, whole = 0, report = -1;
+
+	rec = fopencookie(NULL, "w", io);
+	if (!rec || setvbuf(rec, NULL, _IONBF, 0))
+		bail_out("fopencookie");
+	tl_config(&cfg, 16, 1 << 16);
+	a = make_rt(&cfg, &ra);
+	b = make_rt(&cfg, &rb);
+	dl_config(&cfg, &dl_cases[0], dl_cases[0].size);
+	cfg.stall_timeout_ms = 200;
+	c = make_rt(&cfg, &rc);
+	d.r = &rc;
+	gbuf = pto_malloc(c, 64);
+	if (!gbuf)
+		bail_out("pto_malloc");
+	memset(gbuf, 0, 64);
+
+	stderr = rec;
+	pto_run(a, orch_two_messages, NULL);
+	pto_run(b, orch_alloc_whole_heap, &bytes);
+	pto_run(c, orch_deadlock, &d);
+	stderr = saved;
+	fclose(rec);
+
+	for (i = 0; i < writes.n; i++) {
+		const char *w = writes.chunk[i];
+
+		whole += !strncmp(w, "pto: [", 6) && w[strlen(w) - 1] == '\n';
+		if (strstr(w, "deadlock:"))
+			report = i;
+	}
+	if (!ok(writes.n >= 4 && whole == writes.n,
+		"each message reaches stderr in one write, tag and text: %d "
+		"of %d writes", whole, writes.n))
+		for (i = 0; i < writes.n; i++)
+			diag("  write %d: \"%s\"", i, writes.chunk[i]);
+	ok(report >= 0 && strstr(writes.chunk[report], "its oldest task") &&
+	   strstr(writes.chunk[report], "advice:"),
+	   "a deadlock report of several lines is one write");
+	for (i = 0; i < writes.n; i++)
+		free(writes.chunk[i]);
+	tl_rec_free(&ra);
+	tl_rec_free(&rb);
+	tl_rec_free(&rc);
+	pto_runtime_destroy(a);
+	pto_runtime_destroy(b);
+	pto_runtime_destroy(c);
+}
+
 static void k_thread_exit(const uint64_t *a, uint32_t n)
 {
 	pthread_exit(NULL);
@@ -1850,5 +1934,6 @@ int main(void)
 	test_view_op_checks();
 	test_log_lines();
 	test_two_runtimes();
+	test_log_writes();
 	return tap_done();
 }
