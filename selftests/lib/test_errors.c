@@ -58,28 +58,27 @@ static struct pto_runtime *make_rt(struct pto_config *cfg, struct tl_rec *r)
 
 /* ---- configuration ------------------------------------------------------- */
 
+static int bad_device(void *arg)
+{
+	struct pto_runtime *rt = NULL;
+	struct pto_config cfg;
+	int ret;
+
+	tl_config(&cfg, 0, 0);
+	cfg.device = "/nonexistent/pto-device";
+	ret = pto_runtime_create(&cfg, &rt);
+	return ret < 0 && !rt ? 0 : 1;
+}
+
 /* In a child: a crash must fail this check, not end the whole test. */
 static void test_bad_device(void)
 {
-	struct pto_config cfg;
-	struct pto_runtime *rt = NULL;
-	int status = 0, ret;
-	pid_t pid;
+	int status = tl_in_child(bad_device, NULL, 60, NULL, 0);
+	char how[32];
 
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		tl_config(&cfg, 0, 0);
-		cfg.device = "/nonexistent/pto-device";
-		ret = pto_runtime_create(&cfg, &rt);
-		_exit(ret < 0 && !rt ? 0 : 1);
-	}
-	waitpid(pid, &status, 0);
 	if (!ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		"config: a device node that does not exist fails cleanly"))
-		diag("  child %s %d", WIFSIGNALED(status) ? "killed by signal" :
-		     "exit status", WIFSIGNALED(status) ? WTERMSIG(status) :
-		     WEXITSTATUS(status));
+		diag("  child %s", tl_status_text(status, how, sizeof(how)));
 }
 
 /*
@@ -1871,6 +1870,19 @@ static int orch_thread_exit(struct pto_runtime *rt, void *arg)
 			       (struct pto_param[]){ PTO_SCALAR(0) }, 1) < 0;
 }
 
+static int thread_exit_run(void *arg)
+{
+	struct pto_runtime *rt = NULL;
+	struct pto_config cfg;
+
+	tl_config(&cfg, 0, 0);
+	if (pto_runtime_create(&cfg, &rt) ||
+	    pto_kernel_register(rt, 1, PTO_WORKER_VECTOR, k_thread_exit,
+				"leaves"))
+		return 2;
+	return pto_run(rt, orch_thread_exit, NULL) ? 3 : 0;
+}
+
 /*
  * A kernel that calls pthread_exit() would leave its core thread dead
  * and the run hung (or, lent to the orchestrator's thread, end the
@@ -1878,43 +1890,16 @@ static int orch_thread_exit(struct pto_runtime *rt, void *arg)
  */
 static void test_kernel_thread_exit(void)
 {
-	char msg[512] = "";
-	size_t got = 0;
-	struct pto_config cfg;
-	struct pto_runtime *rt = NULL;
-	int fds[2], status = 0;
-	ssize_t len;
-	pid_t pid;
+	char msg[512], how[32];
+	/* a watchdog: a core thread gone may hang the run */
+	int status = tl_in_child(thread_exit_run, NULL, 60, msg, sizeof(msg));
 
-	fflush(stdout);
-	if (pipe(fds))
-		bail_out("pipe");
-	pid = fork();
-	if (pid == 0) {
-		alarm(60);	/* a core thread gone may hang the run */
-		dup2(fds[1], 2);
-		tl_config(&cfg, 0, 0);
-		if (pto_runtime_create(&cfg, &rt) ||
-		    pto_kernel_register(rt, 1, PTO_WORKER_VECTOR,
-					k_thread_exit, "leaves"))
-			_exit(2);
-		_exit(pto_run(rt, orch_thread_exit, NULL) ? 3 : 0);
-	}
-	close(fds[1]);
-	/* to the end: a message may come in more than one write */
-	while (got < sizeof(msg) - 1 &&
-	       (len = read(fds[0], msg + got, sizeof(msg) - 1 - got)) > 0)
-		got += (size_t)len;
-	msg[got] = 0;
-	close(fds[0]);
-	waitpid(pid, &status, 0);
 	if (!ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
 		strstr(msg, "kernel 1 (task ") &&
 		strstr(msg, "did not return (a C++ exception or pthread_exit())"),
 		"a kernel calling pthread_exit() ends the process, saying so"))
-		diag("  child %s %d, stderr: %s", WIFSIGNALED(status) ?
-		     "killed by signal" : "exit status", WIFSIGNALED(status) ?
-		     WTERMSIG(status) : WEXITSTATUS(status), msg);
+		diag("  child %s, stderr: %s",
+		     tl_status_text(status, how, sizeof(how)), msg);
 }
 
 int main(void)

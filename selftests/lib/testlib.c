@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -194,6 +195,66 @@ char *tl_capture_end(struct tl_capture *c)
 	text[len] = '\0';
 	fclose(c->tmp);
 	return text;
+}
+
+/* Read fd to its end, keeping what fits in text (len bytes with the NUL). */
+static void read_to_end(int fd, char *text, size_t len)
+{
+	char sink[512];
+	size_t got = 0;
+	ssize_t n;
+
+	for (;;) {
+		bool room = text && got + 1 < len;
+
+		n = room ? read(fd, text + got, len - 1 - got) :
+			   read(fd, sink, sizeof(sink));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (room)
+			got += (size_t)n;
+	}
+	if (text && len)
+		text[got] = '\0';
+}
+
+int tl_in_child(int (*fn)(void *arg), void *arg, unsigned int timeout_s,
+		char *text, size_t len)
+{
+	int fds[2], status = 0;
+	pid_t pid;
+
+	fflush(stdout);		/* or the child prints the TAP so far again */
+	fflush(stderr);
+	if (pipe(fds))
+		bail_out("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		bail_out("fork: %s", strerror(errno));
+	if (pid == 0) {
+		alarm(timeout_s);
+		close(fds[0]);
+		if (dup2(fds[1], STDERR_FILENO) < 0)
+			_exit(125);
+		_exit(fn(arg));
+	}
+	close(fds[1]);
+	read_to_end(fds[0], text, len);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+const char *tl_status_text(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+	return buf;
 }
 
 static uint64_t suffix_scale(const char *s, const char **end)

@@ -129,6 +129,21 @@ void tl_capture_begin(struct tl_capture *c);
 /* Restore stderr; the text written meanwhile (malloc'd, NUL-terminated). */
 char *tl_capture_end(struct tl_capture *c);
 
+/* ---- a check in a child process -------------------------------------- */
+
+/*
+ * Run fn(arg) in a child of fork(), which _exit()s with what fn returns:
+ * a crash or an abort then fails a check instead of ending the test.  A
+ * watchdog (SIGALRM after timeout_s seconds) turns a hang into a failure
+ * too.  The child's stderr, read to its end (a message may come in more
+ * than one write), goes into text (len bytes with the NUL; NULL: dropped).
+ * Returns the child's wait status.
+ */
+int tl_in_child(int (*fn)(void *arg), void *arg, unsigned int timeout_s,
+		char *text, size_t len);
+/* How a child ended, "exit status 3" or "killed by signal 6", for a diag. */
+const char *tl_status_text(int status, char *buf, size_t len);
+
 /*
  * Numbers in text, with K/M/G (or KiB/MiB/GiB, kB) suffixes applied; up to
  * max of them into out.  Returns how many were found.
