@@ -117,8 +117,8 @@ static int ring_init(struct pto_tm_ring *r, uint32_t pool_size,
 }
 
 /*
- * The block chain heads, their pages made writable now when the table is
- * of a usual size.  An insert reads a head and then writes it, at a
+ * The block chain heads (pto_tm_init()) have their pages made writable
+ * at once when the table is of a usual size.  An insert reads a head and then writes it, at a
  * random place in the table: an untouched page would map the zero page on
  * the read and copy it on the write, and that copy flushes the TLB of
  * every other CPU running the process, by an interrupt.  With kernels
@@ -131,11 +131,6 @@ static int ring_init(struct pto_tm_ring *r, uint32_t pool_size,
  * before the first task.
  */
 #define TM_POPULATE_MAX (16ull << 20)
-
-static struct pto_tm_bucket *blk_buckets_map(uint64_t bytes)
-{
-	return map_zeroed(bytes, bytes <= TM_POPULATE_MAX);
-}
 
 int pto_tm_init(struct pto_tensormap *tm, uint32_t nrings,
 		const uint32_t *pool_size, const uint32_t *task_window)
@@ -158,7 +153,8 @@ int pto_tm_init(struct pto_tensormap *tm, uint32_t nrings,
 	}
 	nbuckets = pto_next_pow2(nbuckets);
 	tm->bucket_mask = (uint32_t)nbuckets - 1;
-	tm->blk_buckets = blk_buckets_map(buckets_bytes(tm));
+	tm->blk_buckets = map_zeroed(buckets_bytes(tm),
+				     buckets_bytes(tm) <= TM_POPULATE_MAX);
 	/* level chains are linked only once a wide lookup comes: lazily */
 	tm->lvl_buckets = map_zeroed(buckets_bytes(tm), false);
 	if (!tm->blk_buckets || !tm->lvl_buckets) {
