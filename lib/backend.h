@@ -8,6 +8,7 @@
 #ifndef PTO_LIB_BACKEND_H
 #define PTO_LIB_BACKEND_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -198,7 +199,7 @@ int pto_backend_attach(struct pto_backend *be);
 
 /*
  * Set on the threads that may run a core's tasks on its behalf: libpto's
- * own (pto_backend_thread_start()), and the orchestrator's while it waits
+ * own (pto_backend_thread_create()), and the orchestrator's while it waits
  * for tasks with nothing else to do (pto_sched_lend_hand()), never while
  * it submits.  A kernel run there gets -EPERM from the orchestration
  * calls, as on any other thread (pto_orch_check()).
@@ -206,11 +207,20 @@ int pto_backend_attach(struct pto_backend *be);
 extern __thread bool pto_backend_runs_tasks;
 
 /*
- * A thread of the runtime's starts: its name, its CPU (PTO_CPUS: the
- * index-th, round robin), its messages' tag, and that it is libpto's.
+ * Make a thread of the runtime's running fn(arg) into *thread: named, and
+ * with PTO_CPUS set, pinned to the index-th CPU of the list (round robin)
+ * from its first instruction, so that whoever looks at it (ptotop,
+ * taskset, a test) right after sees it as it stays.  0 or -errno.
  */
-void pto_backend_thread_start(const struct pto_backend *be, uint32_t index,
-			      const char *name);
+int pto_backend_thread_create(const struct pto_backend *be, uint32_t index,
+			      const char *name, pthread_t *thread,
+			      void *(*fn)(void *arg), void *arg);
+
+/*
+ * The thread starts: its messages' tag, that it is libpto's, and its CPU
+ * again, to say so when that CPU was no longer the process's to use.
+ */
+void pto_backend_thread_start(const struct pto_backend *be, uint32_t index);
 
 extern const struct pto_backend_ops pto_sim_backend_ops;
 extern const struct pto_backend_ops pto_dev_backend_ops;

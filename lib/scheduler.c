@@ -1106,7 +1106,7 @@ static void *sched_main(void *arg)
 	struct pto_runtime *rt = arg;
 	uint32_t seen = 0;
 
-	pto_backend_thread_start(&rt->be, rt->be.num_cores, "pto-sched");
+	pto_backend_thread_start(&rt->be, rt->be.num_cores);
 	while (wait_for_run(rt, &seen))
 		sched_run(rt);
 	return NULL;
@@ -1119,7 +1119,9 @@ static int sched_thread_start(struct pto_runtime *rt)
 	int ret;
 
 	if (!s->thread_started) {
-		ret = -pthread_create(&s->thread, NULL, sched_main, rt);
+		ret = pto_backend_thread_create(&rt->be, rt->be.num_cores,
+						"pto-sched", &s->thread,
+						sched_main, rt);
 		if (ret)
 			return ret;
 		s->thread_started = true;

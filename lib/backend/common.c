@@ -49,20 +49,50 @@ int pto_backend_attach(struct pto_backend *be)
 __thread bool pto_backend_runs_tasks
 	__attribute__((tls_model("initial-exec")));
 
-void pto_backend_thread_start(const struct pto_backend *be, uint32_t index,
-			      const char *name)
+/* The index-th CPU of PTO_CPUS, round robin, as a set; false: none set. */
+static bool thread_cpu(const struct pto_backend *be, uint32_t index,
+		       cpu_set_t *set)
+{
+	if (!be->ncpus)
+		return false;
+	CPU_ZERO(set);
+	CPU_SET(be->cpus[index % be->ncpus], set);
+	return true;
+}
+
+int pto_backend_thread_create(const struct pto_backend *be, uint32_t index,
+			      const char *name, pthread_t *thread,
+			      void *(*fn)(void *arg), void *arg)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int ret;
+
+	ret = pthread_attr_init(&attr);
+	if (ret)
+		return -ret;
+	if (thread_cpu(be, index, &set))
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	ret = pthread_create(thread, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	/* a CPU taken from the process since: pto_backend_thread_start() says */
+	if (ret == EINVAL && be->ncpus)
+		ret = pthread_create(thread, NULL, fn, arg);
+	if (ret)
+		return -ret;
+	pthread_setname_np(*thread, name);
+	return 0;
+}
+
+void pto_backend_thread_start(const struct pto_backend *be, uint32_t index)
 {
 	cpu_set_t set;
 
 	pto_backend_runs_tasks = true;
-	pthread_setname_np(pthread_self(), name);
 	pto_log_enter(be->log_tag);
-	if (!be->ncpus)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(be->cpus[index % be->ncpus], &set);
 	/* a CPU the process may not use is the user's to fix: say so */
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+	if (thread_cpu(be, index, &set) &&
+	    pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
 		pto_log("cannot pin a thread to CPU %u (PTO_CPUS)\n",
 			be->cpus[index % be->ncpus]);
 }

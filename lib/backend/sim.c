@@ -256,14 +256,18 @@ static int start_cores(struct sim *sim)
 		return -ENOMEM;
 	memset(sim->cores, 0, be->num_cores * sizeof(*sim->cores));
 	for (i = 0; i < be->num_cores; i++) {
+		char name[24];	/* "pto-core255" at most */
+
 		sim->cores[i].sim = sim;
 		sim->cores[i].index = i;
 		sim->cores[i].watch.self = i;
 		sim->cores[i].spin_budget = CORE_SPINS;
-		ret = pthread_create(&sim->cores[i].thread, NULL, core_main,
-				     &sim->cores[i]);
+		snprintf(name, sizeof(name), "pto-core%u", i);
+		ret = pto_backend_thread_create(be, i, name,
+						&sim->cores[i].thread,
+						core_main, &sim->cores[i]);
 		if (ret)
-			return -ret;
+			return ret;
 		sim->cores[i].started = true;
 	}
 	return 0;
@@ -1597,10 +1601,8 @@ static void *core_main(void *arg)
 {
 	struct sim_core *sc = arg;
 	struct sim *sim = sc->sim;
-	char name[16];
 
-	snprintf(name, sizeof(name), "pto-core%u", sc->index);
-	pto_backend_thread_start(sim->be, sc->index, name);
+	pto_backend_thread_start(sim->be, sc->index);
 	pto_place_start(&sc->place, &sim->place, sc->index);
 	thread_place = &sc->place;
 	__atomic_add_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST);

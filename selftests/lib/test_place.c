@@ -274,8 +274,12 @@ static void test_settings(void)
 		      c);
 	pto_runtime_destroy(rt);
 
+	/* named and pinned as made, not when each first runs */
 	snprintf(list, sizeof(list), "%d", cpu_b);
 	rt = runtime(list, 1, 1);
+	for (c = 0; c < 2; c++)
+		ok_eq(pinned_to(c), cpu_b, "PTO_CPUS=%s: core %u's thread, "
+		      "as pto_runtime_create() returns", list, c);
 	b.buf = pto_malloc(rt, 64);
 	if (!b.buf)
 		bail_out("pto_malloc");
