@@ -70,6 +70,7 @@ struct pto_trace {
 	uint32_t rec_mask[PTO_MAX_RINGS];
 	char *path;		/* the file's name, for messages */
 	int write_err;		/* errno of the first failed write, or 0 */
+	bool told;		/* pto_trace_flush() has returned it */
 	dev_t dev;		/* the file, to tell whether a path is ours */
 	ino_t ino;
 	struct pto_trace *next;	/* open traces of the process */
@@ -311,10 +312,13 @@ void pto_trace_close(struct pto_trace *t)
 	 * A full disk: say so, rather than leave a cut-off trace unsaid,
 	 * unless pto_trace_flush() has told the program already.
 	 */
+	errno = 0;
 	if ((ferror(t->f) | fclose(t->f)) && !t->write_err)
+		t->write_err = errno ? errno : EIO;
+	if (t->write_err && !t->told)
 		pto_log("trace %s: writing failed (%s): the trace is "
 			"incomplete\n", t->path ? t->path : "?",
-			strerror(errno ? errno : EIO));
+			strerror(t->write_err));
 	free_trace(t);
 }
 
@@ -331,6 +335,7 @@ int pto_trace_flush_file(struct pto_trace *t)
 	if (!t->write_err && ferror(t->f))
 		t->write_err = EIO;
 	err = t->write_err;
+	t->told |= err != 0;
 	pthread_mutex_unlock(&t->lock);
 	return -err;
 }

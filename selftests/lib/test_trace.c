@@ -349,6 +349,7 @@ static void trace_full(void)
 	struct pto_runtime *rt;
 	struct pto_config cfg;
 	struct tl_capture cap;
+	int i, ret = 0;
 	char *text;
 
 	tl_config(&cfg, 64, 0);
@@ -363,6 +364,22 @@ static void trace_full(void)
 	ok(text && strstr(text, "trace /dev/full: writing failed") &&
 	   strstr(text, "incomplete"),
 	   "full disk: destroying the runtime says the trace is incomplete");
+	free(text);
+
+	/* a trace larger than its buffer fails during the runs: said too */
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_SPIN, PTO_WORKER_VECTOR, k_nop, "nop"))
+		bail_out("cannot register kernels");
+	for (i = 0; i < 100 && !ret; i++)
+		ret = pto_run(rt, orch_nops, NULL);
+	ok_eq(ret, 0, "full disk: 100 runs work");
+	tl_capture_begin(&cap);
+	pto_runtime_destroy(rt);
+	text = tl_capture_end(&cap);
+	ok(text && strstr(text, "trace /dev/full: writing failed (No space "
+			  "left on device)"),
+	   "full disk: a write that failed during the runs is said at "
+	   "destroy, with its cause");
 	free(text);
 
 	/* a program that asks is told, and destroy does not say it twice */
