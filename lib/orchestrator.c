@@ -987,7 +987,10 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 	}
 	t.heap_off = ha.offset;
 	t.args_off = ha.offset + plan.out_bytes - plan.args_bytes;
-	t.views_off = t.args_off - plan.views_bytes;
+	/* in checked mode, like an OUTPUT, right before their guard page */
+	t.views_off = t.args_off - plan.views_bytes +
+		      (sub->vp ? out_lead(rt, sub->vp->nviews *
+					  sizeof(struct pto_view_desc)) : 0);
 	/* guards set before the argument array is written and the task runs */
 	if (rt->be.check)
 		pto_check_task(rt, t.handle, r, ha.offset, p, n,
