@@ -236,6 +236,7 @@ int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **out)
 	if (!rt)
 		return -ENOMEM;
 	memset(rt, 0, sizeof(*rt));
+	rt->run_state = PTO_RUN_OVER;
 	pto_fork_watch();
 	rt->pid = getpid();
 	rt->orch.fork_gen = __atomic_load_n(&pto_fork_gen, __ATOMIC_RELAXED);
@@ -348,14 +349,16 @@ int pto_trace_flush(struct pto_runtime *rt)
 }
 
 /*
- * Async-signal-safe: loads, one atomic store and the backend's wake-up (a
- * futex or an eventfd write).  The owner and run number are read without
- * a lock: a request that races with the run's end stops nothing, and one
- * that races with the next run's start stops that one, which is what a
- * caller asking to stop "the run in progress" then means.
+ * Async-signal-safe: loads, a compare-and-swap and the backend's wake-up
+ * (a futex or an eventfd write).  The request and the run's end meet in
+ * one word (run_state): whichever swaps first decides, so a request that
+ * returns 0 is one the run ends with -ECANCELED for, even when its tasks
+ * had all finished, and one that comes as the run ends, or is held up
+ * across the next run's start, finds it over and stops nothing.
  */
 int pto_run_cancel(struct pto_runtime *rt)
 {
+	uint32_t seen, now;
 	uintptr_t owner;
 
 	/* nothing is said from a signal handler */
@@ -364,8 +367,17 @@ int pto_run_cancel(struct pto_runtime *rt)
 	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_ACQUIRE);
 	if (!owner || owner == PTO_OWNER_DESTROYING)
 		return -ENOENT;
-	__atomic_store_n(&rt->cancel_seq, READ_ONCE(rt->run_seq),
-			 __ATOMIC_RELEASE);
+	seen = __atomic_load_n(&rt->run_state, __ATOMIC_ACQUIRE);
+	now = seen;
+	do {
+		if ((now & PTO_RUN_OVER) || now >> 2 != seen >> 2)
+			return -ENOENT;
+		if (now & PTO_RUN_CANCELLED)
+			break;
+	} while (!__atomic_compare_exchange_n(&rt->run_state, &now,
+					      now | PTO_RUN_CANCELLED, false,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
 	/* a scheduler asleep looks at its work once woken */
 	rt->be.ops->notify(&rt->be);
 	/* and an orchestrator waiting for ring space at its request */
@@ -538,7 +550,10 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 		return pto_say_busy("pto_run", idle);
 	t0 = pto_now_ns();
 	WRITE_ONCE(rt->run_t0, t0);
-	WRITE_ONCE(rt->run_seq, rt->run_seq + 1 ? rt->run_seq + 1 : 1);
+	/* the next number, nothing cancelled: a request may come from now */
+	__atomic_store_n(&rt->run_state,
+			 ((__atomic_load_n(&rt->run_state, __ATOMIC_RELAXED) >>
+			   2) + 1) << 2, __ATOMIC_RELEASE);
 	/* before the scheduler starts: it must not see the last run's end */
 	WRITE_ONCE(rt->win->notify.orch_done, 0);
 	/* ptotop shows the run from its start (the page has one writer) */
@@ -546,6 +561,8 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	pto_stats_publish(rt);
 	ret = pto_sched_start(rt);
 	if (ret) {
+		__atomic_fetch_or(&rt->run_state, PTO_RUN_OVER,
+				  __ATOMIC_RELAXED);
 		WRITE_ONCE(rt->run_t0, 0);
 		WRITE_ONCE(rt->orch.in_run, false);
 		__atomic_store_n(&rt->orch.owner, 0, __ATOMIC_RELEASE);
@@ -585,6 +602,10 @@ static int run_end(struct pto_runtime *rt, uint64_t t0, int ret)
 	pto_stats_publish(rt);
 
 	err = READ_ONCE(rt->win->sched_flags.error);
+	/* a request accepted ends the run cancelled, though all had run */
+	if ((__atomic_fetch_or(&rt->run_state, PTO_RUN_OVER, __ATOMIC_ACQ_REL) &
+	     PTO_RUN_CANCELLED) && !err)
+		err = -ECANCELED;
 	orch_err = rt->orch.error;
 	/* the next run may start: nothing below touches the run's state */
 	__atomic_store_n(&rt->orch.owner, 0, __ATOMIC_RELEASE);

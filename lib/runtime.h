@@ -258,13 +258,14 @@ struct pto_runtime {
 	uint32_t order_mask;
 	uint32_t release_mask;
 	/*
-	 * Runs are numbered from 1 (never 0, so that the 0 cancel_seq
-	 * starts with matches none); pto_run_cancel() stores the number
-	 * of the run it stops in cancel_seq, so a request that comes as a
-	 * run ends never stops the next one.
+	 * The run: its number << 2 | PTO_RUN_CANCELLED | PTO_RUN_OVER,
+	 * changed by compare-and-swap only.  pto_run_cancel() sets
+	 * CANCELLED while OVER is clear and the number is the one it read,
+	 * and the run's end sets OVER and reads CANCELLED in one swap: a
+	 * request accepted is one the run returns -ECANCELED for, and a
+	 * request as one run ends never stops the next.
 	 */
-	uint32_t run_seq;
-	uint32_t cancel_seq;
+	uint32_t run_state;
 	/* when the run in progress started, 0 between runs (for the stats) */
 	uint64_t run_t0;
 
@@ -365,11 +366,14 @@ bool pto_sched_lend_hand(struct pto_runtime *rt, bool force);
 #define PTO_LEND_EVERY 16
 void pto_sched_stop(struct pto_runtime *rt);
 
+#define PTO_RUN_CANCELLED	1u
+#define PTO_RUN_OVER		2u	/* no run in progress */
+
 /* Has pto_run_cancel() stopped the run in progress? */
 static inline bool pto_run_cancelled(const struct pto_runtime *rt)
 {
-	return __atomic_load_n(&rt->cancel_seq, __ATOMIC_ACQUIRE) ==
-	       READ_ONCE(rt->run_seq);
+	return (__atomic_load_n(&rt->run_state, __ATOMIC_ACQUIRE) &
+		(PTO_RUN_CANCELLED | PTO_RUN_OVER)) == PTO_RUN_CANCELLED;
 }
 
 /* The descriptor of a task handle. */

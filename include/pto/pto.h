@@ -577,8 +577,9 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
  * request never reaches a later run.  May be called from any thread and
  * from a signal handler (it is async-signal-safe), e.g. on SIGINT.
  *
- * Return: 0; -ENOENT when no run is in progress; -EINVAL when @rt is
- * NULL.
+ * Return: 0 when it stopped the run in progress, which then returns
+ * -ECANCELED even if all its tasks had run; -ENOENT when no run is in
+ * progress (also as one ends); -EINVAL when @rt is NULL.
  */
 int pto_run_cancel(struct pto_runtime *rt);
 

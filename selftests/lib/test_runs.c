@@ -12,7 +12,8 @@
  * - destroying the runtime leaves none of its threads behind;
  * - pto_run_cancel() stops the run in progress, from a kernel's thread,
  *   from a signal handler on the orchestrator's own thread and while the
- *   orchestrator waits for a full ring, and never a later run.
+ *   orchestrator waits for a full ring, and never a later run; a cancel
+ *   accepted after every task ran still ends the run -ECANCELED.
  *
  * That no thread writes the stats page between runs is in test_statspage.
  */
@@ -512,6 +513,122 @@ static void test_cancel_stalled(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * The tasks have all run (pto_wait()), then a cancel comes: accepted
+ * (0), so the run must end -ECANCELED, as the caller was told; the next
+ * run, with no cancel, ends 0.
+ */
+static int orch_done_then_cancel(struct pto_runtime *rt, void *arg)
+{
+	int *accepted = arg;
+	int ret = submit_counter(rt) ?: pto_wait(rt);
+
+	if (ret || !accepted)	/* NULL: a plain run */
+		return ret;
+	*accepted = pto_run_cancel(rt);
+	return 0;
+}
+
+static void test_cancel_late(void)
+{
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	struct tl_rec r;
+	int i, accepted, ret, bad = 0, plain = 0;
+
+	for (size_t p = 0; p < TL_NPOLICIES; p++) {
+		rt = cancel_runtime(tl_policies[p].sched, 64, &r);
+		cancel_in_kernel = false;
+		tl_capture_begin(&cap);
+		for (i = 0; i < 200; i++) {
+			accepted = -1;
+			ret = pto_run(rt, orch_done_then_cancel, &accepted);
+			bad += accepted != 0 || ret != -ECANCELED;
+			plain += pto_run(rt, orch_done_then_cancel, NULL) != 0;
+		}
+		free(tl_capture_end(&cap));
+		ok(!bad && !plain, "%s: a cancel accepted after every task ran "
+		   "ends the run -ECANCELED (%d of 200 runs did not), and "
+		   "never the next (%d did)", tl_policies[p].name, bad, plain);
+		tl_rec_free(&r);
+		pto_runtime_destroy(rt);
+	}
+}
+
+/*
+ * Cancels from another thread at any moment of runs of one task each.
+ * A cancel accepted (0) while the count of runs done stood still, before
+ * and after it, was one for the run in progress then: that run must end
+ * -ECANCELED.  Once accepted, the thread waits for that run to end.
+ */
+#define RACE_RUNS 20000		/* at most; until RACE_TOLD accepted */
+#define RACE_TOLD 300
+
+struct cancel_race {
+	struct pto_runtime *rt;
+	uint32_t done;			/* runs ended */
+	uint32_t told;			/* cancels accepted */
+	bool stop;
+	int result[RACE_RUNS];
+	bool cancelled[RACE_RUNS];	/* a cancel accepted during it */
+};
+
+static void *cancel_racer(void *arg)
+{
+	struct cancel_race *c = arg;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t before = __atomic_load_n(&c->done, __ATOMIC_ACQUIRE);
+		int ret = pto_run_cancel(c->rt);
+		uint32_t after = __atomic_load_n(&c->done, __ATOMIC_ACQUIRE);
+
+		if (ret || before != after || before >= RACE_RUNS)
+			continue;
+		c->cancelled[before] = true;
+		__atomic_add_fetch(&c->told, 1, __ATOMIC_RELAXED);
+		while (__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) == before &&
+		       !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void test_cancel_race(void)
+{
+	struct cancel_race *c = calloc(1, sizeof(*c));
+	struct tl_capture cap;
+	struct tl_rec r;
+	pthread_t th;
+	int i, runs, told = 0, wrong = 0;
+
+	if (!c)
+		bail_out("out of memory");
+	c->rt = cancel_runtime(PTO_SCHED_THREAD, 64, &r);
+	cancel_in_kernel = false;
+	tl_capture_begin(&cap);
+	if (pthread_create(&th, NULL, cancel_racer, c))
+		bail_out("pthread_create");
+	for (i = 0; i < RACE_RUNS &&
+	     __atomic_load_n(&c->told, __ATOMIC_RELAXED) < RACE_TOLD; i++) {
+		c->result[i] = pto_run(c->rt, orch_done_then_cancel, NULL);
+		__atomic_store_n(&c->done, i + 1, __ATOMIC_RELEASE);
+	}
+	runs = i;
+	__atomic_store_n(&c->stop, true, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	free(tl_capture_end(&cap));
+	for (i = 0; i < runs; i++) {
+		told += c->cancelled[i];
+		wrong += c->cancelled[i] && c->result[i] != -ECANCELED;
+	}
+	ok(told && !wrong, "cancels racing %d runs: every one accepted ends "
+	   "its run -ECANCELED (%d accepted, %d runs ended otherwise)",
+	   runs, told, wrong);
+	tl_rec_free(&r);
+	pto_runtime_destroy(c->rt);
+	free(c);
+}
+
 int main(void)
 {
 	size_t p;
@@ -524,6 +641,8 @@ int main(void)
 		test_cancel_from_kernel(tl_policies[p].sched, tl_policies[p].name);
 	test_cancel_from_signal();
 	test_cancel_stalled();
+	test_cancel_late();
+	test_cancel_race();
 	ok_eq(pto_run_cancel(NULL), -EINVAL, "pto_run_cancel(NULL): -EINVAL");
 	return tap_done();
 }
