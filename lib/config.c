@@ -416,6 +416,8 @@ int pto_config_import(const struct pto_config *cfg, struct pto_config *out)
 		return -EINVAL;
 	memcpy(out, cfg, size < sizeof(*out) ? size : sizeof(*out));
 	out->size = sizeof(*out);
+	if (!out->device)	/* the default, as "sim" is documented */
+		out->device = "sim";
 	return 0;
 }
 
@@ -474,6 +476,9 @@ static int validate_ring(const struct pto_config *cfg, uint32_t ring)
 {
 	struct pto_ring_config r = pto_ring_cfg(cfg, ring);
 
+	/* reserved for a later field: a value there asks for what we lack */
+	if (cfg->ring[ring].__pad)
+		return bad_ring(ring, PTO_NUM_ENV, "__pad must be 0 (reserved)");
 	if (!pto_is_pow2(r.task_window) ||
 	    r.task_window < PTO_TASK_WINDOW_MIN ||
 	    r.task_window > PTO_TASK_WINDOW_MAX)

@@ -333,8 +333,9 @@ void pto_print_stats(struct pto_runtime *rt, FILE *out)
 	uint32_t t;
 	double wall;
 
-	if (!out) {
-		pto_log("pto_print_stats: out is NULL\n");
+	if (!rt || !out) {
+		pto_log("pto_print_stats: %s is NULL\n", rt ? "out" :
+			"the runtime");
 		return;
 	}
 	if (pto_get_stats_sized(rt, &st, sizeof(st)))

@@ -374,7 +374,8 @@ struct pto_ring_config {
 
 /**
  * struct pto_config - how a runtime is set up
- * @device: "sim" (the default) or a device node such as "/dev/pto0"
+ * @device: "sim" (the default, also for NULL) or a device node such as
+ *	"/dev/pto0"
  * @task_window: task slots of each task ring, a power of two
  * @heap_size: heap ring bytes of each task ring
  * @dep_pool_size: dependency list entries of each task ring

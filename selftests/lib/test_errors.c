@@ -411,6 +411,46 @@ static void test_config_env(void)
 	test_env_overridden("4k8", "PTO_TASK_WINDOW=4k8: want a size");
 }
 
+/*
+ * A NULL device is the default, "sim"; a reserved field set is refused,
+ * naming it; pto_print_stats() of no runtime names itself.
+ */
+static void test_config_reserved(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt = NULL;
+	struct tl_capture cap;
+	char *text;
+	int ret;
+
+	tl_config(&cfg, 0, 0);
+	cfg.device = NULL;
+	ret = pto_runtime_create(&cfg, &rt);
+	ok(!ret && rt, "config: device NULL is the default, the simulator "
+	   "(%d)", ret);
+	if (rt)
+		pto_runtime_destroy(rt);
+
+	rt = NULL;
+	tl_config(&cfg, 0, 0);
+	cfg.ring[1].__pad = 1;
+	tl_capture_begin(&cap);
+	ret = pto_runtime_create(&cfg, &rt);
+	text = tl_capture_end(&cap);
+	ok(ret == -EINVAL && !rt && strstr(text, "ring 1's __pad must be 0"),
+	   "config: ring[1].__pad set is -EINVAL, naming it");
+	free(text);
+	if (rt)
+		pto_runtime_destroy(rt);
+
+	tl_capture_begin(&cap);
+	pto_print_stats(NULL, stdout);
+	text = tl_capture_end(&cap);
+	ok(strstr(text, "pto_print_stats: the runtime is NULL") != NULL,
+	   "pto_print_stats(NULL): the message names pto_print_stats");
+	free(text);
+}
+
 static void test_config(void)
 {
 	struct pto_config cfg;
@@ -423,6 +463,7 @@ static void test_config(void)
 	test_device_messages();
 	test_config_sizes();
 	test_config_env();
+	test_config_reserved();
 
 	setenv("PTO_TASK_WINDOW", "32", 1);
 	setenv("PTO_HEAP_SIZE", "65536", 1);
