@@ -306,11 +306,22 @@ int pto_parse_cpus(const char *s, uint32_t *cpus, uint32_t max)
 	}
 }
 
+uint32_t pto_host_cpus(void)
+{
+	cpu_set_t allowed;
+	long n;
+
+	if (!sched_getaffinity(0, sizeof(allowed), &allowed))
+		return (uint32_t)CPU_COUNT(&allowed);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 1 ? (uint32_t)n : 1;
+}
+
 /* Defaults, then the environment's overrides, into a whole struct. */
 static void config_defaults(struct pto_config *cfg, struct env_read *rd)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint32_t half = ncpu > 3 ? (uint32_t)(ncpu / 2) : 1;
+	uint32_t ncpu = pto_host_cpus();
+	uint32_t half = ncpu > 3 ? ncpu / 2 : 1;
 	const char *s;
 
 	memset(cfg, 0, sizeof(*cfg));

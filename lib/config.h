@@ -67,6 +67,12 @@ struct pto_ring_config pto_ring_cfg(const struct pto_config *cfg,
  */
 int pto_parse_cpus(const char *s, uint32_t *cpus, uint32_t max);
 
+/*
+ * The CPUs this process may run on (its affinity mask: taskset, a
+ * cpuset), at least 1; the online CPUs when the mask cannot be read.
+ */
+uint32_t pto_host_cpus(void);
+
 /* 0, or -EINVAL with a message naming the bad field. */
 int pto_config_validate(const struct pto_config *cfg);
 

@@ -169,15 +169,14 @@ static void attach_rings(struct pto_runtime *rt)
  */
 static enum pto_sched_policy sched_mode(struct pto_runtime *rt)
 {
-	long ncpu = rt->be.ncpus ? (long)rt->be.ncpus :
-		    sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t ncpu = rt->be.ncpus ? rt->be.ncpus : pto_host_cpus();
 
 	if (!rt->be.ops->set_sched)
 		return PTO_SCHED_THREAD;
 	if (rt->cfg.sched != PTO_SCHED_AUTO)
 		return rt->cfg.sched;
-	return ncpu >= (long)rt->be.num_cores + 2 ? PTO_SCHED_THREAD :
-						    PTO_SCHED_WORKERS;
+	return ncpu >= rt->be.num_cores + 2 ? PTO_SCHED_THREAD :
+					      PTO_SCHED_WORKERS;
 }
 
 static int open_backend(struct pto_runtime *rt)

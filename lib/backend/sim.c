@@ -28,6 +28,7 @@
 
 #include "backend.h"
 #include "check.h"
+#include "config.h"
 #include "coreload.h"
 #include "kernel.h"
 #include "log.h"
@@ -189,8 +190,7 @@ static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 		n += cfg->cores[t];
 	}
 	be->num_cores = n;
-	sim->host_cpus = be->ncpus ? be->ncpus :
-			 (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	sim->host_cpus = be->ncpus ? be->ncpus : pto_host_cpus();
 	/* PTO_CPUS pins for good; "any" leaves placement to the kernel */
 	if (!be->ncpus && !(cfg->cpus && !strcmp(cfg->cpus, "any")))
 		pto_place_plan(&sim->place, n);

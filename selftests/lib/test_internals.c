@@ -7,19 +7,22 @@
  * per-depth core bitmaps, and the TensorMap (overlap, chain truncation at
  * the first retired entry, retirement by the ring's tail, reuse,
  * exhaustion), each also against a brute-force model on random
- * operations; and the per-task clock against CLOCK_MONOTONIC.
+ * operations; the per-task clock against CLOCK_MONOTONIC; and the count
+ * of CPUs the process may use.
  *
  * The dependency-list pool is private to the orchestrator; its
  * back-pressure is tested through the API in test_window.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "testlib.h"
+#include "config.h"
 #include "coreload.h"
 #include "mpmc.h"
 #include "pace.h"
@@ -939,6 +942,33 @@ static void test_stall_words(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * The CPUs libpto counts (default core counts, who schedules, whether a
+ * core thread has a CPU to spin on) are those the process may run on: a
+ * program under taskset or in a cpuset has fewer than the host has online.
+ */
+static void test_host_cpus(void)
+{
+	cpu_set_t saved, one;
+	int first;
+
+	if (sched_getaffinity(0, sizeof(saved), &saved))
+		bail_out("sched_getaffinity: %s", strerror(errno));
+	ok_eq(pto_host_cpus(), (uint32_t)CPU_COUNT(&saved),
+	      "pto_host_cpus() is the affinity mask's count (%d)",
+	      CPU_COUNT(&saved));
+	for (first = 0; !CPU_ISSET(first, &saved); first++)
+		;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		bail_out("sched_setaffinity: %s", strerror(errno));
+	ok_eq(pto_host_cpus(), 1u, "kept to CPU %d: pto_host_cpus() is 1 "
+	      "(%ld online)", first, sysconf(_SC_NPROCESSORS_ONLN));
+	if (sched_setaffinity(0, sizeof(saved), &saved))
+		bail_out("sched_setaffinity: %s", strerror(errno));
+}
+
 int main(void)
 {
 	uint64_t seed = tl_env_seed("PTO_TEST_SEED");
@@ -962,5 +992,6 @@ int main(void)
 	test_tm_random(seed + 1, PTO_MAX_RINGS);
 	test_task_clock();
 	test_stall_words();
+	test_host_cpus();
 	return tap_done();
 }
