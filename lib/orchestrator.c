@@ -784,12 +784,10 @@ static void fill_desc(struct pto_task_desc *d, uint32_t kernel_id,
 	d->view_mask = 0;
 }
 
-/*
- * Wait for a task slot, dependency entries, TensorMap entries and heap
- * space in the task's ring; *ha is where the task's outputs go.
- */
-static int wait_all(struct pto_runtime *rt, const struct plan *plan,
-		    uint32_t deps, struct pto_heap_alloc *ha)
+/* wait_all() when something does not fit yet: one resource at a time. */
+static __attribute__((noinline))
+int wait_each(struct pto_runtime *rt, const struct plan *plan, uint32_t deps,
+	      struct pto_heap_alloc *ha)
 {
 	uint32_t r = plan->ring;
 	struct pto_need needs[3] = {
@@ -800,13 +798,6 @@ static int wait_all(struct pto_runtime *rt, const struct plan *plan,
 	uint32_t i, k = plan->out_bytes ? 3 : 2;
 	int ret;
 
-	/*
-	 * The common case: everything fits by the cached view (the caller
-	 * has just freed the TensorMap entries of retired tasks).
-	 */
-	if (orch_dep_fits(rt, r, deps) && orch_tm_fits(rt, r, plan->tm_entries) &&
-	    (!plan->out_bytes || orch_heap_place(rt, r, plan->out_bytes, ha)))
-		return 0;
 	for (i = 0; i < k; i++) {
 		ret = pto_flow_wait(rt, &needs[i]);
 		if (ret)
@@ -817,6 +808,25 @@ static int wait_all(struct pto_runtime *rt, const struct plan *plan,
 	return 0;
 }
 
+/*
+ * Wait for a task slot, dependency entries, TensorMap entries and heap
+ * space in the task's ring; *ha is where the task's outputs go.
+ */
+static int wait_all(struct pto_runtime *rt, const struct plan *plan,
+		    uint32_t deps, struct pto_heap_alloc *ha)
+{
+	uint32_t r = plan->ring;
+
+	/*
+	 * The common case: everything fits by the cached view (the caller
+	 * has just freed the TensorMap entries of retired tasks).
+	 */
+	if (orch_dep_fits(rt, r, deps) && orch_tm_fits(rt, r, plan->tm_entries) &&
+	    (!plan->out_bytes || orch_heap_place(rt, r, plan->out_bytes, ha)))
+		return 0;
+	return wait_each(rt, plan, deps, ha);
+}
+
 static int submit_error(struct pto_runtime *rt, int err)
 {
 	if (!rt->orch.error && err != -EINVAL && err != -ENOENT &&
@@ -825,17 +835,20 @@ static int submit_error(struct pto_runtime *rt, int err)
 	return err;
 }
 
-/* What ring r holds now, of what a task took (all: every resource). */
+/*
+ * What ring r holds now, of what the task took: a ring's use grows only
+ * by what a task takes from it, so the high-water marks stay exact.
+ */
 static void note_ring_use(struct pto_runtime *rt, uint32_t r,
-			  const struct plan *plan, uint32_t deps, bool all)
+			  const struct plan *plan, uint32_t deps)
 {
 	pto_stats_note_use(rt, r, PTO_RING_TASK, orch_tasks_in_flight(rt, r));
-	if (deps || all)
+	if (deps)
 		pto_stats_note_use(rt, r, PTO_RING_DEP, orch_dep_used(rt, r));
-	if (plan->tm_entries || all)
+	if (plan->tm_entries)
 		pto_stats_note_use(rt, r, PTO_RING_TENSORMAP,
 				   rt->orch.tm.ring[r].live);
-	if (plan->out_bytes || all)
+	if (plan->out_bytes)
 		pto_stats_note_use(rt, r, PTO_RING_HEAP, orch_heap_used(rt, r));
 }
 
@@ -851,15 +864,16 @@ static void note_ring_use(struct pto_runtime *rt, uint32_t r,
  * sleeps at most a millisecond on that race (see sleep_until_work()); one
  * found sleeping is woken at once.
  */
-static void publish(struct pto_runtime *rt, const struct new_task *t,
-		    const struct plan *plan, uint32_t deps)
+static void publish(struct pto_runtime *rt, struct pto_task_desc *d,
+		    const struct new_task *t, const struct plan *plan,
+		    uint32_t deps)
 {
 	struct pto_window_header *w = rt->win;
-	uint32_t r = plan->ring, i;
+	uint32_t r = plan->ring;
 	struct pto_orch_ring *o = &rt->orch.ring[r];
 	uint64_t seq = PTO_TASK_SEQ(t->handle);
 
-	WRITE_ONCE(pto_desc(rt, t->handle)->task_id, t->handle);
+	WRITE_ONCE(d->task_id, t->handle);
 	/* counted before it can complete: never fewer submitted than done */
 	STAT_ADD(rt->st.tasks_submitted, 1);
 	/* a scope holds the tasks that made its buffers, and only those */
@@ -881,18 +895,10 @@ static void publish(struct pto_runtime *rt, const struct new_task *t,
 	} else if ((t->id + 1) % PUBLISH_BATCH == 0) {
 		orch_flush_published(rt);
 	}
-	/*
-	 * A ring's use grows only by what this task took from it, which keeps
-	 * the high-water marks exact; every 64 tasks all are refreshed, which
-	 * bounds how stale the stats page's "in use" gets.
-	 */
-	if ((t->id & 63) == 0) {
+	/* every 64 tasks, what the scheduler retired: entries come back */
+	if ((t->id & 63) == 0)
 		orch_refresh_tails(rt);
-		for (i = 0; i < rt->nrings; i++)
-			note_ring_use(rt, i, plan, deps, true);
-	} else {
-		note_ring_use(rt, r, plan, deps, false);
-	}
+	note_ring_use(rt, r, plan, deps);
 }
 
 /*
@@ -1006,7 +1012,7 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 	if (rt->trace)	/* before the scheduler can see the task */
 		pto_trace_submit(rt->trace, t.handle, t.id,
 				 rt->orch.nscopes - 1, p, n);
-	publish(rt, &t, &plan, pr->n);
+	publish(rt, d, &t, &plan, pr->n);
 	if (plan.first_out)	/* no division: where the block ends */
 		prefetch_next_output(rt, r, ha.offset + plan.out_bytes,
 				     plan.first_out);

@@ -8,13 +8,16 @@
 #include "runtime.h"
 #include "sync.h"
 
-/* Record that a task ring's resource holds n now (orchestrator only). */
+/*
+ * A task ring's resource holds n now: raise its high-water mark
+ * (orchestrator only).  What a ring holds now is read afresh from the
+ * tails by whoever asks (pto_get_stats(), the stats page), never kept.
+ */
 static inline void pto_stats_note_use(struct pto_runtime *rt, uint32_t ring,
 				      enum pto_ring kind, uint64_t n)
 {
 	struct pto_ring_stats *rs = &rt->st.depth[ring][kind];
 
-	WRITE_ONCE(rs->in_use, n);
 	if (n > rs->high_water)
 		WRITE_ONCE(rs->high_water, n);
 }

@@ -605,11 +605,23 @@ uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 		return PTO_TM_NO_COVER;
 	if (one_level(tm, k, as_writer)) {
 		int64_t blk = (int64_t)(k->begin >> k->level);
+		uint32_t active = tm->active, ring;
 
 		w.level = k->level;
-		walk_bucket(tm, &w, LINK_BLK, k->bucket, 1, blk);
-		if (as_writer)
-			walk_bucket(tm, &w, LINK_BLK, k->bucket, 0, blk);
+		if (active & (active - 1)) {
+			walk_merged(tm, &w, LINK_BLK, k->bucket, 1, blk);
+			if (as_writer)
+				walk_merged(tm, &w, LINK_BLK, k->bucket, 0,
+					    blk);
+		} else {
+			/* the usual lookup: one ring's two chains, inline */
+			ring = (uint32_t)__builtin_ctz(active);
+			walk_chain(tm, &w, LINK_BLK, ring,
+				   k->bucket->head[ring][1], blk);
+			if (as_writer)
+				walk_chain(tm, &w, LINK_BLK, ring,
+					   k->bucket->head[ring][0], blk);
+		}
 	} else {
 		/* writers first: a covering writer prunes the reader walk */
 		lookup_kind(tm, &w, 1);
