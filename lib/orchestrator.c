@@ -853,6 +853,27 @@ static void note_ring_use(struct pto_runtime *rt, uint32_t r,
 }
 
 /*
+ * The scheduling side is asleep: wake it, once per sleep.  Until the woken
+ * thread runs and clears the flag, every task published still sees it
+ * set; where the CPUs are all busy (one CPU for the process, or other
+ * processes) that lasts many tasks, and each paid a futex system call
+ * that found nobody left to wake.  A wake that came just before the
+ * sleeper waited is lost, as before (its first nap is short): it is
+ * repeated every PUBLISH_BATCH tasks of the same sleep.
+ */
+static void wake_sleeper(struct pto_runtime *rt, uint64_t id)
+{
+	struct pto_orchestrator *o = &rt->orch;
+	uint32_t gen = __atomic_load_n(&rt->sched.sleep_gen, __ATOMIC_RELAXED);
+
+	if (gen == o->woken_gen && id - o->woken_id < PUBLISH_BATCH)
+		return;
+	o->woken_gen = gen;
+	o->woken_id = id;
+	orch_wake_scheduler(rt);
+}
+
+/*
  * Make the task visible: its handle in its descriptor (which a device
  * checks), then its entry in the submission order ring with release, and
  * every PUBLISH_BATCH tasks notify.task_head with release, which is what
@@ -889,9 +910,9 @@ static void publish(struct pto_runtime *rt, struct pto_task_desc *d,
 	 */
 	__builtin_prefetch(pto_desc(rt, PTO_TASK_HANDLE(r, seq + 1)), 1);
 	__builtin_prefetch(&rt->ring[r].dep[o->dep_idx], 1);
-	if (READ_ONCE(w->sched_flags.sleeping)) {
+	if (load_acquire(&w->sched_flags.sleeping)) {
 		orch_flush_published(rt);
-		orch_wake_scheduler(rt);
+		wake_sleeper(rt, t->id);
 	} else if ((t->id + 1) % PUBLISH_BATCH == 0) {
 		orch_flush_published(rt);
 	}

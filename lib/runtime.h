@@ -115,6 +115,8 @@ struct pto_orchestrator {
 	struct pto_view_params *views;	/* its views, flattened (or NULL) */
 	int error;		/* first error of this run */
 	bool in_run;
+	uint32_t woken_gen;	/* the scheduler's sleep publish() woke */
+	uint64_t woken_id;	/* and the task it published then */
 	/*
 	 * The thread inside pto_run(): its &pto_thread_token, 0 when no run
 	 * is in progress.  Atomic: any thread may read it, to learn that it
@@ -230,6 +232,8 @@ struct pto_sched {
 	/* shared by every thread that may schedule: lines of their own */
 	PTO_OWN_LINES uint32_t lock;	/* workers: the right to schedule */
 	PTO_OWN_LINES uint32_t done;	/* futex: the run has finished */
+	/* sleeps begun (sched_flags.sleeping set): see publish() */
+	PTO_OWN_LINES uint32_t sleep_gen;
 	/* THREAD: the thread waits between runs for run_seq to move */
 	PTO_OWN_LINES uint32_t run_seq;	/* futex: runs started */
 	uint32_t parked;		/* the thread sleeps on run_seq */

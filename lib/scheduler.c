@@ -987,6 +987,17 @@ static void finish_run(struct pto_runtime *rt)
 #define SPINS_MAX 8192
 
 /*
+ * The scheduling side is going to sleep: a new sleep, which the
+ * orchestrator's next task wakes (publish()), whatever it woke before.
+ */
+static void mark_sleeping(struct pto_runtime *rt)
+{
+	/* atomic: two core threads may each have been the last awake */
+	__atomic_fetch_add(&rt->sched.sleep_gen, 1, __ATOMIC_RELAXED);
+	store_release(&rt->win->sched_flags.sleeping, 1);
+}
+
+/*
  * The orchestrator publishes without a fence and wakes us when it sees us
  * asleep; if it published just as we went to sleep, neither side saw the
  * other.  The first sleep of an idle spell is therefore short, which bounds
@@ -1002,7 +1013,7 @@ static void sleep_until_work(struct pto_runtime *rt)
 
 	publish_heads(rt);
 	wake_orchestrator(rt, 0, true);
-	WRITE_ONCE(w->sched_flags.sleeping, 1);
+	mark_sleeping(rt);
 	/* sleeping before the work loads; pairs with the orchestrator */
 	smp_mb();
 	if (!work_pending(rt))
@@ -1337,7 +1348,7 @@ static bool worker_idle(struct pto_runtime *rt, bool last)
 	}
 	if (!last)
 		return true;
-	WRITE_ONCE(w->sched_flags.sleeping, 1);
+	mark_sleeping(rt);
 	/* sleeping before the work loads; pairs with the orchestrator */
 	smp_mb();
 	if (work_pending(rt) || (load_acquire(&w->notify.orch_done) &&
