@@ -410,6 +410,15 @@ static void test_pace(void)
 	pace_runs(p, k, 1, 50);
 	ok_eq(pto_pace_depth(p, k), deep, "pace: ... and is whole again after "
 	      "%u brief ones", streak);
+	/* a whole streak, then a run neither brief nor long, then brief */
+	pace_runs(p, k, 3, 50);
+	pto_pace_note(p, k, PTO_PACE_SHORT_NS);
+	ok(!pto_pace_short(p, k) && pto_pace_depth(p, k) == deep,
+	   "pace: a %u ns task after the streak: not short, still deep",
+	   PTO_PACE_SHORT_NS);
+	pace_runs(p, k, 1, 50);
+	ok(pto_pace_short(p, k) && pto_pace_depth(p, k) == deep,
+	   "pace: the next brief task makes the kernel short again");
 	free(p);
 }
 
