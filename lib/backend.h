@@ -35,6 +35,12 @@ struct pto_backend_sched {
 	/* A core thread woke up. */
 	void (*awake)(void *ctx);
 	/*
+	 * An idle core thread's look, every few microseconds while it
+	 * spins, at tasks submitted but not yet published (the orchestrator
+	 * publishes in batches); > 0 when it took some in.
+	 */
+	int (*peek)(void *ctx, uint32_t core);
+	/*
 	 * PTO_SCHED_SHARDS (NULL otherwise): core threads take ready tasks
 	 * (take(): false when there is none), run them and complete them
 	 * (complete()) themselves, with no doorbell queue or completion

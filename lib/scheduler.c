@@ -1027,6 +1027,18 @@ static void sleep_until_work(struct pto_runtime *rt)
 	}
 }
 
+/*
+ * How often (idle spins) the scheduling side looks for tasks submitted
+ * but not yet published: the orchestrator publishes in batches of
+ * PUBLISH_BATCH, so that task_head's line crosses to the scheduler once
+ * per batch, and one that does work of its own between submissions left
+ * the tasks of a part batch unseen for the whole spin (with 5 us between
+ * submissions, a task started 85 us after it was submitted, half of the
+ * time).  Every few microseconds bounds that, and costs a streaming
+ * orchestrator one order-ring line now and then.
+ */
+#define PEEK_SPINS 64
+
 /* PTO_SCHED_THREAD: one run's scheduling, on the scheduler's thread. */
 static void sched_run(struct pto_runtime *rt)
 {
@@ -1043,6 +1055,11 @@ static void sched_run(struct pto_runtime *rt)
 		if (run_finished(rt))
 			break;
 		if (++idle < rt->sched.spin_budget) {
+			if (idle % PEEK_SPINS == 0 &&
+			    peek_unpublished(rt, &rb)) {
+				idle = 0;
+				continue;
+			}
 			idle_poll(idle);
 			continue;
 		}
@@ -1453,6 +1470,23 @@ static bool hook_idle(void *ctx, bool last)
 	return worker_idle(ctx, last);
 }
 
+static int hook_peek(void *ctx, uint32_t core)
+{
+	struct pto_runtime *rt = ctx;
+	struct ready_batch rb = { .home = core };
+	bool found;
+
+	if (READ_ONCE(rt->sched.done) || !sched_trylock(&rt->sched))
+		return 0;
+	found = peek_unpublished(rt, &rb);
+	if (found)
+		sched_locked(rt, &rb);
+	sched_unlock(&rt->sched);
+	if (found && rt->sched.shared)
+		flush_ready(rt, &rb);
+	return found;
+}
+
 static void hook_awake(void *ctx)
 {
 	worker_awake(ctx);
@@ -1489,12 +1523,14 @@ static const struct pto_backend_sched worker_hooks = {
 	.schedule = hook_schedule,
 	.idle = hook_idle,
 	.awake = hook_awake,
+	.peek = hook_peek,
 };
 
 static const struct pto_backend_sched shard_hooks = {
 	.schedule = hook_schedule,
 	.idle = hook_idle,
 	.awake = hook_awake,
+	.peek = hook_peek,
 	.take = hook_take,
 	.take_if = hook_take_if,
 	.give_back = hook_give_back,

@@ -1345,6 +1345,11 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 				idle = 0;
 				continue;
 			}
+			if (idle % STALLED_LOOK == 0 &&
+			    h->peek(sim->hook_ctx, sc->index) > 0) {
+				idle = 0;
+				continue;
+			}
 			idle_poll(idle);
 			continue;
 		}
@@ -1582,6 +1587,11 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 			continue;
 		}
 		if (idle < worker_spins(sim, sc)) {
+			if (idle % STALLED_LOOK == 0 &&
+			    h->peek(sim->hook_ctx, sc->index) > 0) {
+				idle = 1;	/* still looking: spin afresh */
+				continue;
+			}
 			idle_poll(idle);
 			continue;
 		}
