@@ -127,7 +127,8 @@ struct sim_core {
 	pthread_t thread;
 	bool started;
 	uint32_t spin_budget;	/* PTO_SCHED_WORKERS, when last awake */
-	uint32_t wake;		/* PTO_SCHED_SHARDS: futex it sleeps on */
+	/* futex its thread sleeps on, scheduling itself (wake_core()) */
+	uint32_t wake;
 	/*
 	 * 1 while a thread runs a task as this core: its own, or one that
 	 * runs tasks for it while it sleeps (run_on_host(), help_core()).
@@ -153,6 +154,8 @@ struct sim {
 	void *hook_ctx;
 	uint32_t awake;		/* core threads not asleep */
 	uint32_t host_cpus;	/* CPUs the core threads may run on */
+	/* PTO_SCHED_WORKERS: the core the last awake thread went to sleep as */
+	uint32_t last_sleeper;
 	uint32_t in_workers;	/* core threads in worker_loop() */
 	struct sim_kernel kernels[PTO_MAX_KERNELS];
 	struct sim_core *cores;
@@ -295,6 +298,17 @@ static int sim_setup(struct pto_backend *be, const struct pto_setup *req)
 	return start_cores(sim);
 }
 
+/*
+ * Wake core thread c where it sleeps scheduling itself (worker_sleep(),
+ * shard_sleep()): by a counter it read before it last looked for work, so
+ * a wake-up that comes before it waits is not lost.
+ */
+static void wake_core(struct sim *sim, uint32_t c)
+{
+	__atomic_add_fetch(&sim->cores[c].wake, 1, __ATOMIC_SEQ_CST);
+	futex_wake(&sim->cores[c].wake, 1);
+}
+
 static void sim_close(struct pto_backend *be)
 {
 	struct sim *sim = be->priv;
@@ -309,6 +323,7 @@ static void sim_close(struct pto_backend *be)
 		__atomic_fetch_add(&pto_regs(be, i)->doorbell, 0,
 				   __ATOMIC_SEQ_CST);
 		futex_wake(&pto_regs(be, i)->doorbell, 1);
+		wake_core(sim, i);
 		pthread_join(sim->cores[i].thread, NULL);
 	}
 	free(sim->cores);
@@ -370,13 +385,6 @@ static void raise_irq(struct sim *sim)
 	/* only the first raiser of a sleep pays for the system call */
 	if (__atomic_exchange_n(&sim->sched_waiting, 0, __ATOMIC_SEQ_CST))
 		futex_wake(&sim->irq, 1);
-}
-
-/* Shards: wake core thread c asleep in shard_sleep(). */
-static void wake_core(struct sim *sim, uint32_t c)
-{
-	__atomic_add_fetch(&sim->cores[c].wake, 1, __ATOMIC_SEQ_CST);
-	futex_wake(&sim->cores[c].wake, 1);
 }
 
 /*
@@ -478,14 +486,15 @@ static void wake_a_worker(struct sim *sim, const struct pto_backend_sched *h)
 				return;
 		return;
 	}
-	for (c = 0; c < be->num_cores; c++) {
-		struct pto_core_regs *r = pto_regs(be, c);
-
-		if (READ_ONCE(r->core_waiting)) {
-			futex_wake(&r->doorbell, 1);
-			return;
-		}
-	}
+	/*
+	 * The thread that told the scheduler side it sleeps: by the counter
+	 * it sleeps on, which it read before it looked for work the last
+	 * time, so a wake-up that comes before it waits is not lost (one
+	 * that came while it was still looking cost it a whole nap).
+	 */
+	c = READ_ONCE(sim->last_sleeper);
+	if (c < be->num_cores)
+		wake_core(sim, c);
 }
 
 static void sim_notify(struct pto_backend *be)
@@ -1021,7 +1030,12 @@ static void sim_kick(struct pto_backend *be, const uint32_t *cores,
 		/* an orchestrator that submits kicks too: it only wakes */
 		if (pto_backend_runs_tasks && may_run_for(sim, c))
 			run_on_host(sim, r, c, &clock);
-		if (load_acquire(&r->consumed) != load_acquire(&r->doorbell))
+		if (load_acquire(&r->consumed) == load_acquire(&r->doorbell))
+			continue;
+		/* scheduling themselves, core threads sleep on their wake */
+		if (load_acquire(&sim->hooks))
+			wake_core(sim, c);
+		else
 			futex_wake(&r->doorbell, 1);
 	}
 	/* everyone: with shards, the core threads asleep in shard_sleep() */
@@ -1273,9 +1287,12 @@ static void worker_sleep(struct sim *sim, const struct pto_backend_sched *h,
 			 uint32_t *naps)
 {
 	uint32_t db = load_acquire(&r->doorbell);
+	uint32_t seen = load_acquire(&sc->wake);
 	bool last = __atomic_sub_fetch(&sim->awake, 1, __ATOMIC_SEQ_CST) == 0;
 	uint64_t t0 = pto_now_ns();
 
+	if (last)	/* before it says so: see wake_a_worker() */
+		WRITE_ONCE(sim->last_sleeper, sc->index);
 	if (h->idle(sim->hook_ctx, last)) {
 		WRITE_ONCE(r->core_waiting, 1);
 		/* waiting before the doorbell load; pairs with the kicker */
@@ -1283,7 +1300,7 @@ static void worker_sleep(struct sim *sim, const struct pto_backend_sched *h,
 		if (load_acquire(&r->doorbell) == db &&
 		    load_acquire(&r->consumed) == db &&
 		    !load_acquire(&sim->stop) && load_acquire(&sim->hooks))
-			futex_wait(&r->doorbell, db, !last ? UINT32_MAX :
+			futex_wait(&sc->wake, seen, !last ? UINT32_MAX :
 				   (*naps)++ ? 50 : 1);
 		core_awake(sc, r);
 	}
@@ -1334,6 +1351,7 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 			break;
 		if (h->schedule(sim->hook_ctx, sc->index) > 0) {
 			idle = 0;
+			naps = 0;
 			continue;
 		}
 		if (++idle < worker_spins(sim, sc) || watching) {
@@ -1343,11 +1361,13 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 				h->schedule(sim->hook_ctx, sc->index);
 				clock.gap = true;
 				idle = 0;
+				naps = 0;
 				continue;
 			}
 			if (idle % STALLED_LOOK == 0 &&
 			    h->peek(sim->hook_ctx, sc->index) > 0) {
 				idle = 0;
+				naps = 0;
 				continue;
 			}
 			idle_poll(idle);
@@ -1575,6 +1595,7 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 			clock.gap = true;
 			if (idle)	/* still looking: spin afresh */
 				idle = 1;
+			naps = 0;
 			continue;
 		}
 		clock.ns = 0;	/* idle time is not busy time */
@@ -1584,12 +1605,14 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 			break;
 		if (h->schedule(sim->hook_ctx, sc->index) > 0) {
 			idle = 1;	/* still looking: spin afresh */
+			naps = 0;
 			continue;
 		}
 		if (idle < worker_spins(sim, sc)) {
 			if (idle % STALLED_LOOK == 0 &&
 			    h->peek(sim->hook_ctx, sc->index) > 0) {
 				idle = 1;	/* still looking: spin afresh */
+				naps = 0;
 				continue;
 			}
 			idle_poll(idle);
