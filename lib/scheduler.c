@@ -993,8 +993,8 @@ static void finish_run(struct pto_runtime *rt)
  * one of the two sees the other but for the orchestrator's store buffer
  * (it has no fence of its own per task): without this look, a task
  * submitted between the last peek and the flag went unseen for the
- * sleeper's whole nap, in one in a hundred sparse submissions.  Reads
- * only: the scanning is left to the loop that finds it.
+ * sleeper's whole nap.  Reads only: the scanning is left to the loop
+ * that finds it.
  */
 static bool unpublished_waiting(struct pto_runtime *rt)
 {
@@ -1391,7 +1391,7 @@ static bool worker_idle(struct pto_runtime *rt, bool last)
 	smp_mb();
 	if (work_pending(rt) || unpublished_waiting(rt) ||
 	    (load_acquire(&w->notify.orch_done) &&
-				 !READ_ONCE(rt->sched.done))) {
+	     !READ_ONCE(rt->sched.done))) {
 		WRITE_ONCE(w->sched_flags.sleeping, 0);
 		return false;
 	}
