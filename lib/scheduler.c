@@ -406,7 +406,8 @@ static bool order_entry(struct pto_runtime *rt, uint64_t id, uint64_t *entry)
 	uint32_t r = PTO_TASK_RING(h);
 
 	/* an entry never written holds 0: h is all ones, no ring */
-	if (r >= rt->nrings || PTO_TASK_SEQ(h) != rt->sched.ring[r].scanned)
+	if (r >= rt->nrings ||
+	    PTO_TASK_SEQ(h) != READ_ONCE(rt->sched.ring[r].scanned))
 		return false;
 	*entry = e;
 	return true;
@@ -998,13 +999,9 @@ static void finish_run(struct pto_runtime *rt)
  */
 static bool unpublished_waiting(struct pto_runtime *rt)
 {
-	uint64_t id = READ_ONCE(rt->sched.scanned);
-	uint64_t h = order_handle(load_acquire(&rt->order[id &
-							  rt->order_mask]));
-	uint32_t r = PTO_TASK_RING(h);
+	uint64_t entry;
 
-	return r < rt->nrings &&
-	       PTO_TASK_SEQ(h) == READ_ONCE(rt->sched.ring[r].scanned);
+	return order_entry(rt, READ_ONCE(rt->sched.scanned), &entry);
 }
 
 /*

@@ -479,7 +479,7 @@ static void wake_a_worker(struct sim *sim, const struct pto_backend_sched *h)
 	struct pto_backend *be = sim->be;
 	uint32_t c, t;
 
-	smp_mb();	/* the caller's stores before the core_waiting loads */
+	smp_mb();	/* the caller's stores before the sleepers' loads */
 	if (h->take) {
 		for (t = 0; t < PTO_NUM_WORKER_TYPES; t++)
 			if (wake_sleepers(sim, t, 1))
