@@ -215,6 +215,7 @@ struct pto_sched {
 	uint64_t scanned;		/* task ids below were scanned */
 	uint64_t peeked;		/* task ids below are known complete */
 	uint32_t unpublished;		/* retired, not yet in the window */
+	uint32_t unretired;		/* rings with tasks scanned, not retired */
 	struct pto_pace pace;		/* how briefly kernels ran lately */
 	uint64_t cring_head;
 	uint32_t outstanding;		/* dispatched, not completed */
