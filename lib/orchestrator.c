@@ -836,23 +836,6 @@ static int submit_error(struct pto_runtime *rt, int err)
 }
 
 /*
- * What ring r holds now, of what the task took: a ring's use grows only
- * by what a task takes from it, so the high-water marks stay exact.
- */
-static void note_ring_use(struct pto_runtime *rt, uint32_t r,
-			  const struct plan *plan, uint32_t deps)
-{
-	pto_stats_note_use(rt, r, PTO_RING_TASK, orch_tasks_in_flight(rt, r));
-	if (deps)
-		pto_stats_note_use(rt, r, PTO_RING_DEP, orch_dep_used(rt, r));
-	if (plan->tm_entries)
-		pto_stats_note_use(rt, r, PTO_RING_TENSORMAP,
-				   rt->orch.tm.ring[r].live);
-	if (plan->out_bytes)
-		pto_stats_note_use(rt, r, PTO_RING_HEAP, orch_heap_used(rt, r));
-}
-
-/*
  * The scheduling side is asleep: wake it, once per sleep.  Until the woken
  * thread runs and clears the flag, every task published still sees it
  * set; where the CPUs are all busy (one CPU for the process, or other
@@ -886,8 +869,7 @@ static void wake_sleeper(struct pto_runtime *rt, uint64_t id)
  * found sleeping is woken at once.
  */
 static void publish(struct pto_runtime *rt, struct pto_task_desc *d,
-		    const struct new_task *t, const struct plan *plan,
-		    uint32_t deps)
+		    const struct new_task *t, const struct plan *plan)
 {
 	struct pto_window_header *w = rt->win;
 	uint32_t r = plan->ring;
@@ -919,7 +901,6 @@ static void publish(struct pto_runtime *rt, struct pto_task_desc *d,
 	/* every 64 tasks, what the scheduler retired: entries come back */
 	if ((t->id & 63) == 0)
 		orch_refresh_tails(rt);
-	note_ring_use(rt, r, plan, deps);
 }
 
 /*
@@ -1033,7 +1014,7 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 	if (rt->trace)	/* before the scheduler can see the task */
 		pto_trace_submit(rt->trace, t.handle, t.id,
 				 rt->orch.nscopes - 1, p, n);
-	publish(rt, d, &t, &plan, pr->n);
+	publish(rt, d, &t, &plan);
 	if (plan.first_out)	/* no division: where the block ends */
 		prefetch_next_output(rt, r, ha.offset + plan.out_bytes,
 				     plan.first_out);

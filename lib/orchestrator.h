@@ -15,6 +15,7 @@
 
 #include "flow.h"
 #include "runtime.h"
+#include "stats.h"
 #include "sync.h"
 
 /* Free the TensorMap entries of a ring's tasks retired as of our view. */
@@ -27,11 +28,49 @@ static inline void orch_tm_sync(struct pto_runtime *rt, uint32_t ring)
 				   PTO_TASK_HANDLE(ring, o->tm_cleaned++));
 }
 
+static inline uint64_t orch_tasks_in_flight(struct pto_runtime *rt,
+					    uint32_t ring)
+{
+	const struct pto_orch_ring *o = &rt->orch.ring[ring];
+
+	return o->next_seq - o->last_alive;
+}
+
+static inline uint64_t orch_heap_used(struct pto_runtime *rt, uint32_t ring)
+{
+	const struct pto_orch_ring *o = &rt->orch.ring[ring];
+
+	return pto_heap_ring_used(rt->win->orch.heap_top[ring], o->heap_tail,
+				  o->heap_floor);
+}
+
+static inline uint64_t orch_dep_used(struct pto_runtime *rt, uint32_t ring)
+{
+	return rt->win->orch.dep_top[ring] - rt->orch.ring[ring].dep_tail;
+}
+
+/*
+ * Raise ring r's high-water marks to what it holds by our view.  That view
+ * only grows between two reads of the tails (submissions take, and only
+ * the tails give back), so noting it just before the tails are read again
+ * records every peak, and costs nothing per task.  A reader during a run
+ * also takes what a ring holds now (see get_stats()).
+ */
+static inline void orch_note_high_water(struct pto_runtime *rt, uint32_t r)
+{
+	pto_stats_note_use(rt, r, PTO_RING_TASK, orch_tasks_in_flight(rt, r));
+	pto_stats_note_use(rt, r, PTO_RING_DEP, orch_dep_used(rt, r));
+	pto_stats_note_use(rt, r, PTO_RING_TENSORMAP,
+			   rt->orch.tm.ring[r].live);
+	pto_stats_note_use(rt, r, PTO_RING_HEAP, orch_heap_used(rt, r));
+}
+
 /*
  * Read the scheduler's tails afresh, and free the TensorMap entries of the
  * tasks they show retired: the TensorMap's view never lags the one the
  * slot checks use, so a slot's previous task is always freed before the
- * slot is reused.
+ * slot is reused.  Every change of the view passes here (the high-water
+ * marks rely on it).
  */
 static inline void orch_refresh_tails(struct pto_runtime *rt)
 {
@@ -41,6 +80,7 @@ static inline void orch_refresh_tails(struct pto_runtime *rt)
 	for (r = 0; r < rt->nrings; r++) {
 		struct pto_orch_ring *o = &rt->orch.ring[r];
 
+		orch_note_high_water(rt, r);
 		o->last_alive = load_acquire(&ws->last_task_alive[r]);
 		o->heap_tail = load_acquire(&ws->heap_tail[r]);
 		o->dep_tail = load_acquire(&ws->dep_tail[r]);
@@ -78,27 +118,6 @@ static inline void orch_wake_scheduler(struct pto_runtime *rt)
 	smp_mb();
 	if (READ_ONCE(w->sched_flags.sleeping))
 		rt->be.ops->notify(&rt->be);
-}
-
-static inline uint64_t orch_tasks_in_flight(struct pto_runtime *rt,
-					    uint32_t ring)
-{
-	const struct pto_orch_ring *o = &rt->orch.ring[ring];
-
-	return o->next_seq - o->last_alive;
-}
-
-static inline uint64_t orch_heap_used(struct pto_runtime *rt, uint32_t ring)
-{
-	const struct pto_orch_ring *o = &rt->orch.ring[ring];
-
-	return pto_heap_ring_used(rt->win->orch.heap_top[ring], o->heap_tail,
-				  o->heap_floor);
-}
-
-static inline uint64_t orch_dep_used(struct pto_runtime *rt, uint32_t ring)
-{
-	return rt->win->orch.dep_top[ring] - rt->orch.ring[ring].dep_tail;
 }
 
 /* Place bytes in a ring's heap by the cached view; false: no room yet. */
