@@ -9,7 +9,9 @@
  * implementations within each repetition so that a change in machine load
  * hits all of them alike.  The worker times its own run (submission start
  * to all tasks complete); the driver takes peak RSS from wait4() and
- * reports medians, min and max.
+ * reports medians, min and max.  The sparse shape, one task at a time with
+ * host work between, reports how soon each task started instead: the
+ * percentiles of its submit-to-start latency.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,9 +42,15 @@ static const char *const impl_desc[NUM_IMPLS] = {
 	"StarPU"
 };
 
+/* The sparse shape's submit-to-start latencies, in ns, of one run. */
+enum { LAT_P50, LAT_P99, LAT_MAX, NUM_LAT };
+
+static const char *const lat_keys[NUM_LAT] = { "p50", "p99", "max" };
+
 struct sample {
 	double ns_per_task;
 	long rss_kb;
+	double lat[NUM_LAT];	/* sparse only */
 };
 
 struct cell {
@@ -57,6 +65,7 @@ struct opts {
 	bool shape[NUM_SHAPES];
 	bool impl[NUM_IMPLS];
 	uint64_t tasks;
+	unsigned int gap_us;	/* sparse: host work after each submission */
 	int reps;
 	unsigned int cores;
 	int load;
@@ -65,6 +74,8 @@ struct opts {
 	uint64_t flat;		/* flatness mode: small task count, 0 = off */
 	bool verbose;
 	bool flat_bare;		/* --flat without =N */
+	bool tasks_given;	/* else each shape's default count */
+	bool shapes_given;
 };
 
 static char worker_dir[PATH_MAX];
@@ -106,8 +117,26 @@ int find_worker_dir(void)
 	return 0;
 }
 
+/* sparse: " lat_p50=P lat_p99=Q lat_max=M" of a result line, -1 if not. */
+static int parse_latency(const char *line, double *lat)
+{
+	char key[16];
+
+	for (int k = 0; k < NUM_LAT; k++) {
+		const char *v;
+
+		snprintf(key, sizeof(key), " lat_%s=", lat_keys[k]);
+		v = strstr(line, key);
+		if (!v)
+			return -1;
+		lat[k] = strtoull(v + strlen(key), NULL, 10);
+	}
+	return 0;
+}
+
 /* Parse "result ... tasks=N ns=T rest" into the cell. */
-static int parse_result(const char *out, struct cell *c, double *ns_per_task)
+static int parse_result(const char *out, enum bench_shape sh, struct cell *c,
+			struct sample *s)
 {
 	const char *line = strstr(out, "result ");
 	const char *t, *ns, *rest;
@@ -121,10 +150,11 @@ static int parse_result(const char *out, struct cell *c, double *ns_per_task)
 		return -1;
 	tasks = strtoull(t + 7, NULL, 10);
 	nsv = strtoull(ns + 4, (char **)&rest, 10);
-	if (!tasks || !nsv)
+	if (!tasks || !nsv ||
+	    (sh == SHAPE_SPARSE && parse_latency(line, s->lat)))
 		return -1;
 	c->tasks = tasks;
-	*ns_per_task = (double)nsv / (double)tasks;
+	s->ns_per_task = (double)nsv / (double)tasks;
 	while (*rest == ' ')
 		rest++;
 	snprintf(c->info, sizeof(c->info), "%.*s", (int)strcspn(rest, "\n"),
@@ -315,23 +345,42 @@ int run_worker(const char *path, char *const argv[], char *out, size_t len,
 	return -1;
 }
 
-/* One measurement: run the worker, record ns/task and peak RSS. */
+/* -v: one run's figures */
+static void print_run(enum impl im, enum bench_shape sh, const struct cell *c,
+		      const struct sample *s)
+{
+	fprintf(stderr, "  %-14s %-6s ", shape_name(sh), impl_names[im]);
+	if (sh == SHAPE_SPARSE)
+		fprintf(stderr, "p50 %.1f p99 %.1f max %.1f us",
+			s->lat[LAT_P50] / 1000, s->lat[LAT_P99] / 1000,
+			s->lat[LAT_MAX] / 1000);
+	else
+		fprintf(stderr, "%9.1f ns/task", s->ns_per_task);
+	fprintf(stderr, " %8ld KiB  %s\n", s->rss_kb, c->info);
+}
+
+/*
+ * One measurement: run the worker, record ns/task (sparse: its latencies)
+ * and peak RSS.
+ */
 static int run_one(const struct opts *o, enum impl im, enum bench_shape sh,
 		   uint64_t tasks, struct cell *c)
 {
 	char path[PATH_MAX + 32], ntasks[32], ncores[16], tmo[16], out[4096];
+	char gap[16];
 	char *argv[] = { path, "--shape", (char *)shape_name(sh),
 			 "--tasks", ntasks, "--cores", ncores,
-			 "--timeout", tmo, NULL };
+			 "--timeout", tmo, "--gap-us", gap, NULL };
+	struct sample s = { 0 };
 	struct rusage ru;
-	double nspt;
 
 	worker_path(impl_names[im], path, sizeof(path));
 	snprintf(ntasks, sizeof(ntasks), "%" PRIu64, tasks);
 	snprintf(ncores, sizeof(ncores), "%u", o->cores);
 	snprintf(tmo, sizeof(tmo), "%u", o->timeout);
+	snprintf(gap, sizeof(gap), "%u", o->gap_us);
 	if (run_worker(path, argv, out, sizeof(out), &ru) ||
-	    parse_result(out, c, &nspt)) {
+	    parse_result(out, sh, c, &s)) {
 		if (bench_stopped())
 			return -1;
 		fprintf(stderr, "ptobench: %s %s failed\n", impl_names[im],
@@ -339,12 +388,11 @@ static int run_one(const struct opts *o, enum impl im, enum bench_shape sh,
 		c->failed++;
 		return -1;
 	}
+	s.rss_kb = ru.ru_maxrss;
 	if (c->n < MAX_REPS)
-		c->s[c->n++] = (struct sample){ nspt, ru.ru_maxrss };
+		c->s[c->n++] = s;
 	if (o->verbose)
-		fprintf(stderr, "  %-14s %-6s %9.1f ns/task %8ld KiB  %s\n",
-			shape_name(sh), impl_names[im], nspt, ru.ru_maxrss,
-			c->info);
+		print_run(im, sh, c, &s);
 	return 0;
 }
 
@@ -433,6 +481,16 @@ static struct summary cell_rss(const struct cell *c)
 	return summarize(v, c->n);
 }
 
+/* sparse: latency k (LAT_P50...) over the reps, in ns */
+static struct summary cell_lat(const struct cell *c, int k)
+{
+	double v[MAX_REPS];
+
+	for (int i = 0; i < c->n; i++)
+		v[i] = c->s[i].lat[k];
+	return summarize(v, c->n);
+}
+
 /* ---- host description --------------------------------------------------- */
 
 double loadavg1(void)
@@ -489,8 +547,9 @@ static void json_config(FILE *f, const struct opts *o)
 {
 	json_host(f, load_before, load_after);
 	fprintf(f, "  \"config\": {\"tasks\": %" PRIu64 ", \"reps\": %d, "
-		"\"cores\": %u, \"load\": %d, \"flat\": %" PRIu64 "},\n",
-		o->tasks, o->reps, o->cores, o->load, o->flat);
+		"\"cores\": %u, \"load\": %d, \"flat\": %" PRIu64 ", "
+		"\"gap_us\": %u},\n", o->tasks, o->reps, o->cores, o->load,
+		o->flat, o->gap_us);
 }
 
 static void json_summary(FILE *f, const char *key, struct summary s, int n)
@@ -507,6 +566,12 @@ static void json_summary(FILE *f, const char *key, struct summary s, int n)
 
 static struct cell cells[NUM_SHAPES][NUM_IMPLS];
 
+/* --tasks, else the shape's own default (sparse: fewer, each costs a gap) */
+static uint64_t bench_tasks(const struct opts *o, enum bench_shape sh)
+{
+	return o->tasks_given ? o->tasks : shape_default_tasks(sh);
+}
+
 static void bench(const struct opts *o)
 {
 	for (int r = 0; r < o->reps; r++) {
@@ -522,37 +587,57 @@ static void bench(const struct opts *o)
 				if (bench_stopped())
 					return;
 				if (o->impl[im])
-					run_one(o, im, sh, o->tasks,
+					run_one(o, im, sh, bench_tasks(o, sh),
 						&cells[sh][im]);
 			}
 		}
 	}
 }
 
-/* pto median over libgomp median, 0 when either is missing. */
+/*
+ * pto median over libgomp median, 0 when either is missing or for sparse,
+ * whose ns/task is the gap.
+ */
 static double ratio(int sh)
 {
 	const struct cell *p = &cells[sh][IMPL_PTO], *g = &cells[sh][IMPL_GOMP];
 
-	if (!p->n || !g->n)
+	if (!p->n || !g->n || sh == SHAPE_SPARSE)
 		return 0;
 	return cell_ns(p).med / cell_ns(g).med;
 }
 
-static void print_table(const struct opts *o)
+/* Shapes of the ns/task table, all but sparse: true when one is chosen. */
+static bool timed_shapes(const struct opts *o)
 {
+	for (int sh = 0; sh < NUM_SHAPES; sh++)
+		if (o->shape[sh] && sh != SHAPE_SPARSE)
+			return true;
+	return false;
+}
+
+static void print_header(const struct opts *o)
+{
+	uint64_t sparse = bench_tasks(o, SHAPE_SPARSE);
+	bool timed = timed_shapes(o);
 	char model[128];
 
 	cpu_model(model, sizeof(model));
-	printf("ptobench: %" PRIu64 " tasks per run, %d reps interleaved, "
-	       "%u cores, %d competing process%s\n", o->tasks, o->reps,
-	       o->cores, o->load, o->load == 1 ? "" : "es");
-	printf("host: %ld CPUs, %s; load average %.2f before, %.2f after\n\n",
+	printf("ptobench: %" PRIu64 " tasks per run", timed ? o->tasks : sparse);
+	if (timed && o->shape[SHAPE_SPARSE] && sparse != o->tasks)
+		printf(" (sparse: %" PRIu64 ")", sparse);
+	printf(", %d reps interleaved, %u cores, %d competing process%s\n",
+	       o->reps, o->cores, o->load, o->load == 1 ? "" : "es");
+	printf("host: %ld CPUs, %s; load average %.2f before, %.2f after\n",
 	       sysconf(_SC_NPROCESSORS_ONLN), model, load_before, load_after);
-	printf("%-14s %-6s %9s %21s %10s %8s\n", "shape", "impl", "ns/task",
+}
+
+static void print_ns_table(const struct opts *o)
+{
+	printf("\n%-14s %-6s %9s %21s %10s %8s\n", "shape", "impl", "ns/task",
 	       "(min - max)", "RSS MiB", "pto/gomp");
 	for (int sh = 0; sh < NUM_SHAPES; sh++) {
-		if (!o->shape[sh])
+		if (!o->shape[sh] || sh == SHAPE_SPARSE)
 			continue;
 		for (int im = 0; im < NUM_IMPLS; im++) {
 			const struct cell *c = &cells[sh][im];
@@ -580,6 +665,65 @@ static void print_table(const struct opts *o)
 	       "pto/gomp < 1: pto faster.\n");
 }
 
+/*
+ * sparse: its wall time is the tasks times the gap, so the table gives
+ * the submit-to-start latencies instead, in us, the p99's range beside.
+ */
+static void print_lat_table(const struct opts *o)
+{
+	printf("\n%-14s %-6s %9s %9s %21s %9s %8s\n", "shape", "impl",
+	       "p50 us", "p99 us", "(min - max)", "max us", "RSS MiB");
+	for (int im = 0; im < NUM_IMPLS; im++) {
+		const struct cell *c = &cells[SHAPE_SPARSE][im];
+		struct summary p99 = cell_lat(c, LAT_P99);
+
+		if (!o->impl[im])
+			continue;
+		printf("%-14s %-6s ", shape_name(SHAPE_SPARSE), impl_names[im]);
+		if (!c->n) {
+			printf("%9s\n", "FAILED");
+			continue;
+		}
+		printf("%9.1f %9.1f (%8.1f - %8.1f) %9.1f %8.1f",
+		       cell_lat(c, LAT_P50).med / 1000, p99.med / 1000,
+		       p99.min / 1000, p99.max / 1000,
+		       cell_lat(c, LAT_MAX).med / 1000, cell_rss(c).med / 1024);
+		if (c->failed)
+			printf("  (%d failed)", c->failed);
+		printf("\n");
+	}
+	printf("\nsparse: one task, then %u us of host work, %" PRIu64
+	       " times.  p50, p99, max: of\nthe run's submit-to-start "
+	       "latencies (from just before the submit call to the\n"
+	       "kernel's start), medians over the reps; (min - max): of "
+	       "the p99.\n", o->gap_us, bench_tasks(o, SHAPE_SPARSE));
+}
+
+static void print_table(const struct opts *o)
+{
+	print_header(o);
+	if (timed_shapes(o))
+		print_ns_table(o);
+	if (o->shape[SHAPE_SPARSE])
+		print_lat_table(o);
+}
+
+/* sparse: "latency_ns" {"p50", "p99", "max"} and every run's three */
+static void json_latency(FILE *f, const struct cell *c)
+{
+	fprintf(f, ",\n      \"latency_ns\": {");
+	for (int k = 0; k < NUM_LAT; k++) {
+		fprintf(f, "%s", k ? ", " : "");
+		json_summary(f, lat_keys[k], cell_lat(c, k), c->n);
+	}
+	fprintf(f, "},\n      \"samples_latency_ns\": [");
+	for (int i = 0; i < c->n; i++)
+		fprintf(f, "%s[%.0f, %.0f, %.0f]", i ? ", " : "",
+			c->s[i].lat[LAT_P50], c->s[i].lat[LAT_P99],
+			c->s[i].lat[LAT_MAX]);
+	fprintf(f, "]");
+}
+
 static void json_cell(FILE *f, int sh, int im, bool *first)
 {
 	const struct cell *c = &cells[sh][im];
@@ -594,7 +738,10 @@ static void json_cell(FILE *f, int sh, int im, bool *first)
 	fprintf(f, ",\n      \"samples_ns_per_task\": [");
 	for (int i = 0; i < c->n; i++)
 		fprintf(f, "%s%.3f", i ? ", " : "", c->s[i].ns_per_task);
-	fprintf(f, "],\n      \"info\": ");
+	fprintf(f, "]");
+	if (sh == SHAPE_SPARSE)
+		json_latency(f, c);
+	fprintf(f, ",\n      \"info\": ");
 	pto_json_str(f, c->info);
 	fprintf(f, "}");
 	*first = false;
@@ -751,11 +898,14 @@ void ptobench_usage(FILE *f)
 "shapes with no-op kernels, interleaved, medians of repetitions.\n\n"
 "  --shapes LIST   comma-separated shapes (default: all):\n"
 "                  chain,bgemm,bgemm-weight,bgemm-scratch,stencil,paged-attn,\n"
-"                  wait\n"
+"                  wait,sparse\n"
 "  --impls LIST    comma-separated implementations (default: all built):\n"
 "                  pto (libpto sim), gomp (gcc libgomp), omp (clang libomp),\n"
 "                  starpu (StarPU)\n"
-"  --tasks N       tasks per run, rounded to the shape (default 200000)\n"
+"  --tasks N       tasks per run, rounded to the shape (default 200000;\n"
+"                  sparse 2000)\n"
+"  --gap-us G      sparse: microseconds of host work after each submission\n"
+"                  (default 20)\n"
 "  --reps N        repetitions of every cell (default 5)\n"
 "  --cores N       pto sim cores = OpenMP threads, at most 256\n"
 "                  (default: online CPUs)\n"
@@ -910,6 +1060,7 @@ const struct option nop_long_opts[] = {
 	{ "shapes", required_argument, NULL, 's' },
 	{ "impls", required_argument, NULL, 'i' },
 	{ "tasks", required_argument, NULL, 'n' },
+	{ "gap-us", required_argument, NULL, 'g' },
 	{ "reps", required_argument, NULL, 'r' },
 	{ "cores", required_argument, NULL, 'c' },
 	{ "load", required_argument, NULL, 'l' },
@@ -928,7 +1079,8 @@ static void nop_defaults(struct opts *o)
 		o->shape[sh] = true;
 	for (int im = 0; im < NUM_IMPLS; im++)
 		o->impl[im] = true;
-	o->tasks = 200000;
+	o->tasks = DEFAULT_TASKS;
+	o->gap_us = 20;
 	o->reps = 5;
 	o->cores = default_cores();
 	o->timeout = 600;
@@ -939,12 +1091,16 @@ static int nop_option(int c, struct opts *o, bool *impls_given)
 {
 	switch (c) {
 	case 's':
+		o->shapes_given = true;
 		return parse_shapes(optarg, o->shape);
 	case 'i':
 		*impls_given = true;
 		return parse_impls(optarg, o->impl);
 	case 'n':
+		o->tasks_given = true;
 		return opt_u64("--tasks", optarg, 1, MAX_TASKS, &o->tasks);
+	case 'g':
+		return opt_uint("--gap-us", optarg, 0, MAX_GAP_US, &o->gap_us);
 	case 'r':
 		return opt_int("--reps", optarg, 1, MAX_REPS, &o->reps);
 	case 'c':
@@ -974,6 +1130,23 @@ static int nop_option(int c, struct opts *o, bool *impls_given)
 	}
 }
 
+/*
+ * --flat runs every shape but sparse, whose worker keeps two times per
+ * task: its RSS grows with the task count by design, and 10^6 tasks of 20
+ * us would take 20 s a run.
+ */
+static int flat_shapes(struct opts *o)
+{
+	if (!o->shape[SHAPE_SPARSE])
+		return 0;
+	o->shape[SHAPE_SPARSE] = false;
+	if (!o->shapes_given)
+		return 0;
+	fprintf(stderr, "ptobench: --flat does not measure sparse (its "
+		"worker keeps two times per task)\n");
+	return -1;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	bool impls_given = false;
@@ -998,7 +1171,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			"follows an '=')\n", argv[optind], argv[optind]);
 		return -1;
 	}
-	if (opt_no_operands(argc, argv) ||
+	if (opt_no_operands(argc, argv) || (o->flat && flat_shapes(o)) ||
 	    (o->json && check_output_file("--json", o->json)))
 		return -1;
 	return check_impls(o->impl, impls_given);

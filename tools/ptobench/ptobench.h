@@ -29,6 +29,8 @@ extern const char *const impl_names[NUM_IMPLS];
  * least 128 tasks each); 1e11 NOP tasks take hours already
  */
 #define MAX_TASKS 100000000000ull
+/* --gap-us: the sparse shape's host work per task, up to a second */
+#define MAX_GAP_US 1000000u
 /* --timeout: seconds, 0 for none */
 #define MAX_TIMEOUT 2147483647u
 

@@ -14,6 +14,7 @@ static const char *const names[NUM_SHAPES] = {
 	[SHAPE_STENCIL] = "stencil",
 	[SHAPE_PAGED_ATTN] = "paged-attn",
 	[SHAPE_WAIT] = "wait",
+	[SHAPE_SPARSE] = "sparse",
 };
 
 const char *shape_name(enum bench_shape s)
@@ -27,6 +28,11 @@ int shape_lookup(const char *name)
 		if (!strcmp(name, names[s]))
 			return s;
 	return -1;
+}
+
+uint64_t shape_default_tasks(enum bench_shape s)
+{
+	return s == SHAPE_SPARSE ? SPARSE_TASKS : DEFAULT_TASKS;
 }
 
 /* Round target / unit to the nearest whole number, at least one. */
@@ -49,6 +55,7 @@ void shape_geom(enum bench_shape s, uint64_t target, struct bench_geom *g)
 	switch (s) {
 	case SHAPE_CHAIN:
 	case SHAPE_WAIT:
+	case SHAPE_SPARSE:
 		g->chain = target ? target : 1;
 		g->tasks = g->chain;
 		break;

@@ -17,6 +17,7 @@ enum bench_shape {
 	SHAPE_STENCIL,		/* 1-D, three inputs, two arrays */
 	SHAPE_PAGED_ATTN,	/* paged attention: hub, QK, SF, PV, UP */
 	SHAPE_WAIT,		/* one task on one INOUT region, waited for */
+	SHAPE_SPARSE,		/* one task, then host work, no dependencies */
 	NUM_SHAPES
 };
 
@@ -34,22 +35,38 @@ enum bench_shape {
 #define PA_BLOCKS	3
 /* Chain tasks per scope (a scope must fit in the task window). */
 #define CHAIN_SCOPE	64
+/*
+ * Sparse: the tiles its tasks rotate over (task i updates tile i % 1024,
+ * so that a task depends on one 1024 gaps older, 20 ms by default, long
+ * done even on a busy machine), and its task count when none is asked
+ * for: every task costs a gap of host work, 20 us by default.
+ */
+#define SPARSE_TILES	1024
+#define SPARSE_TASKS	2000
+/* Task count of every other shape when none is asked for. */
+#define DEFAULT_TASKS	200000
 
 struct bench_geom {
 	enum bench_shape shape;
 	uint64_t tasks;		/* exact task count of this geometry */
 	uint32_t tile;		/* bytes of every declared region */
-	uint64_t chain;		/* chain, wait: tasks */
+	uint64_t chain;		/* chain, wait, sparse: tasks */
 	uint32_t batch;		/* bgemm*: batches of MT x NT x KT x 2 */
 	uint32_t width;		/* stencil: cells */
 	uint32_t steps;		/* stencil: steps */
 	uint32_t q_loop;	/* paged attention: passes over the batch */
+	uint64_t gap_ns;	/* sparse: host work after each submission */
 };
 
 const char *shape_name(enum bench_shape s);
 /* -1 when unknown. */
 int shape_lookup(const char *name);
-/* Geometry whose task count is as close to target as the shape allows. */
+/* Tasks per run when the user asks for no count. */
+uint64_t shape_default_tasks(enum bench_shape s);
+/*
+ * Geometry whose task count is as close to target as the shape allows
+ * (gap_ns 0: the caller sets it).
+ */
 void shape_geom(enum bench_shape s, uint64_t target, struct bench_geom *g);
 
 #endif /* PTOBENCH_SHAPES_H */

@@ -4,7 +4,9 @@
 # Smoke test of ptobench (not a benchmark): every shape with every built
 # implementation once, with few tasks.  The JSON must parse, every cell must
 # have a positive time and RSS, and all implementations must have run the
-# same number of tasks per shape (the workers share one geometry).
+# same number of tasks per shape (the workers share one geometry).  The
+# sparse shape's latencies must be ordered, 0 < p50 <= p99 <= max; how
+# large they are is not tested, this machine's load decides it.
 #
 # Then the METG mode on tiny graphs: every pattern at widths 2 and 5 (5: not
 # a power of two, so fft and tree lose points and spread wraps) with every
@@ -55,7 +57,7 @@ skip() {
 	echo "ok $n - # SKIP $1"
 }
 
-echo "1..51"
+echo "1..71"
 echo "# implementations: $impls"
 
 case ",$impls," in *,pto,*) r=0 ;; *) r=1 ;; esac
@@ -123,6 +125,9 @@ done <<'BAD'
 --timeout 1.5|--timeout: '1.5' is not a number
 --flat=abc|--flat: 'abc' is not a number
 --flat 5|write --flat=5
+--flat --shapes sparse|--flat does not measure sparse
+--gap-us 1000001|--gap-us: '1000001' is not a number between 0 and 1000000
+--metg --gap-us 5|--gap-us does not work with --metg
 --shapes chain,nope|--shapes: unknown name 'nope'
 --shapes chain,|--shapes: an empty item in the list 'chain,'
 --impls ,pto|--impls: an empty item in the list ',pto'
@@ -191,11 +196,23 @@ import json, sys
 
 path, mode, impls = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 shapes = ["chain", "bgemm", "bgemm-weight", "bgemm-scratch", "stencil",
-          "paged-attn", "wait"]
+          "paged-attn", "wait", "sparse"]
 doc = json.load(open(path))
 if mode == "parse":
     sys.exit(0)
 bad = []
+
+
+def lat_ok(c):
+    # sparse: 0 < p50 <= p99 <= max, the medians and every run's
+    lat = c.get("latency_ns") or {}
+    med = [(lat.get(k) or {}).get("median", 0)
+           for k in ("p50", "p99", "max")]
+    runs = c.get("samples_latency_ns") or []
+    return (0 < med[0] <= med[1] <= med[2] and len(runs) == c["runs"] > 0 and
+            all(0 < r[0] <= r[1] <= r[2] for r in runs))
+
+
 if mode == "cells":
     cells = {(c["shape"], c["impl"]): c for c in doc["results"]}
     for s in shapes:
@@ -207,13 +224,26 @@ if mode == "cells":
                     not c["peak_rss_kib"]["median"] > 0):
                 bad.append("%s/%s" % (s, i))
                 continue
+            if s == "sparse" and not lat_ok(c):
+                bad.append("sparse/%s: latencies %s" % (i, c.get("latency_ns")))
             tasks.add(c["tasks"])
         if len(tasks) > 1:
             bad.append("%s: task counts differ %s" % (s, sorted(tasks)))
+    # sparse's ns/task is its gap: no ratio
     if "pto" in impls and "gomp" in impls:
         for s in shapes:
-            if not doc["ratio_pto_over_gomp"].get(s, 0) > 0:
+            r = doc["ratio_pto_over_gomp"].get(s)
+            if s == "sparse" and r is not None:
+                bad.append("ratio sparse: %s" % r)
+            elif s != "sparse" and not (r or 0) > 0:
                 bad.append("ratio " + s)
+elif mode == "sparse":
+    cells = {c["impl"]: c for c in doc["results"] if c["shape"] == "sparse"}
+    for i in impls:
+        if i not in cells or cells[i]["failed"] or not lat_ok(cells[i]):
+            bad.append("sparse/%s: %s" % (i, cells.get(i)))
+    if len(doc["results"]) != len(impls):
+        bad.append("%d cells, not %d" % (len(doc["results"]), len(impls)))
 elif mode == "metg":
     pats = ["trivial", "stencil_1d", "nearest", "spread", "fft", "tree",
             "all_to_all", "random_nearest"]
@@ -323,8 +353,46 @@ ok $? "JSON is well-formed"
 check_json "$tmp/bench.json" cells "$impls"
 ok $? "every cell has a positive figure and equal task counts"
 
-grep -q '^paged-attn' "$tmp/bench.txt" && grep -q '^wait' "$tmp/bench.txt"
+grep -q '^paged-attn' "$tmp/bench.txt" && grep -q '^wait' "$tmp/bench.txt" &&
+	grep -q '^sparse' "$tmp/bench.txt"
 ok $? "the table lists every shape"
+
+# sparse: every worker reports its submit-to-start latencies, in ns
+r=0
+for i in $(echo "$impls" | tr , ' '); do
+	"$dir/ptobench-$i" --shape sparse --tasks 300 --gap-us 5 --timeout 120 \
+		>"$tmp/sparse-$i.out" 2>&1
+	rc=$?
+	awk '/^result / { for (f = 2; f <= NF; f++) {
+			split($f, kv, "="); v[kv[1]] = kv[2] + 0 } }
+	     END { exit !(v["lat_p50"] > 0 && v["lat_p50"] <= v["lat_p99"] &&
+			  v["lat_p99"] <= v["lat_max"]) }' "$tmp/sparse-$i.out" &&
+		[ $rc -eq 0 ] && continue
+	r=1
+	sed "s/^/# $i: /" "$tmp/sparse-$i.out"
+done
+ok $r "every sparse worker prints 0 < lat_p50 <= lat_p99 <= lat_max"
+
+# and the driver their medians, in the table and the JSON
+"$bench" --impls "$impls" --shapes sparse --tasks 500 --gap-us 10 --reps 2 \
+	--timeout 120 --json "$tmp/sparse.json" >"$tmp/sparse.txt" \
+	2>"$tmp/sparse.err"
+rc=$?
+[ $rc -ne 0 ] && sed 's/^/# /' "$tmp/sparse.err"
+ok $rc "--shapes sparse runs {$impls}"
+
+check_json "$tmp/sparse.json" sparse "$impls"
+ok $? "sparse JSON: 0 < p50 <= p99 <= max latency in every run"
+
+r=0
+num='[0-9]+\.[0-9]+'
+for i in $(echo "$impls" | tr , ' '); do
+	grep -Eq "^sparse +$i +$num +$num +\( *$num - +$num\) +$num +$num" \
+		"$tmp/sparse.txt" || r=1
+done
+! grep -q 'ns/task' "$tmp/sparse.txt" || r=1
+[ $r -ne 0 ] && sed 's/^/# /' "$tmp/sparse.txt"
+ok $r "sparse table: p50, p99 (min - max), max per implementation"
 
 # --json -: standard output holds the JSON alone, the table goes to stderr
 "$bench" --impls pto --shapes chain --tasks 2000 --reps 1 --timeout 120 \

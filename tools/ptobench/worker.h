@@ -7,6 +7,9 @@
  * line the driver parses:
  *
  *   result impl=NAME shape=SHAPE tasks=N ns=T [key=value...]
+ *
+ * The sparse shape ends it with its submit-to-start latencies, in ns:
+ * lat_p50=P lat_p99=Q lat_max=M.
  */
 #ifndef PTOBENCH_WORKER_H
 #define PTOBENCH_WORKER_H
@@ -100,5 +103,25 @@ uint64_t worker_tasks_counted(void);
 void worker_counters_sum(struct worker_counter *sum);
 
 uint64_t worker_now_ns(void);
+
+/*
+ * The sparse shape's submit-to-start latency.  Its orchestration stores
+ * the time just before it submits task i in worker_submit_ns[i], and task
+ * i's kernel, first thing, its start time in worker_start_ns[i] through
+ * worker_task_started(i), i reaching it as a task argument.  worker.c
+ * sizes both arrays to the run's tasks.
+ */
+extern uint64_t *worker_submit_ns, *worker_start_ns;
+extern uint64_t worker_stamps;	/* their length */
+
+static inline void worker_task_started(uint64_t i)
+{
+	/* a wrong index records nothing, and the check after the run fails */
+	if (i < worker_stamps)
+		worker_start_ns[i] = worker_now_ns();
+}
+
+/* Host work between two submissions: spin on the clock, no runtime call. */
+void worker_host_work(uint64_t ns);
 
 #endif /* PTOBENCH_WORKER_H */

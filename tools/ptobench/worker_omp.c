@@ -34,6 +34,14 @@ static __attribute__((noinline)) void nop3(char *a, char *b, char *c)
 	worker_count_task();
 }
 
+/* sparse: the start time of task i first, then the count */
+static __attribute__((noinline)) void stamp(char *a, uint64_t i)
+{
+	worker_task_started(i);
+	__asm__ volatile("" : : "r"(a) : "memory");
+	worker_count_task();
+}
+
 /* Address space for `tiles` regions of g->tile bytes, never touched. */
 static char *regions(const struct bench_geom *g, size_t tiles)
 {
@@ -58,6 +66,22 @@ static void wait_each(const struct bench_geom *g, char *x)
 #pragma omp task depend(inout: x[0]) firstprivate(x)
 		nop1(x);
 #pragma omp taskwait
+	}
+}
+
+/*
+ * A task on a tile of its own, then host work with no task scheduling
+ * point (pto: no libpto call), over and over.
+ */
+static void sparse(const struct bench_geom *g, char *mem)
+{
+	for (uint64_t i = 0; i < g->chain; i++) {
+		char *x = mem + i % SPARSE_TILES * g->tile;
+
+		worker_submit_ns[i] = worker_now_ns();
+#pragma omp task depend(inout: x[0]) firstprivate(x, i)
+		stamp(x, i);
+		worker_host_work(g->gap_ns);
 	}
 }
 
@@ -198,6 +222,8 @@ static size_t tiles_needed(const struct bench_geom *g)
 	case SHAPE_CHAIN:
 	case SHAPE_WAIT:
 		return 1;
+	case SHAPE_SPARSE:
+		return SPARSE_TILES;
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
 	case SHAPE_BGEMM_SCRATCH:
@@ -219,6 +245,9 @@ static void submit(const struct bench_geom *g, char *mem)
 		break;
 	case SHAPE_WAIT:
 		wait_each(g, mem);
+		break;
+	case SHAPE_SPARSE:
+		sparse(g, mem);
 		break;
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:

@@ -16,13 +16,20 @@
 
 #include "worker.h"
 
-enum { K_CUBE, K_VECTOR };
+enum { K_CUBE, K_VECTOR, K_STAMP };
 
 static struct pto_runtime *rt;
 static uint64_t run_edges;
 
 static void nop_kernel(const uint64_t *args, uint32_t nargs)
 {
+	worker_count_task();
+}
+
+/* sparse: args[0] is the tile, args[1] the task's index */
+static void stamp_kernel(const uint64_t *args, uint32_t nargs)
+{
+	worker_task_started(args[1]);
 	worker_count_task();
 }
 
@@ -93,6 +100,24 @@ static int wait_each(const struct bench_geom *g, const struct tensors *t)
 		err = pto_wait(rt);
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+/*
+ * One task on a tile of its own, then host work that calls no libpto
+ * function, over and over: the latency of a task submitted while the
+ * core threads are idle.  No scope: the tasks make no buffers.
+ */
+static int sparse(const struct bench_geom *g, const struct tensors *t)
+{
+	for (uint64_t i = 0; i < g->chain; i++) {
+		worker_submit_ns[i] = worker_now_ns();
+		SUBMIT(K_STAMP, PTO_WORKER_VECTOR,
+		       PTO_INOUT(t->chain, i % SPARSE_TILES * g->tile,
+				 g->tile),
+		       PTO_SCALAR(i));
+		worker_host_work(g->gap_ns);
 	}
 	return 0;
 }
@@ -270,6 +295,8 @@ static int orchestrate(struct pto_runtime *r, void *arg)
 		return chain(ra->g, &ra->t);
 	case SHAPE_WAIT:
 		return wait_each(ra->g, &ra->t);
+	case SHAPE_SPARSE:
+		return sparse(ra->g, &ra->t);
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
 	case SHAPE_BGEMM_SCRATCH:
@@ -300,6 +327,9 @@ static int tensor_specs(struct tensors *t, const struct bench_geom *g,
 	case SHAPE_CHAIN:
 	case SHAPE_WAIT:
 		T(t->chain, 1);
+		break;
+	case SHAPE_SPARSE:
+		T(t->chain, SPARSE_TILES);
 		break;
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
@@ -364,7 +394,7 @@ static int pto_init(uint32_t cores, enum bench_shape shape,
 {
 	struct pto_config cfg;
 	bool mixed = shape != SHAPE_CHAIN && shape != SHAPE_STENCIL &&
-		     shape != SHAPE_WAIT;
+		     shape != SHAPE_WAIT && shape != SHAPE_SPARSE;
 	int err;
 
 	pto_config_init(&cfg);
@@ -390,6 +420,9 @@ static int pto_init(uint32_t cores, enum bench_shape shape,
 	if (!err)
 		err = pto_kernel_register(rt, K_VECTOR, PTO_WORKER_VECTOR,
 					  nop_kernel, "nop_vector");
+	if (!err)
+		err = pto_kernel_register(rt, K_STAMP, PTO_WORKER_VECTOR,
+					  stamp_kernel, "stamp");
 	if (err) {
 		fprintf(stderr, "ptobench-pto: pto_kernel_register: %s\n",
 			strerror(-err));

@@ -40,17 +40,37 @@ static struct starpu_codelet nop_cl = {
 	.name = "nop",
 };
 
-static int submit(const struct acc *a, int n)
+/* sparse: the task's index in cl_arg (no allocation per task) */
+static void stamp_cpu(void *buffers[], void *arg)
+{
+	worker_task_started((uintptr_t)arg);
+	worker_count_task();
+}
+
+static struct starpu_codelet stamp_cl = {
+	.cpu_funcs = { stamp_cpu },
+	.nbuffers = STARPU_VARIABLE_NBUFFERS,
+	.name = "stamp",
+};
+
+static int submit_cl(struct starpu_codelet *cl, void *arg,
+		     const struct acc *a, int n)
 {
 	struct starpu_task *t = starpu_task_create();
 
-	t->cl = &nop_cl;
+	t->cl = cl;
+	t->cl_arg = arg;
 	t->nbuffers = n;
 	for (int i = 0; i < n; i++) {
 		STARPU_TASK_SET_HANDLE(t, a[i].h, i);
 		STARPU_TASK_SET_MODE(t, a[i].mode, i);
 	}
 	return starpu_task_submit(t);
+}
+
+static int submit(const struct acc *a, int n)
+{
+	return submit_cl(&nop_cl, NULL, a, n);
 }
 
 #define SUBMIT(...) do {						\
@@ -88,6 +108,22 @@ static int wait_each(const struct bench_geom *g)
 		SUBMIT(RW(tiles[0]));
 		if (starpu_task_wait_for_all())
 			return -EIO;
+	}
+	return 0;
+}
+
+/* A task on a tile of its own, then host work with no StarPU call. */
+static int sparse(const struct bench_geom *g)
+{
+	for (uint64_t i = 0; i < g->chain; i++) {
+		struct acc a = RW(tiles[i % SPARSE_TILES]);
+		int err;
+
+		worker_submit_ns[i] = worker_now_ns();
+		err = submit_cl(&stamp_cl, (void *)(uintptr_t)i, &a, 1);
+		if (err)
+			return err;
+		worker_host_work(g->gap_ns);
 	}
 	return 0;
 }
@@ -220,6 +256,8 @@ static size_t tiles_needed(const struct bench_geom *g)
 	case SHAPE_CHAIN:
 	case SHAPE_WAIT:
 		return 1;
+	case SHAPE_SPARSE:
+		return SPARSE_TILES;
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
 	case SHAPE_BGEMM_SCRATCH:
@@ -240,6 +278,8 @@ static int submit_all(const struct bench_geom *g)
 		return chain(g);
 	case SHAPE_WAIT:
 		return wait_each(g);
+	case SHAPE_SPARSE:
+		return sparse(g);
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
 	case SHAPE_BGEMM_SCRATCH:
