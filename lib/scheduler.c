@@ -1390,9 +1390,7 @@ static bool worker_idle(struct pto_runtime *rt, bool last)
 	mark_sleeping(rt);
 	/* sleeping before the work loads; pairs with the orchestrator */
 	smp_mb();
-	if (work_pending(rt) || unpublished_waiting(rt) ||
-	    (load_acquire(&w->notify.orch_done) &&
-	     !READ_ONCE(rt->sched.done))) {
+	if (work_pending(rt) || unpublished_waiting(rt)) {
 		WRITE_ONCE(w->sched_flags.sleeping, 0);
 		return false;
 	}
