@@ -1115,6 +1115,16 @@ static uint32_t run_own(struct sim *sim, struct sim_core *sc,
 /* Cores an idle thread looks at per look: a look costs the same on 72. */
 #define STALLED_SCAN 4
 
+/*
+ * On one CPU nothing arrives while a thread spins: whoever would bring the
+ * work (the orchestrator, another core's thread) waits for that very CPU,
+ * until the spinner's time slice ends.  A task submitted between spells
+ * of host work started about 1 ms late so.  One look for a stalled core
+ * and unpublished tasks, then sleep: the waker's futex wake-up gets the
+ * sleeper the CPU at once.
+ */
+#define ONE_CPU_SPINS (STALLED_LOOK + 1)
+
 /* Has core c tasks queued that no thread runs?  *taken: how far it got. */
 static bool core_stalled(struct sim *sim, uint32_t c, uint32_t *taken)
 {
@@ -1174,7 +1184,8 @@ static bool run_stalled(struct sim *sim, struct stall_watch *w,
 		*watching = find_stalled(sim, w);
 		return false;
 	}
-	if (pto_now_ns() - w->since < STALLED_NS) {
+	/* on one CPU its thread cannot run while this one does: at once */
+	if (sim->host_cpus > 1 && pto_now_ns() - w->since < STALLED_NS) {
 		*watching = true;
 		return false;
 	}
@@ -1277,6 +1288,19 @@ static void woke_up(struct sim *sim, const struct pto_backend_sched *h,
 }
 
 /*
+ * The scheduling side said not to sleep yet: something is to be done
+ * first, most often by whoever holds the right to schedule (the
+ * orchestrator running a task on a core's behalf, say).  On one CPU that
+ * thread runs only when this one lets it: a wait shape round trip with
+ * two vector cores took 43 us while this thread looked again and again.
+ */
+static void not_yet_asleep(struct sim *sim)
+{
+	if (sim->host_cpus == 1)
+		sched_yield();
+}
+
+/*
  * PTO_SCHED_WORKERS: a core thread that runs out of work sleeps; the last
  * one awake tells the scheduler side (which then has the orchestrator wake
  * one with notify()) and sleeps a bounded time, which covers the rare race
@@ -1303,6 +1327,8 @@ static void worker_sleep(struct sim *sim, const struct pto_backend_sched *h,
 			futex_wait(&sc->wake, seen, !last ? UINT32_MAX :
 				   (*naps)++ ? 50 : 1);
 		core_awake(sc, r);
+	} else {
+		not_yet_asleep(sim);
 	}
 	woke_up(sim, h, sc, t0);
 }
@@ -1314,11 +1340,14 @@ static void worker_sleep(struct sim *sim, const struct pto_backend_sched *h,
  * tasks over two cores hands off every task): then the adaptive budget.
  * With more awake threads than CPUs a spinning thread would take a CPU
  * from a kernel: then a short spin, except for the last awake thread.
+ * On one CPU, hardly any.
  */
 static unsigned int worker_spins(struct sim *sim, struct sim_core *sc)
 {
 	uint32_t awake = READ_ONCE(sim->awake);
 
+	if (sim->host_cpus == 1)
+		return ONE_CPU_SPINS;
 	return awake <= sim->host_cpus || awake == 1 ? sc->spin_budget :
 						       CORE_SPINS;
 }
@@ -1406,6 +1435,8 @@ static void shard_sleep(struct sim *sim, const struct pto_backend_sched *h,
 				   (*naps)++ ? 50 : 1);
 		__atomic_fetch_and(word, ~bit, __ATOMIC_SEQ_CST);
 		core_awake(sc, r);
+	} else {
+		not_yet_asleep(sim);
 	}
 	woke_up(sim, h, sc, t0);
 }

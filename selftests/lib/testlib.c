@@ -77,6 +77,15 @@ uint64_t tl_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+uint32_t tl_cpus(void)
+{
+	cpu_set_t set;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		return (uint32_t)CPU_COUNT(&set);
+	return (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 int tl_threads_named(const char *prefix, long *tid)
 {
 	DIR *d = opendir("/proc/self/task");

@@ -81,6 +81,8 @@ void tl_config(struct pto_config *cfg, uint32_t window, uint64_t heap);
 struct pto_runtime *tl_runtime(const struct pto_config *cfg);
 
 uint64_t tl_now_ns(void);
+/* CPUs the process may run on (its affinity mask: taskset counts). */
+uint32_t tl_cpus(void);
 
 /*
  * How many of the process's threads have a name starting with prefix
