@@ -703,6 +703,14 @@ out:
  * refused the orchestration calls as on any other.
  */
 #define K_STEP 24
+/*
+ * The probe's kernel: k_step too, but an id of its own.  The probe logs,
+ * so its call runs long, and a kernel that runs long twice is not run on
+ * another thread's behalf for a while: as K_STEP, the probe and one
+ * preempted call in the warm-up held K_STEP off the orchestrator, whose
+ * next pto_wait() then found no one to run it (1 run in 30-40 failed).
+ */
+#define K_STEP_PROBE 25
 #define STEP_WAITS 200
 #define STEP_TAIL 100
 
@@ -711,6 +719,7 @@ static pthread_t step_orch;		/* the orchestrator's thread */
 static struct pto_runtime *step_rt;
 static uint32_t step_on_orch;		/* kernels run on it */
 static uint32_t step_probe;		/* 1: the next one there probes */
+static bool step_warm;			/* a warm-up run: probe kernel too */
 static int step_refused[2];		/* what its calls returned */
 
 static void k_step(const uint64_t *a, uint32_t n)
@@ -736,7 +745,10 @@ static int orch_steps(struct pto_runtime *rt, void *arg)
 	int i, ret;
 
 	for (i = 0; i < STEP_WAITS + STEP_TAIL; i++) {
-		id = pto_submit_task(rt, K_STEP, PTO_WORKER_VECTOR,
+		/* the probe's kernel: measured short, then called once */
+		uint32_t k = (step_warm ? i % 2 : !i) ? K_STEP_PROBE : K_STEP;
+
+		id = pto_submit_task(rt, k, PTO_WORKER_VECTOR,
 				     (struct pto_param[]){
 					PTO_INOUT(step_word, 0, 8) }, 1);
 		if (id < 0)
@@ -780,13 +792,17 @@ static void test_parked_cores(void)
 	step_orch = pthread_self();
 	step_word = pto_malloc(rt, 64);
 	if (!step_word || pto_kernel_register(rt, K_STEP, PTO_WORKER_VECTOR,
-					      k_step, "step"))
+					      k_step, "step") ||
+	    pto_kernel_register(rt, K_STEP_PROBE, PTO_WORKER_VECTOR, k_step,
+				"step probe"))
 		bail_out("cannot set up");
 	*step_word = 0;
 	parking_open();
-	/* learns the kernel is short */
+	/* learns the kernels are short */
+	step_warm = true;
 	if (pto_run(rt, orch_steps, NULL) || pto_run(rt, orch_steps, NULL))
 		bail_out("warm-up runs");
+	step_warm = false;
 	if (!park_threads(both, 2, policy, &watchdog))
 		goto out;
 
