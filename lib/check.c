@@ -277,7 +277,7 @@ static bool guard_span(struct pto_check *ck, uint32_t r, uint64_t *pg,
 
 void pto_check_task(struct pto_runtime *rt, uint64_t handle, uint32_t ring,
 		    uint64_t off, const struct pto_param *p, uint32_t n,
-		    uint64_t views_size)
+		    uint64_t views_size, uint64_t args_size)
 {
 	struct pto_check *ck = rt->be.check;
 	struct check_rec *rec = task_rec(ck, handle);
@@ -306,8 +306,8 @@ void pto_check_task(struct pto_runtime *rt, uint64_t handle, uint32_t ring,
 	rec->views_size = views_size;
 	if (views_size && !guard_span(ck, ring, &pg, views_size))
 		return;
-	if (n > PTO_MAX_ARGS)
-		guard_span(ck, ring, &pg, n * sizeof(uint64_t));
+	if (args_size)
+		guard_span(ck, ring, &pg, args_size);
 }
 
 /* The parameter whose buffer starts closest below addr, or -1. */

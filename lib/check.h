@@ -38,13 +38,14 @@ uint64_t pto_check_out_lead(const struct pto_check *ck, uint64_t size);
 
 /*
  * After the task's OUTPUT buffers were placed from heap offset off of
- * ring r (then views_size bytes of view descriptors, then its argument array
- * if it has one): make their pages accessible, their guards not, and
- * remember the parameters to name the one a fault overran.
+ * ring r (then views_size bytes of view descriptors, then args_size bytes
+ * of argument array, 0 when it has none): make their pages accessible,
+ * their guards not, and remember the parameters to name the one a fault
+ * overran.
  */
 void pto_check_task(struct pto_runtime *rt, uint64_t handle, uint32_t ring,
 		    uint64_t off, const struct pto_param *p, uint32_t n,
-		    uint64_t views_size);
+		    uint64_t views_size, uint64_t args_size);
 
 /* Run a C kernel armed: its status, -EFAULT when it hit a guard. */
 int pto_check_run(struct pto_check *ck, pto_kernel_fn fn,

@@ -139,7 +139,9 @@ int pto_arg_is_view(uint32_t i)
 
 	if (!c)
 		return -EINVAL;
-	if (i >= 32)
+	if (i >= c->nargs)
 		return -ERANGE;
-	return (c->view_mask >> i) & 1;
+	if (c->view_bits)
+		return (c->view_bits[i / 64] >> (i % 64)) & 1;
+	return i < 32 ? (c->view_mask >> i) & 1 : 0;
 }

@@ -12,7 +12,14 @@
 struct pto_kernel_ctx {
 	int status;		/* 0, or the first pto_kernel_set_error() */
 	uint32_t core;		/* the core it runs on (pto_core_id()) */
-	uint32_t view_mask;	/* its view parameters (pto_arg_is_view()) */
+	uint32_t nargs;		/* its parameter count */
+	/*
+	 * Its view parameters (pto_arg_is_view()): view_bits, one bit per
+	 * parameter, when it has more than the descriptor holds, else
+	 * view_mask.
+	 */
+	uint32_t view_mask;
+	const uint64_t *view_bits;
 };
 
 /* initial-exec: no __tls_get_addr call per task from inside libpto.so */

@@ -201,10 +201,23 @@ struct plan {
 	uint64_t out_bytes;	/* heap ring bytes for its OUTPUT params */
 	uint64_t views_bytes;	/* and its view descriptors, past them */
 	uint64_t args_bytes;	/* and its argument array, past those */
+	uint64_t args_size;	/* the array's bytes, 0: in the descriptor */
 	uint32_t tm_entries;	/* accesses it records in the TensorMap */
 	uint64_t first_out;	/* size of its first OUTPUT, 0: none */
 	uint64_t out_asked;	/* its OUTPUTs' sizes as submitted */
 };
+
+/*
+ * Bytes of a task's argument array in its heap block, 0 when its
+ * arguments fit the descriptor: the words, and with views the bitmap
+ * saying which are views (PTO_TASK_F_ARGS_IN_HEAP).
+ */
+static uint64_t args_array_size(uint32_t n, uint32_t nviews)
+{
+	if (n <= PTO_MAX_ARGS)
+		return 0;
+	return (n + (nviews ? PTO_ARGS_VIEW_WORDS(n) : 0)) * sizeof(uint64_t);
+}
 
 /* Refuse parameter i of a submission, saying why; returns err. */
 static int bad_param(uint32_t i, int err, const char *why)
@@ -356,14 +369,13 @@ static int check_params(struct pto_runtime *rt, const char *fn,
 	 */
 	plan->views_bytes = nviews ?
 		out_span(rt, nviews * sizeof(struct pto_view_desc)) : 0;
-	plan->args_bytes = n > PTO_MAX_ARGS ?
-			   out_span(rt, n * sizeof(uint64_t)) : 0;
+	plan->args_size = args_array_size(n, nviews);
+	plan->args_bytes = plan->args_size ? out_span(rt, plan->args_size) : 0;
 	plan->out_bytes += plan->views_bytes + plan->args_bytes;
 	if (plan->out_bytes > heap_size)
 		return block_too_big(fn, plan, heap_size, rt->be.check,
 				     nviews * sizeof(struct pto_view_desc),
-				     plan->args_bytes ? n * sizeof(uint64_t) :
-				     0);
+				     plan->args_size);
 	if (plan->tm_entries > rt->ring[plan->ring].tm_pool_size)
 		return pool_too_small(fn, "accesses to record", plan->tm_entries,
 				      "TensorMap pool", plan->ring,
@@ -716,6 +728,8 @@ static void fill_view(struct pto_runtime *rt, struct pto_task_desc *d,
 	d->flags |= PTO_TASK_F_VIEWS;
 	if (i < 32)
 		d->view_mask |= 1u << i;
+	if (d->flags & PTO_TASK_F_ARGS_IN_HEAP)
+		args[d->nargs + i / 64] |= 1ull << (i % 64);
 }
 
 /*
@@ -765,8 +779,12 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 		}
 	}
 	pto_tm_task_done(tm, t->handle);
+	if (!vp)
+		return;
 	/* then views: their descriptors carry the addresses set above */
-	for (i = 0; vp && i < n; i++)
+	if (n > PTO_MAX_ARGS)
+		memset(args + n, 0, PTO_ARGS_VIEW_WORDS(n) * sizeof(*args));
+	for (i = 0; i < n; i++)
 		if (vp->is_view[i])
 			fill_view(rt, d, t, &vp->arg[i], i, args);
 }
@@ -1003,7 +1021,8 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 	if (rt->be.check)
 		pto_check_task(rt, t.handle, r, ha.offset, p, n,
 			       sub->vp ? sub->vp->nviews *
-			       sizeof(struct pto_view_desc) : 0);
+			       sizeof(struct pto_view_desc) : 0,
+			       plan.args_size);
 	fill_args(rt, d, &t, p, n, pr, sub->vp);
 	for (i = 0; i < pr->n; i++)
 		list_producer(rt, r, d, pr->list[i].task);

@@ -730,8 +730,10 @@ int pto_core_id(void);
  * For a kernel that takes either a plain tensor (args[i] is its address)
  * or a view (args[i] is the address of its struct pto_view_desc).
  *
- * Return: 1 or 0; -EINVAL outside a kernel; -ERANGE for @i of 32 or more
- * (the descriptor's view mask has 32 bits).
+ * Any parameter of up to PTO_MAX_PARAMS may be asked about.
+ *
+ * Return: 1 or 0; -EINVAL outside a kernel; -ERANGE when @i is not below
+ * the task's parameter count.
  */
 int pto_arg_is_view(uint32_t i);
 

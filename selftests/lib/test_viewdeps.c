@@ -22,7 +22,10 @@
 #define T 16		/* tiles of T x T */
 #define GATE_MS 10000
 
-enum { K_GATE, K_FILL, K_SUM, K_WRITE_OUT, K_CHECK_OUT, K_ACC, K_ZERO, K_TAKE };
+enum {
+	K_GATE, K_FILL, K_SUM, K_WRITE_OUT, K_CHECK_OUT, K_ACC, K_ZERO, K_TAKE,
+	K_WHICH,
+};
 
 static struct tl_gate gate;
 static float mat[N * LD];
@@ -43,7 +46,7 @@ static void k_fill(const uint64_t *a, uint32_t n)
 
 	if (d->ndim != 2 || d->dtype != PTO_DTYPE_F32 || d->elem_size != 4 ||
 	    pto_arg_is_view(0) != 1 || pto_arg_is_view(1) != 0 ||
-	    pto_arg_is_view(40) != -ERANGE) {
+	    pto_arg_is_view(n) != -ERANGE) {
 		pto_kernel_set_error(-EINVAL);
 		return;
 	}
@@ -128,6 +131,27 @@ static void k_acc(const uint64_t *a, uint32_t n)
 
 	for (i = 0; i < d->shape[0]; i++)
 		p[i * d->stride[0]] += a[1];
+}
+
+/*
+ * which (int32[WHICH_MAX + 1]), then tile views and scalars (parameter i
+ * a scalar of value i): which[i] = what pto_arg_is_view(i) says of every
+ * parameter and of one past the last; the task fails if a view's
+ * descriptor is not a tile's.  A scalar said to be a view is not read.
+ */
+#define WHICH_MAX 64
+static void k_which(const uint64_t *a, uint32_t n)
+{
+	int32_t *which = (int32_t *)(uintptr_t)a[0];
+	uint32_t i;
+
+	for (i = 0; i <= n && i <= WHICH_MAX; i++) {
+		which[i] = pto_arg_is_view(i);
+		if (i < n && which[i] == 1 && a[i] != i &&
+		    (pto_arg_view(a, i)->ndim != 2 ||
+		     pto_arg_view(a, i)->shape[1] != T))
+			pto_kernel_set_error(-EINVAL);
+	}
 }
 
 static struct pto_view matrix(void)
@@ -368,6 +392,74 @@ static void test_out_view(struct pto_runtime *rt)
 	   "(want 2)", (unsigned long long)(edges(rt) - e0));
 }
 
+/* ---- which parameters are views ---------------------------------------- */
+
+struct which_case {
+	uint32_t n;		/* parameters, at most WHICH_MAX */
+	uint64_t views;		/* bit i: parameter i (from 1) is a view */
+	int32_t which[WHICH_MAX + 1];
+};
+
+/* One task: which[], then a tile view or a scalar per bit of views. */
+static int orch_which(struct pto_runtime *rt, void *arg)
+{
+	struct which_case *c = arg;
+	struct pto_param p[WHICH_MAX];
+	struct pto_view t = tile(1, 1);
+	uint32_t i;
+	int64_t ret;
+
+	p[0] = (struct pto_param)PTO_NODEP(c->which, 0, sizeof(c->which));
+	for (i = 1; i < c->n; i++)
+		p[i] = c->views >> i & 1 ? (struct pto_param)PTO_IN_VIEW(&t) :
+		       (struct pto_param)PTO_SCALAR(i);
+	ret = pto_submit_task(rt, K_WHICH, PTO_WORKER_VECTOR, p, c->n);
+	return ret < 0 ? (int)ret : 0;
+}
+
+/* One case: its answers for every parameter and one past the last. */
+static void which_case(struct pto_runtime *rt, uint32_t n, uint64_t views)
+{
+	struct which_case c = { .n = n, .views = views };
+	uint32_t i, wrong = 0;
+	int ret;
+
+	memset(c.which, 0x55, sizeof(c.which));
+	ret = pto_run(rt, orch_which, &c);
+	for (i = 0; i < n; i++)
+		wrong += c.which[i] != (int32_t)(views >> i & 1);
+	ok(ret == 0 && !wrong && c.which[n] == -ERANGE,
+	   "%u parameters, views %#llx: pto_arg_is_view() right for all (%u "
+	   "wrong, one past the last %d), run %d", n,
+	   (unsigned long long)views, wrong, c.which[n], ret);
+}
+
+/*
+ * pto_arg_is_view() of every parameter of a task, past the 32 the
+ * descriptor's mask holds too.  Then, in a 4 KiB heap ring, tasks of one
+ * size with views in four different places: the ring holds three of
+ * their heap blocks, so each block lands where one of another pattern
+ * was, and a view bit left over from it would show.
+ */
+static void test_which_views(struct pto_runtime *rt)
+{
+	struct pto_config cfg;
+	uint32_t k;
+
+	which_case(rt, 3, 1ull << 2);
+	which_case(rt, 40, 1ull << 5 | 1ull << 31 | 1ull << 32 | 1ull << 39);
+	which_case(rt, WHICH_MAX, 1ull << 1 | 1ull << 63);
+	which_case(rt, WHICH_MAX, 0);
+
+	tl_config(&cfg, 16, 4096);
+	rt = tl_runtime(&cfg);
+	pto_kernel_register(rt, K_WHICH, PTO_WORKER_VECTOR, k_which, "which");
+	for (k = 0; k < 12; k++)
+		which_case(rt, 40, 1ull << (1 + k % 4) | 1ull << (30 + k % 4) |
+			   1ull << (33 + k % 4) | 1ull << (36 + k % 4));
+	pto_runtime_destroy(rt);
+}
+
 /* ---- pto_alloc ---------------------------------------------------------- */
 
 struct alloc_case {
@@ -586,14 +678,16 @@ int main(void)
 			    "write_out");
 	pto_kernel_register(rt, K_CHECK_OUT, PTO_WORKER_VECTOR, k_check_out,
 			    "check_out");
+	pto_kernel_register(rt, K_WHICH, PTO_WORKER_VECTOR, k_which, "which");
 
 	ok(pto_arg_is_view(0) == -EINVAL, "pto_arg_is_view() outside a "
 	   "kernel: -EINVAL");
-	/* inside one, K_FILL fails its task unless it is 1, 0 and -ERANGE */
+	/* inside one, K_FILL fails its task unless it is 1, 0, -ERANGE past n */
 	test_tile_deps(rt);
 	test_false_deps(rt);
 	test_out_view(rt);
 	test_errors(rt);
+	test_which_views(rt);
 	pto_runtime_destroy(rt);
 
 	test_alloc_loop("inner buffers", 3000, false);

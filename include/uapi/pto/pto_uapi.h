@@ -435,11 +435,15 @@ struct pto_task_desc {
 #define PTO_TASK_F_HEAP		_BITUL(0)
 /*
  * More than PTO_MAX_ARGS arguments: @args[0] is the address of an array of
- * @nargs words in the task's own heap block (freed with the task).  Only
- * the simulator's C kernels take that many; pto.ko's built-in ops never
- * do, and it refuses such a task (nargs > PTO_MAX_ARGS).
+ * @nargs words in the task's own heap block (freed with the task).  With
+ * PTO_TASK_F_VIEWS too, PTO_ARGS_VIEW_WORDS(@nargs) more words follow the
+ * array: bit i % 64 of word i / 64 is set when argument i is a view (all
+ * of them, where @view_mask has room for the first 32 only).  Only the
+ * simulator's C kernels take that many; pto.ko's built-in ops never do,
+ * and it refuses such a task (nargs > PTO_MAX_ARGS).
  */
 #define PTO_TASK_F_ARGS_IN_HEAP	_BITUL(1)
+#define PTO_ARGS_VIEW_WORDS(nargs)	(((nargs) + 63) / 64)
 /*
  * Some arguments are tensor views: @view_mask says which.  Only a device
  * with PTO_FEATURE_VIEWS enabled is given such a task.
