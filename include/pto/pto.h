@@ -234,7 +234,9 @@ enum pto_param_kind {
 struct pto_param {
 	uint32_t kind;
 	void *base;
-	union {
+
+	/* anonymous: C11, and __extension__ keeps -std=c99 quiet */
+	__extension__ union {
 		void **ref;
 		struct pto_view *view;
 	};
@@ -302,8 +304,12 @@ static inline struct pto_param pto_param_view(uint32_t kind,
 /*
  * A float would be truncated to an integer (0.5f to 0): refused at compile
  * time, as in C++.  0 * sizeof of a struct holding the assertion is the
- * C11 way to assert inside an expression.
+ * C11 way to assert inside an expression; C99 has no _Generic, so there
+ * the float is not caught.
  */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ < 201112L
+#define PTO_SCALAR_NOT_FLOAT_(v) 0
+#else
 #define PTO_SCALAR_NOT_FLOAT_(v)					\
 	(0 * sizeof(struct {						\
 		_Static_assert(!_Generic((v), default: 0, float: 1,	\
@@ -312,6 +318,7 @@ static inline struct pto_param pto_param_view(uint32_t kind,
 			       "a pointer: pass a float as pto_f32_bits()"); \
 		char c_;						\
 	}))
+#endif
 #define PTO_SCALAR(v)							\
 	PTO_PARAM_(PTO_PARAM_SCALAR, NULL, NULL, 0, 0,			\
 		   (uint64_t)(v) + PTO_SCALAR_NOT_FLOAT_(v))
