@@ -372,7 +372,7 @@ int pto_run_cancel(struct pto_runtime *rt)
 		if ((now & PTO_RUN_OVER) || now >> 2 != seen >> 2)
 			return -ENOENT;
 		if (now & PTO_RUN_CANCELLED)
-			break;
+			return -EALREADY;
 	} while (!__atomic_compare_exchange_n(&rt->run_state, &now,
 					      now | PTO_RUN_CANCELLED, false,
 					      __ATOMIC_ACQ_REL,

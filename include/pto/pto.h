@@ -586,8 +586,10 @@ int pto_run(struct pto_runtime *rt, pto_orch_fn fn, void *arg);
  * from a signal handler (it is async-signal-safe), e.g. on SIGINT.
  *
  * Return: 0 when it stopped the run in progress, which then returns
- * -ECANCELED even if all its tasks had run; -ENOENT when no run is in
- * progress (also as one ends); -EINVAL when @rt is NULL.
+ * -ECANCELED even if all its tasks had run; -EALREADY when that run was
+ * stopped by an earlier call (a second Ctrl-C may then mean "quit now");
+ * -ENOENT when no run is in progress (also as one ends); -EINVAL when @rt
+ * is NULL.
  */
 int pto_run_cancel(struct pto_runtime *rt);
 

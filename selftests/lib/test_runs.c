@@ -515,17 +515,24 @@ static void test_cancel_stalled(void)
 
 /*
  * The tasks have all run (pto_wait()), then a cancel comes: accepted
- * (0), so the run must end -ECANCELED, as the caller was told; the next
- * run, with no cancel, ends 0.
+ * (0), so the run must end -ECANCELED, as the caller was told; a second
+ * request finds it made already (-EALREADY); the next run, with no
+ * cancel, ends 0.
  */
+struct late_cancel {
+	int accepted;		/* the first request's answer */
+	int again;		/* the second's */
+};
+
 static int orch_done_then_cancel(struct pto_runtime *rt, void *arg)
 {
-	int *accepted = arg;
+	struct late_cancel *lc = arg;
 	int ret = submit_counter(rt) ?: pto_wait(rt);
 
-	if (ret || !accepted)	/* NULL: a plain run */
+	if (ret || !lc)		/* NULL: a plain run */
 		return ret;
-	*accepted = pto_run_cancel(rt);
+	lc->accepted = pto_run_cancel(rt);
+	lc->again = pto_run_cancel(rt);
 	return 0;
 }
 
@@ -534,22 +541,26 @@ static void test_cancel_late(void)
 	struct pto_runtime *rt;
 	struct tl_capture cap;
 	struct tl_rec r;
-	int i, accepted, ret, bad = 0, plain = 0;
+	int i, ret, bad = 0, again = 0, plain = 0;
+	struct late_cancel lc;
 
 	for (size_t p = 0; p < TL_NPOLICIES; p++) {
 		rt = cancel_runtime(tl_policies[p].sched, 64, &r);
 		cancel_in_kernel = false;
 		tl_capture_begin(&cap);
 		for (i = 0; i < 200; i++) {
-			accepted = -1;
-			ret = pto_run(rt, orch_done_then_cancel, &accepted);
-			bad += accepted != 0 || ret != -ECANCELED;
+			lc.accepted = lc.again = -1;
+			ret = pto_run(rt, orch_done_then_cancel, &lc);
+			bad += lc.accepted != 0 || ret != -ECANCELED;
+			again += lc.again != -EALREADY;
 			plain += pto_run(rt, orch_done_then_cancel, NULL) != 0;
 		}
 		free(tl_capture_end(&cap));
 		ok(!bad && !plain, "%s: a cancel accepted after every task ran "
 		   "ends the run -ECANCELED (%d of 200 runs did not), and "
 		   "never the next (%d did)", tl_policies[p].name, bad, plain);
+		ok(!again, "%s: a second cancel of the run is -EALREADY (%d of "
+		   "200 were not)", tl_policies[p].name, again);
 		tl_rec_free(&r);
 		pto_runtime_destroy(rt);
 	}
