@@ -746,6 +746,17 @@ int pto_core_id(void);
  */
 int pto_arg_is_view(uint32_t i);
 
+/*
+ * In a C kernel: the first byte parameter i reaches, whether it was
+ * passed as a byte range (args[i]) or as a view (its first element), for
+ * a kernel that takes either.
+ */
+static inline void *pto_arg_data(const uint64_t *args, uint32_t i)
+{
+	return PTO_ADDR_PTR_(void *, pto_arg_is_view(i) == 1 ?
+			     pto_arg_view(args, i)->addr : args[i]);
+}
+
 /* ---- helpers for tools ------------------------------------------------- */
 
 /**

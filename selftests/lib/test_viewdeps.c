@@ -137,19 +137,21 @@ static void k_acc(const uint64_t *a, uint32_t n)
  * which (int32[WHICH_MAX + 1]), then tile views and scalars (parameter i
  * a scalar of value i): which[i] = what pto_arg_is_view(i) says of every
  * parameter and of one past the last; the task fails if a view's
- * descriptor is not a tile's.  A scalar said to be a view is not read.
+ * descriptor, or the data pto_arg_data() finds, is not tile (1, 1)'s.  A
+ * scalar said to be a view is not read.
  */
 #define WHICH_MAX 64
 static void k_which(const uint64_t *a, uint32_t n)
 {
-	int32_t *which = (int32_t *)(uintptr_t)a[0];
+	int32_t *which = pto_arg_data(a, 0);
 	uint32_t i;
 
 	for (i = 0; i <= n && i <= WHICH_MAX; i++) {
 		which[i] = pto_arg_is_view(i);
 		if (i < n && which[i] == 1 && a[i] != i &&
 		    (pto_arg_view(a, i)->ndim != 2 ||
-		     pto_arg_view(a, i)->shape[1] != T))
+		     pto_arg_view(a, i)->shape[1] != T ||
+		     pto_arg_data(a, i) != &mat[T * LD + T]))
 			pto_kernel_set_error(-EINVAL);
 	}
 }
