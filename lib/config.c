@@ -128,9 +128,12 @@ int pto_parse_cores(const char *s, uint32_t cores[PTO_NUM_WORKER_TYPES])
 	return 0;
 }
 
+/* An empty value counts as unset: "PTO_SCHED= prog" drops an export. */
 static const char *env(enum pto_env e)
 {
-	return getenv(env_names[e]);
+	const char *s = getenv(env_names[e]);
+
+	return s && *s ? s : NULL;
 }
 
 /*
