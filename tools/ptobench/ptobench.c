@@ -18,6 +18,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -908,7 +909,7 @@ void ptobench_usage(FILE *f)
 "                  (default 20)\n"
 "  --reps N        repetitions of every cell (default 5)\n"
 "  --cores N       pto sim cores = OpenMP threads, at most 256\n"
-"                  (default: online CPUs)\n"
+"                  (default: the CPUs the process may use)\n"
 "  --load N        run N CPU-bound competing processes meanwhile\n"
 "  --json FILE     also write the results as JSON (- for stdout, the\n"
 "                  table then going to stderr)\n"
@@ -1049,10 +1050,20 @@ int check_impls(bool *impl, bool impls_given)
 	return left ? 0 : -1;
 }
 
+/*
+ * The CPUs this process may run on (taskset, cgroup cpusets), as libgomp
+ * counts them for its default thread count: under "taskset -c 0" on a
+ * two-CPU machine, one.
+ */
 unsigned int default_cores(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	long n;
 
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		n = CPU_COUNT(&set);
+	else
+		n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 1 ? 1 : n > MAX_CORES ? MAX_CORES : n;
 }
 

@@ -57,7 +57,7 @@ skip() {
 	echo "ok $n - # SKIP $1"
 }
 
-echo "1..71"
+echo "1..72"
 echo "# implementations: $impls"
 
 case ",$impls," in *,pto,*) r=0 ;; *) r=1 ;; esac
@@ -77,6 +77,18 @@ fi
 
 ! grep -qi 'issue' "$tmp/help"
 ok $? "--help refers to no issue"
+
+# the default core count is what the process may use, not what is online
+if command -v taskset >/dev/null 2>&1; then
+	taskset -c 0 "$bench" --shapes chain --impls pto --tasks 2000 \
+		--reps 1 --json "$tmp/one.json" >/dev/null 2>&1 &&
+		python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))["config"]["cores"] != 1)' \
+		"$tmp/one.json"
+	ok $? "under taskset -c 0, --cores defaults to 1"
+else
+	skip "no taskset"
+fi
 
 # --help and the man page's option items name the same options; the source
 # tree is the current directory or above the build tree
