@@ -109,6 +109,8 @@ if [ -n "${ko61:-}" ] && [ "${PTO_SKIP_VM:-0}" != 1 ]; then
 		O="$obj" sh "$src/selftests/vm/run.sh" >"$tmp/vm.log" 2>&1
 	check $? "the VM boots $k61 with the DKMS-built module: $(tail -n 1 "$tmp/vm.log")" ||
 		grep -E '^not ok|failed' "$tmp/vm.log" | head -n 20
+	# a boot retried after a stall (run.sh) shows, passed or not
+	grep 'VM boot:' "$tmp/vm.log" | sed 's/^/# /'
 fi
 
 DEBIAN_FRONTEND=noninteractive apt-get purge -y $pkgs >"$tmp/purge.log" 2>&1

@@ -21,6 +21,13 @@
 # fails the stage; warnings reach the console (loglevel=5) so a guest
 # that dies still shows them.  PTO_VM_APPEND adds to the kernel command
 # line, PTO_VM_MEM sets the guest's memory in MiB (1024).
+#
+# PTO_VM_TIMEOUT (480 s) bounds a qemu run.  PTO_VM_BOOT_TIMEOUT (180 s)
+# bounds the boot: a guest whose /init has not started by then is killed
+# and booted once more (TCG guests rarely go silent early in the kernel's
+# boot); a guest that reached userspace is never booted again, whatever
+# happens to it.  PTO_VM_TEST_STALL_BOOT=1, a test hook for that retry,
+# starts the first attempt's qemu paused (-S), so it never boots.
 set -eu
 cd "$(dirname "$0")/../.."
 SRC=$(pwd)
@@ -192,6 +199,7 @@ export PATH=/bin:/sbin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+echo "=== vm guest userspace" >/dev/ttyS1
 mount -t tmpfs tmpfs /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 sh /pto/guest.sh >/dev/ttyS1 2>&1
@@ -206,35 +214,100 @@ chmod +x "$R/init"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$VM/initramfs.gz"
 
 # ---- boot ----
+# Now and then a TCG guest goes silent early in the kernel's boot and
+# would sit out the whole $TIMEOUT (about one CI run in 15; the console
+# stops before userspace and the same kernel boots fine the next time).
+# /init prints $USERSPACE as soon as it has /dev: a guest that has not
+# printed it after $BOOT_TIMEOUT s is killed and booted once more.  Once
+# it has, a hang or a failure is the guest's own and is not retried.  On
+# the 2-CPU build machine userspace came 5 to 9 s after qemu started
+# (6.1, 6.12, arm64), 30 s at worst with a load average of 13: the
+# default is six times that, and a stalled boot still costs far less
+# than $TIMEOUT.
+USERSPACE='=== vm guest userspace'
+BOOT_TIMEOUT=${PTO_VM_BOOT_TIMEOUT:-180}
+
+# Succeeds once the guest has reached userspace or qemu (pid $1) has
+# exited (its logs say how), fails if neither happened in $BOOT_TIMEOUT s.
+await_userspace() {	# pid
+	deadline=$(($(date +%s) + BOOT_TIMEOUT))
+	while :; do
+		if grep -qs "^$USERSPACE" "$VM/guest.log"; then
+			log "userspace after $(($(date +%s) - start)) s"
+			return 0
+		fi
+		kill -0 "$1" 2>/dev/null || return 0	# its logs say how
+		[ "$(date +%s)" -lt "$deadline" ] || return 1
+		sleep 1		# polling the log, not synchronization
+	done
+}
+
+# One qemu run, at most $TIMEOUT s; sets qrc.  Fails, qemu killed, if the
+# guest did not reach userspace within $BOOT_TIMEOUT s.
+qemu_once() {	# qemu command...
+	start=$(date +%s)
+	timeout "$TIMEOUT" "$@" </dev/null >"$VM/qemu.log" 2>&1 &
+	qpid=$!
+	if ! await_userspace "$qpid"; then
+		kill "$qpid" 2>/dev/null	# timeout(1) passes it on to qemu
+		wait "$qpid"
+		qrc="killed: no userspace after $BOOT_TIMEOUT s"
+		return 1
+	fi
+	wait "$qpid"
+	qrc=$?
+	log "qemu exited $qrc after $(($(date +%s) - start)) s"
+}
+
+# The first qemu_once; the test hook PTO_VM_TEST_STALL_BOOT=1 starts its
+# qemu paused, a boot that makes no progress.
+first_attempt() {	# qemu command...
+	[ "${PTO_VM_TEST_STALL_BOOT:-0}" = 1 ] && set -- "$@" -S
+	qemu_once "$@"
+}
+
+# The stalled attempt's logs as *.1.log, for a post-mortem, and how far
+# it got; the retry's own logs are the ones checked.
+keep_stalled_logs() {
+	for f in console guest qemu; do
+		[ -f "$VM/$f.log" ] || continue
+		mv "$VM/$f.log" "$VM/$f.1.log"
+		[ -s "$VM/$f.1.log" ] || continue
+		log "the stalled boot's $f.log ends:"
+		tail -n 5 "$VM/$f.1.log"
+	done
+}
+
+# qemu_once, and a second time if the first boot stalled before
+# userspace.
+run_qemu() {	# qemu command...
+	set +e
+	if ! first_attempt "$@"; then
+		keep_stalled_logs
+		log "VM boot: no progress for $BOOT_TIMEOUT s before userspace, retrying (attempt 2/2)"
+		qemu_once "$@" ||
+			log "VM boot: no progress for $BOOT_TIMEOUT s before userspace, giving up"
+	fi
+	set -e
+}
+
 boot() {	# accelerator options
 	log "booting with $*"
-	start=$(date +%s)
-	set +e
-	timeout "$TIMEOUT" qemu-system-x86_64 "$@" -m "$MEM" -smp 2 \
+	run_qemu qemu-system-x86_64 "$@" -m "$MEM" -smp 2 \
 		-display none -monitor none -no-reboot -nodefaults \
 		-serial "file:$VM/console.log" -serial "file:$VM/guest.log" \
 		-kernel "$VMLINUZ" -initrd "$VM/initramfs.gz" \
-		-append "console=ttyS0 loglevel=5 panic=-1 rdinit=/init ${PTO_VM_APPEND:-}" \
-		</dev/null >"$VM/qemu.log" 2>&1
-	qrc=$?
-	set -e
-	log "qemu exited $qrc after $(($(date +%s) - start)) s"
+		-append "console=ttyS0 loglevel=5 panic=-1 rdinit=/init ${PTO_VM_APPEND:-}"
 	grep -q '^=== vm guest done' "$VM/guest.log"
 }
 boot_aarch64() {
 	log "booting qemu-system-aarch64 (TCG)"
-	start=$(date +%s)
-	set +e
-	timeout "$TIMEOUT" qemu-system-aarch64 -M virt -cpu cortex-a57 \
+	run_qemu qemu-system-aarch64 -M virt -cpu cortex-a57 \
 		-accel tcg -m 1024 -smp 2 \
 		-display none -monitor none -no-reboot -nodefaults \
 		-serial "file:$VM/guest.log" \
 		-kernel "$VMLINUZ" -initrd "$VM/initramfs.gz" \
-		-append "console=ttyAMA0 loglevel=1 panic=-1 rdinit=/init" \
-		</dev/null >"$VM/qemu.log" 2>&1
-	qrc=$?
-	set -e
-	log "qemu exited $qrc after $(($(date +%s) - start)) s"
+		-append "console=ttyAMA0 loglevel=1 panic=-1 rdinit=/init"
 	ln -sf guest.log "$VM/console.log"
 }
 # TCG by default: KVM passes a start-up probe on these machines but the

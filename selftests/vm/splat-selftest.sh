@@ -145,6 +145,7 @@ for kind in $kinds; do
 	(cd "$S" && O="$O" PTO_VM_VMLINUZ="$K/arch/x86/boot/bzImage" \
 		PTO_VM_KHDR="$K" PTO_VM_NAME="splat-$kind" PTO_VM_ONLY="$only" \
 		PTO_VM_APPEND="preempt=full $append" PTO_VM_TIMEOUT=600 \
+		PTO_VM_BOOT_TIMEOUT=${PTO_VM_BOOT_TIMEOUT:-300} \
 		sh selftests/vm/run.sh) >"$log" 2>&1
 	rc=$?
 	grep -v '^#' "$S/selftests/vm/splat-patterns" | grep . >"$S/pat"

@@ -20,6 +20,8 @@ export PTO_VM_KHDR="$k"
 export PTO_VM_NAME=debug
 # the detectors slow everything down several times under TCG
 export PTO_VM_TIMEOUT=${PTO_VM_TIMEOUT:-2400}
+# and its boot: userspace after 21 to 26 s, 59 s on a busy machine
+export PTO_VM_BOOT_TIMEOUT="${PTO_VM_BOOT_TIMEOUT:-300}"
 # the sanitizers make the guest several times slower: smaller test loops
 export PTO_TEST_SCALE=${PTO_TEST_SCALE:-5}
 export PTO_VM_APPEND="preempt=full kunit.enable=1 ${PTO_VM_APPEND:-}"
