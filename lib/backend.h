@@ -159,6 +159,8 @@ struct pto_backend {
 	/* host CPUs threads are pinned to, round robin (0: not pinned) */
 	uint32_t ncpus;
 	uint32_t cpus[256];
+	/* host CPUs the process's threads may run on: ncpus, or all it may */
+	uint32_t host_cpus;
 
 	/*
 	 * from setup(): the request with SETUP's answer, and the mappings;

@@ -532,7 +532,8 @@ int pto_flow_wait_tasks(struct pto_runtime *rt)
 	uint64_t t0 = pto_now_ns();
 	struct orch_wait ow;
 	enum orch_wait_state st = WAIT_GOES_ON;
-	bool lend = false;
+	bool lend = rt->be.host_cpus == 1 ||
+		    READ_ONCE(rt->win->sched_flags.sleeping);
 
 	orch_flush_published(rt);
 	orch_wait_begin(rt, &ow, t0);
@@ -544,6 +545,9 @@ int pto_flow_wait_tasks(struct pto_runtime *rt)
 		 * A hand only after a first spin: a core thread awake takes
 		 * the task at once, and a lender polling the lines it works
 		 * on slowed each round trip by a third (wait shape, quiet).
+		 * From the start (lend set above) where no core thread is
+		 * awake, or the process has one CPU: the thread woken would
+		 * wait for a CPU first, ours on one CPU.
 		 */
 		if (!lend) {
 			lend = true;

@@ -169,7 +169,7 @@ static void attach_rings(struct pto_runtime *rt)
  */
 static enum pto_sched_policy sched_mode(struct pto_runtime *rt)
 {
-	uint32_t ncpu = rt->be.ncpus ? rt->be.ncpus : pto_host_cpus();
+	uint32_t ncpu = rt->be.host_cpus;
 
 	if (!rt->be.ops->set_sched)
 		return PTO_SCHED_THREAD;
@@ -187,6 +187,7 @@ static int open_backend(struct pto_runtime *rt)
 	if (rt->cfg.cpus && strcmp(rt->cfg.cpus, "any"))
 		rt->be.ncpus = (uint32_t)pto_parse_cpus(rt->cfg.cpus,
 							rt->be.cpus, 256);
+	rt->be.host_cpus = rt->be.ncpus ? rt->be.ncpus : pto_host_cpus();
 	rt->be.ops = backend_for(rt->cfg.device);
 	ret = rt->be.ops->open(&rt->be, &rt->cfg);
 	if (ret)

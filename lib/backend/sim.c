@@ -193,7 +193,7 @@ static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 		n += cfg->cores[t];
 	}
 	be->num_cores = n;
-	sim->host_cpus = be->ncpus ? be->ncpus : pto_host_cpus();
+	sim->host_cpus = be->host_cpus;
 	/* PTO_CPUS pins for good; "any" leaves placement to the kernel */
 	if (!be->ncpus && !(cfg->cpus && !strcmp(cfg->cpus, "any")))
 		pto_place_plan(&sim->place, n);
