@@ -71,14 +71,17 @@ void pto_place_release(struct pto_place *p, const struct pto_place_set *set);
 
 /*
  * Called by the core thread now and then while it runs tasks (now: a
- * recent pto_now_ns() or pto_task_clock_ns()); looks every window.
+ * recent pto_now_ns() or pto_task_clock_ns()); looks every window.  True
+ * when it looked: system calls, and perhaps a move to another CPU.
  */
-static inline void pto_place_tick(struct pto_place *p,
+static inline bool pto_place_tick(struct pto_place *p,
 				  const struct pto_place_set *set,
 				  uint64_t now)
 {
-	if (now >= p->next)
-		pto_place_look(p, set, now);
+	if (now < p->next)
+		return false;
+	pto_place_look(p, set, now);
+	return true;
 }
 
 #endif /* PTO_LIB_BACKEND_PLACE_H */

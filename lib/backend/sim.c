@@ -379,12 +379,14 @@ static int sim_wait(struct pto_backend *be, uint64_t cring_head,
  * sched_waiting before comparing irq in the futex, so one of the two sides
  * always sees the other and no wake-up is lost.
  */
-static void raise_irq(struct sim *sim)
+static bool raise_irq(struct sim *sim)
 {
 	__atomic_fetch_add(&sim->irq, 1, __ATOMIC_SEQ_CST);
 	/* only the first raiser of a sleep pays for the system call */
-	if (__atomic_exchange_n(&sim->sched_waiting, 0, __ATOMIC_SEQ_CST))
-		futex_wake(&sim->irq, 1);
+	if (!__atomic_exchange_n(&sim->sched_waiting, 0, __ATOMIC_SEQ_CST))
+		return false;
+	futex_wake(&sim->irq, 1);
+	return true;
 }
 
 /*
@@ -656,27 +658,28 @@ static void cring_post(struct sim *sim, uint64_t pos, uint32_t core,
 }
 
 /*
- * A core thread's completion: post it, then interrupt a sleeping host.
- * With the core threads scheduling, the poster schedules next itself.
- */
-/*
  * Completions posted reach a sleeping scheduler thread (PTO_SCHED_THREAD;
- * with the hooks, the thread that posted them schedules next).
+ * with the hooks, the thread that posted them schedules next).  True when
+ * it woke that thread (a system call).
  */
-static void tell_scheduler(struct sim *sim)
+static bool tell_scheduler(struct sim *sim)
 {
 	if (load_acquire(&sim->hooks))
-		return;
+		return false;
 	smp_mb();	/* completions visible before the sched_waiting load */
-	if (READ_ONCE(sim->sched_waiting))
-		raise_irq(sim);
+	return READ_ONCE(sim->sched_waiting) && raise_irq(sim);
 }
 
-static void post_completion(struct sim *sim, uint32_t core, uint64_t id,
+/*
+ * A core thread's completion: post it, then interrupt a sleeping host.
+ * With the core threads scheduling, the poster schedules next itself.
+ * True when it woke the scheduler thread.
+ */
+static bool post_completion(struct sim *sim, uint32_t core, uint64_t id,
 			    int status, uint64_t start, uint64_t end)
 {
 	cring_post(sim, cring_reserve(sim, 1), core, id, status, start, end);
-	tell_scheduler(sim);
+	return tell_scheduler(sim);
 }
 
 /*
@@ -795,21 +798,31 @@ static bool may_run_long(struct sim *sim, const struct pto_task_desc *d)
  * just before on this thread (0: none), which then doubles as this one's
  * start: back-to-back tasks read the clock once each, not twice.  A thread
  * that scheduled in between sets clock->gap: the time then charged to the
- * next task is not taken for a long run of its kernel.
+ * next task is not taken for a long run of its kernel.  A system call in
+ * between ends the chain instead: waking the scheduler thread after a
+ * task (post_completion()), placement's (place.h: a look between two
+ * tasks, a release before one).  On a busy two-CPU machine each can cost
+ * tens of microseconds, the wake-up all of the woken thread's time slice
+ * when it takes this CPU; charged to the next task, they made a short
+ * kernel's runs look long, one after another right after a long one
+ * (released and re-pinned around each).
  */
 static int run_timed(struct sim *sim, struct pto_core_regs *r, uint32_t core,
 		     uint64_t id, struct run_clock *clock, uint64_t *start)
 {
 	const struct pto_task_desc *d = task_desc(sim, id);
-	bool exact = !clock->ns || !clock->gap;
 	uint64_t end;
+	bool exact;
 	int status;
 
 	WRITE_ONCE(r->status_task, id);
 	WRITE_ONCE(r->status, PTO_CORE_ACK);
 	/* it cannot look at its CPU during the task: not pinned for a long one */
-	if (thread_place && thread_place->pinned && may_run_long(sim, d))
+	if (thread_place && thread_place->pinned && may_run_long(sim, d)) {
 		pto_place_release(thread_place, &sim->place);
+		clock->ns = 0;
+	}
+	exact = !clock->ns || !clock->gap;
 	*start = clock->ns ? clock->ns : pto_task_clock_ns();
 	status = d->task_id == id ? run_task(sim, d, core) : -EINVAL;
 	end = pto_task_clock_ns();
@@ -830,7 +843,8 @@ static void execute(struct sim *sim, struct pto_core_regs *r, uint32_t core,
 	int status = run_timed(sim, r, core, id, clock, &start);
 
 	__atomic_fetch_add(&r->busy_ns, clock->ns - start, __ATOMIC_RELAXED);
-	post_completion(sim, core, id, status, start, clock->ns);
+	if (post_completion(sim, core, id, status, start, clock->ns))
+		clock->ns = 0;	/* no task's time: see run_timed() */
 }
 
 /* Claim the next queued task of a core; false when the queue is empty. */
@@ -1269,7 +1283,8 @@ static void core_loop(struct sim *sim, struct sim_core *sc)
 		core_enter(sc);
 		execute(sim, r, sc->index, id, &clock);
 		core_leave(sc);
-		pto_place_tick(&sc->place, &sim->place, clock.ns);
+		if (pto_place_tick(&sc->place, &sim->place, clock.ns))
+			clock.ns = 0;	/* no task's time: see run_timed() */
 	}
 }
 
@@ -1371,7 +1386,8 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 
 	for (;;) {
 		if (run_own(sim, sc, r, &clock)) {
-			pto_place_tick(&sc->place, &sim->place, clock.ns);
+			if (pto_place_tick(&sc->place, &sim->place, clock.ns))
+				clock.ns = 0;	/* see run_timed() */
 			h->schedule(sim->hook_ctx, sc->index);
 			clock.gap = true;
 			idle = 0;
@@ -1617,7 +1633,8 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 			core_enter(sc);
 			shard_run(sim, h, sc->index, id, &clock);
 			core_leave(sc);
-			pto_place_tick(&sc->place, &sim->place, clock.ns);
+			if (pto_place_tick(&sc->place, &sim->place, clock.ns))
+				clock.ns = 0;	/* see run_timed() */
 			h->schedule(sim->hook_ctx, sc->index);
 			clock.gap = true;
 			idle = 0;
