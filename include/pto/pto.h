@@ -218,6 +218,9 @@ enum pto_param_kind {
 	PTO_PARAM_VIEW = 0x100
 };
 
+/* The anonymous union is C11: quiet under -std=c99 -pedantic too. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
 /**
  * struct pto_param - one parameter of a task
  * @kind: enum pto_param_kind, optionally with PTO_PARAM_VIEW
@@ -234,9 +237,7 @@ enum pto_param_kind {
 struct pto_param {
 	uint32_t kind;
 	void *base;
-
-	/* anonymous: C11, and __extension__ keeps -std=c99 quiet */
-	__extension__ union {
+	union {
 		void **ref;
 		struct pto_view *view;
 	};
@@ -244,6 +245,8 @@ struct pto_param {
 	uint64_t size;
 	uint64_t value;
 };
+
+#pragma GCC diagnostic pop
 
 /*
  * The parameter makers below are for C and C++ alike: C gets a compound
