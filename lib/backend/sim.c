@@ -153,7 +153,6 @@ struct sim {
 	const struct pto_backend_sched *hooks;
 	void *hook_ctx;
 	uint32_t awake;		/* core threads not asleep */
-	uint32_t host_cpus;	/* CPUs the core threads may run on */
 	/* PTO_SCHED_WORKERS: the core the last awake thread went to sleep as */
 	uint32_t last_sleeper;
 	uint32_t in_workers;	/* core threads in worker_loop() */
@@ -193,7 +192,6 @@ static int sim_open(struct pto_backend *be, const struct pto_config *cfg)
 		n += cfg->cores[t];
 	}
 	be->num_cores = n;
-	sim->host_cpus = be->host_cpus;
 	/* PTO_CPUS pins for good; "any" leaves placement to the kernel */
 	if (!be->ncpus && !(cfg->cpus && !strcmp(cfg->cpus, "any")))
 		pto_place_plan(&sim->place, n);
@@ -1018,7 +1016,7 @@ static void run_on_host(struct sim *sim, struct pto_core_regs *r,
 static bool may_run_for(struct sim *sim, uint32_t core)
 {
 	return READ_ONCE(sim->cores[core].inline_ns) < INLINE_CREDIT_NS ||
-	       READ_ONCE(sim->awake) >= sim->host_cpus;
+	       READ_ONCE(sim->awake) >= sim->be->host_cpus;
 }
 
 /*
@@ -1202,7 +1200,7 @@ static bool run_stalled(struct sim *sim, struct stall_watch *w,
 		return false;
 	}
 	/* on one CPU its thread cannot run while this one does: at once */
-	if (sim->host_cpus > 1 && pto_now_ns() - w->since < STALLED_NS) {
+	if (sim->be->host_cpus > 1 && pto_now_ns() - w->since < STALLED_NS) {
 		*watching = true;
 		return false;
 	}
@@ -1314,7 +1312,7 @@ static void woke_up(struct sim *sim, const struct pto_backend_sched *h,
  */
 static void not_yet_asleep(struct sim *sim)
 {
-	if (sim->host_cpus == 1)
+	if (sim->be->host_cpus == 1)
 		sched_yield();
 }
 
@@ -1364,9 +1362,9 @@ static unsigned int worker_spins(struct sim *sim, struct sim_core *sc)
 {
 	uint32_t awake = READ_ONCE(sim->awake);
 
-	if (sim->host_cpus == 1)
+	if (sim->be->host_cpus == 1)
 		return ONE_CPU_SPINS;
-	return awake <= sim->host_cpus || awake == 1 ? sc->spin_budget :
+	return awake <= sim->be->host_cpus || awake == 1 ? sc->spin_budget :
 						       CORE_SPINS;
 }
 
