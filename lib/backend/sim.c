@@ -118,7 +118,6 @@ struct stall_watch {
 /* A thread's chain of task run times: see run_timed(). */
 struct run_clock {
 	uint64_t ns;
-	bool gap;
 };
 
 struct sim_core {
@@ -138,6 +137,8 @@ struct sim_core {
 	 * line of its own: its thread takes it for every task.
 	 */
 	PTO_OWN_LINES uint32_t running;
+	/* when its last task ended, by whichever thread ran it */
+	uint64_t last_end;
 	/*
 	 * Expected time of its tasks of CREDIT_TASK_NS or more that others
 	 * ran for it since its thread last woke (may_run_for()).
@@ -740,7 +741,7 @@ static void note_sampled_run(struct sim_kernel *k, bool is_short)
  * one lost now and then only skews a guess.)
  */
 static void note_duration(struct sim *sim, const struct pto_task_desc *d,
-			  uint64_t ns, bool exact)
+			  uint64_t ns)
 {
 	static __thread uint32_t runs __attribute__((tls_model("initial-exec")));
 	struct sim_kernel *k;
@@ -751,7 +752,7 @@ static void note_duration(struct sim *sim, const struct pto_task_desc *d,
 	k = &sim->kernels[d->kernel_id];
 	avg = __atomic_load_n(&k->avg_ns, __ATOMIC_RELAXED);
 	/* (a first run is a cold one) */
-	if (ns >= LONG_RUN_NS && exact && avg)
+	if (ns >= LONG_RUN_NS && avg)
 		note_long_run(k);
 	if (ns >= PTO_PLACE_LONG_NS)
 		__atomic_store_n(&k->last_ns, ns, __ATOMIC_RELAXED);
@@ -794,23 +795,25 @@ static bool may_run_long(struct sim *sim, const struct pto_task_desc *d)
 /*
  * Run one task and time it.  clock->ns is the end time of the task run
  * just before on this thread (0: none), which then doubles as this one's
- * start: back-to-back tasks read the clock once each, not twice.  A thread
- * that scheduled in between sets clock->gap: the time then charged to the
- * next task is not taken for a long run of its kernel.  A system call in
- * between ends the chain instead: waking the scheduler thread after a
- * task (post_completion()), placement's (place.h: a look between two
- * tasks, a release before one).  On a busy two-CPU machine each can cost
- * tens of microseconds, the wake-up all of the woken thread's time slice
- * when it takes this CPU; charged to the next task, they made a short
- * kernel's runs look long, one after another right after a long one
- * (released and re-pinned around each).
+ * start: back-to-back tasks read the clock once each, not twice.  Only
+ * back to back on one core, though: the chain holds if that core's last
+ * task is the one this thread ended at clock->ns.  Otherwise another
+ * thread ran the core's tasks since (a sleeping core's, on its behalf)
+ * or the last one was another core's, and a start taken from the chain
+ * drew this task over the others on the core's trace track.  Anything
+ * else in between ends the chain too, as it is no task's time: a
+ * scheduling pass, waking the scheduler thread after a task
+ * (post_completion()), placement's system calls (place.h).  On a busy
+ * two-CPU machine each can cost tens of microseconds; charged to the next
+ * task, they made a short kernel's runs look long, and its trace slice
+ * up to three times its run.
  */
 static int run_timed(struct sim *sim, struct pto_core_regs *r, uint32_t core,
 		     uint64_t id, struct run_clock *clock, uint64_t *start)
 {
 	const struct pto_task_desc *d = task_desc(sim, id);
+	struct sim_core *c = &sim->cores[core];
 	uint64_t end;
-	bool exact;
 	int status;
 
 	WRITE_ONCE(r->status_task, id);
@@ -820,16 +823,20 @@ static int run_timed(struct sim *sim, struct pto_core_regs *r, uint32_t core,
 		pto_place_release(thread_place, &sim->place);
 		clock->ns = 0;
 	}
-	exact = !clock->ns || !clock->gap;
-	*start = clock->ns ? clock->ns : pto_task_clock_ns();
+	*start = clock->ns && clock->ns == c->last_end ? clock->ns :
+		 pto_task_clock_ns();
+	/* the previous thread's clock may be a little ahead of ours */
+	if (*start < c->last_end)
+		*start = c->last_end;
 	status = d->task_id == id ? run_task(sim, d, core) : -EINVAL;
 	end = pto_task_clock_ns();
 	if (end < *start)	/* the thread re-anchored its clock */
 		end = *start;
-	*clock = (struct run_clock){ .ns = end };
+	clock->ns = end;
+	c->last_end = end;
 	WRITE_ONCE(r->status, PTO_CORE_FIN);
 	if (d->task_id == id)
-		note_duration(sim, d, end - *start, exact);
+		note_duration(sim, d, end - *start);
 	return status;
 }
 
@@ -1387,7 +1394,7 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 			if (pto_place_tick(&sc->place, &sim->place, clock.ns))
 				clock.ns = 0;	/* see run_timed() */
 			h->schedule(sim->hook_ctx, sc->index);
-			clock.gap = true;
+			clock.ns = 0;	/* scheduling is no task's time */
 			idle = 0;
 			naps = 0;
 			continue;
@@ -1405,7 +1412,7 @@ static void worker_loop(struct sim *sim, struct sim_core *sc,
 			    run_stalled(sim, &sc->watch, &clock,
 					&watching, false)) {
 				h->schedule(sim->hook_ctx, sc->index);
-				clock.gap = true;
+				clock.ns = 0;	/* scheduling is no task's time */
 				idle = 0;
 				naps = 0;
 				continue;
@@ -1634,14 +1641,14 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 			if (pto_place_tick(&sc->place, &sim->place, clock.ns))
 				clock.ns = 0;	/* see run_timed() */
 			h->schedule(sim->hook_ctx, sc->index);
-			clock.gap = true;
+			clock.ns = 0;	/* scheduling is no task's time */
 			idle = 0;
 			naps = 0;
 			continue;
 		}
 		if (help_sleepers(sim, sc, h, &clock)) {
 			h->schedule(sim->hook_ctx, sc->index);
-			clock.gap = true;
+			clock.ns = 0;	/* scheduling is no task's time */
 			if (idle)	/* still looking: spin afresh */
 				idle = 1;
 			naps = 0;
