@@ -594,11 +594,16 @@ static int run_end(struct pto_runtime *rt, uint64_t t0, int ret)
 	pto_sched_wait_done(rt);
 	pto_orch_run_cleanup(rt);
 	/*
-	 * The run's time in run_ns before run_t0 goes: a snapshot meanwhile
-	 * may count it twice for a moment, never miss it (see get_stats()).
+	 * The run's time moves from run_t0 to run_ns as one change: a
+	 * snapshot meanwhile counted it twice, and the next one went back
+	 * (see run_ns_now()).  The end is read inside: it is then later
+	 * than the clock of any snapshot taken before.
 	 */
+	store_release(&rt->run_seq, rt->run_seq + 1);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	STAT_ADD(rt->st.run_ns, pto_now_ns() - t0);
-	store_release(&rt->run_t0, 0);
+	WRITE_ONCE(rt->run_t0, 0);
+	store_release(&rt->run_seq, rt->run_seq + 1);
 	pto_stats_publish(rt);
 
 	err = READ_ONCE(rt->win->sched_flags.error);

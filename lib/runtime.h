@@ -273,6 +273,8 @@ struct pto_runtime {
 	uint32_t run_state;
 	/* when the run in progress started, 0 between runs (for the stats) */
 	uint64_t run_t0;
+	/* odd while run_t0 and st.run_ns change together: see run_ns_now() */
+	uint32_t run_seq;
 
 	struct pto_kernel kernels[PTO_MAX_KERNELS];
 

@@ -144,9 +144,37 @@ static void sum_rings(struct pto_stats *st)
 _Static_assert(sizeof(struct pto_stats) % sizeof(uint64_t) == 0,
 	       "pto_stats is copied in 64-bit words");
 
+/*
+ * The runs' wall time so far, the run in progress included (its time so
+ * far: busy time over it is utilisation).  run_end() moves a run's time
+ * from run_t0 to run_ns under run_seq; a snapshot that raced it is taken
+ * again, so that successive snapshots never go back.  The clock is read
+ * inside, before run_seq is checked: a snapshot that stands read it
+ * before the run's end was taken.
+ */
+static uint64_t run_ns_now(struct pto_runtime *rt)
+{
+	uint64_t ns, t0, now;
+	uint32_t seq;
+
+	for (;;) {
+		seq = load_acquire(&rt->run_seq);
+		if (seq & 1) {
+			cpu_relax();
+			continue;
+		}
+		ns = READ_ONCE(rt->st.run_ns);
+		t0 = READ_ONCE(rt->run_t0);
+		now = t0 ? pto_now_ns() : 0;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (READ_ONCE(rt->run_seq) == seq)
+			return t0 && now > t0 ? ns + now - t0 : ns;
+	}
+}
+
 static int get_stats(struct pto_runtime *rt, struct pto_stats *st)
 {
-	uint64_t *dst = (uint64_t *)st, done, failed, t0;
+	uint64_t *dst = (uint64_t *)st, done, failed;
 	const uint64_t *src;
 	size_t i;
 
@@ -162,15 +190,11 @@ static int get_stats(struct pto_runtime *rt, struct pto_stats *st)
 	 */
 	done = load_acquire(&rt->sst.tasks_completed);
 	failed = load_acquire(&rt->sst.tasks_failed);
-	/* a run's start before run_ns: 0 here means run_ns has its time */
-	t0 = load_acquire(&rt->run_t0);
 	for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
 		dst[i] = READ_ONCE(src[i]);
 	st->tasks_completed = done;
 	st->tasks_failed = failed;
-	/* during a run, its time so far: busy time over it is utilisation */
-	if (t0)
-		st->run_ns += pto_now_ns() - t0;
+	st->run_ns = run_ns_now(rt);
 	for (i = 0; i < PTO_NUM_WORKER_TYPES; i++)
 		st->busy_ns[i] = READ_ONCE(rt->sst.busy_ns[i]);
 	/*

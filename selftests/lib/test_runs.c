@@ -640,6 +640,66 @@ static void test_cancel_race(void)
 	free(c);
 }
 
+/*
+ * pto_get_stats() from another thread while runs come and go: run_ns
+ * ("the run in progress included") never goes back.  A snapshot as a run
+ * ended counted the run twice for a moment, or read the clock after the
+ * end was taken, and the next one went back.
+ */
+#define STATS_RUNS 300
+
+struct stats_poll {
+	struct pto_runtime *rt;
+	bool stop;
+	uint64_t polls, back, worst;
+};
+
+static void *poll_run_ns(void *arg)
+{
+	struct stats_poll *sp = arg;
+	struct pto_stats st;
+	uint64_t last = 0;
+
+	while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+		if (pto_get_stats(sp->rt, &st))
+			continue;
+		sp->polls++;
+		if (st.run_ns < last) {
+			sp->back++;
+			if (last - st.run_ns > sp->worst)
+				sp->worst = last - st.run_ns;
+		}
+		last = st.run_ns;
+	}
+	return NULL;
+}
+
+static void test_stats_while_running(void)
+{
+	struct stats_poll sp = { 0 };
+	struct pto_stats st;
+	struct tl_rec r;
+	pthread_t th;
+	int i, bad = 0;
+
+	sp.rt = runtime(PTO_SCHED_AUTO, &r);
+	if (pthread_create(&th, NULL, poll_run_ns, &sp))
+		bail_out("pthread_create");
+	for (i = 0; i < STATS_RUNS; i++)
+		bad += pto_run(sp.rt, orch_chain, &r) != 0;
+	__atomic_store_n(&sp.stop, true, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	ok(!bad && sp.polls > STATS_RUNS && !sp.back,
+	   "pto_get_stats() polled during %d runs: run_ns never goes back "
+	   "(%llu polls, %llu went back, by up to %llu ns; %d runs failed)",
+	   STATS_RUNS, (unsigned long long)sp.polls,
+	   (unsigned long long)sp.back, (unsigned long long)sp.worst, bad);
+	ok(!pto_get_stats(sp.rt, &st) && st.runs == STATS_RUNS,
+	   "pto_get_stats() after them: %d runs", STATS_RUNS);
+	tl_rec_free(&r);
+	pto_runtime_destroy(sp.rt);
+}
+
 int main(void)
 {
 	size_t p;
@@ -654,6 +714,7 @@ int main(void)
 	test_cancel_stalled();
 	test_cancel_late();
 	test_cancel_race();
+	test_stats_while_running();
 	ok_eq(pto_run_cancel(NULL), -EINVAL, "pto_run_cancel(NULL): -EINVAL");
 	return tap_done();
 }
