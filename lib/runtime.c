@@ -530,7 +530,8 @@ static void run_unwound(struct run_frame *f)
 	if (f->returned || pto_forked(f->rt))
 		return;
 	pto_log("pto_run: the orchestration function exited by an "
-		"exception; the run ends once its tasks have\n");
+		"exception; the run ends once the tasks it submitted have "
+		"run\n");
 	run_end(f->rt, f->t0, -ECANCELED);
 }
 

@@ -674,7 +674,8 @@ int64_t pto_submit_task(struct pto_runtime *rt, uint32_t kernel_id,
  * parameters listed in the call and counted by the compiler, so that the
  * count cannot go stale when a parameter is added (a count one short
  * drops the last parameter's dependencies without a word).  At least one
- * parameter; C and C++ alike:
+ * parameter (a task with none: pto_submit_task(rt, id, type, NULL, 0));
+ * C and C++ alike:
  *
  *	PTO_SUBMIT(rt, K_ADD, PTO_WORKER_VECTOR, PTO_IN(a, 0, n),
  *		   PTO_INOUT(acc, 0, n));

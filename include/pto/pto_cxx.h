@@ -15,6 +15,9 @@
 #ifndef __cplusplus
 #error "pto_cxx.h is included by pto.h for C++ only"
 #endif
+#if __cplusplus < 201103L
+#error "the libpto headers need C++11 or later (-std=c++11)"
+#endif
 
 #include <stdint.h>
 
