@@ -40,7 +40,9 @@ void pto_fork_watch(void)
 
 int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
 {
+	const struct pto_log_tag *prev;
 	uintptr_t owner;
+	int ret;
 
 	if (!rt) {
 		pto_log("%s: the runtime is NULL\n", call);
@@ -56,15 +58,20 @@ int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
 	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
 	if (owner == pto_self())
 		return 0;
+	/* outside its run this thread is in no runtime's name: say whose */
+	prev = pto_log_enter(&rt->log_tag);
 	if (!owner || owner == PTO_OWNER_DESTROYING) {
 		pto_log("%s: no run in progress: call it from the "
 			"orchestration function, inside pto_run()\n", call);
-		return -EINVAL;
+		ret = -EINVAL;
+	} else {
+		pto_log("%s: not the orchestrator thread: during a run only "
+			"the thread that called pto_run() may submit tasks, "
+			"wait for them and open or close scopes\n", call);
+		ret = -EPERM;
 	}
-	pto_log("%s: not the orchestrator thread: during a run only the "
-		"thread that called pto_run() may submit tasks, wait for them "
-		"and open or close scopes\n", call);
-	return -EPERM;
+	pto_log_leave(prev);
+	return ret;
 }
 
 int pto_say_busy(const char *call, uintptr_t owner)

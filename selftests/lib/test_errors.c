@@ -1029,6 +1029,35 @@ static void test_scopes(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * With two runtimes, a refusal outside a run says whose runtime it is
+ * about, as every other line does: the calling thread is in neither's
+ * name then (no run, not a core thread).
+ */
+static void test_refusal_names_runtime(void)
+{
+	struct pto_runtime *a, *b;
+	struct tl_capture cap;
+	struct pto_config cfg;
+	char *text;
+	int ret;
+
+	tl_config(&cfg, 16, 1 << 16);
+	a = tl_runtime(&cfg);
+	b = tl_runtime(&cfg);
+	tl_capture_begin(&cap);
+	ret = pto_scope_begin(b);
+	text = tl_capture_end(&cap);
+	if (!ok(ret == -EINVAL && strstr(text, "pto: [runtime ") &&
+		strstr(text, ", sim] pto_scope_begin: no run in progress"),
+		"two runtimes: pto_scope_begin outside a run names its "
+		"runtime (%d)", ret))
+		diag("  stderr: %s", text);
+	free(text);
+	pto_runtime_destroy(b);
+	pto_runtime_destroy(a);
+}
+
 /* ---- deadlocks ----------------------------------------------------------- */
 
 struct dl {
@@ -1961,6 +1990,7 @@ int main(void)
 	test_pool_smaller_than_task();
 	test_args_too_big();
 	test_scopes();
+	test_refusal_names_runtime();
 	for (size_t i = 0; i < sizeof(dl_cases) / sizeof(dl_cases[0]); i++)
 		deadlock_case(&dl_cases[i]);
 	test_failing_kernel();
