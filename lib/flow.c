@@ -445,11 +445,6 @@ static bool ring_met(struct pto_runtime *rt, const void *n)
 }
 
 /*
- * Spin up to ORCH_SPINS looks for met(); with lend, lending a hand every
- * PTO_LEND_EVERY looks, and starting over when that found work (the wait
- * is then making progress of its own).  True: met.
- */
-/*
  * On one CPU, a spin that cannot lend a hand only keeps the thread that
  * would meet the wait (the scheduler's, a core's) off the CPU until it
  * ends: one look, then sleep.  With PTO_SCHED_THREAD a pto_wait() round
@@ -458,11 +453,16 @@ static bool ring_met(struct pto_runtime *rt, const void *n)
  */
 static int orch_spins(const struct pto_runtime *rt, bool lend)
 {
-	if (rt->be.host_cpus > 1 || (lend && rt->sched.mode != PTO_SCHED_THREAD))
+	if (rt->be.host_cpus > 1 || (lend && pto_sched_can_lend(rt)))
 		return ORCH_SPINS;
 	return 1;
 }
 
+/*
+ * Spin up to orch_spins() looks for met(); with lend, lending a hand every
+ * PTO_LEND_EVERY looks, and starting over when that found work (the wait
+ * is then making progress of its own).  True: met.
+ */
 static inline bool orch_spin(struct pto_runtime *rt,
 			     bool (*met)(struct pto_runtime *rt,
 					 const void *arg),

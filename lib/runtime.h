@@ -369,6 +369,13 @@ int pto_sched_start(struct pto_runtime *rt);
 void pto_sched_wait_done(struct pto_runtime *rt);
 void pto_sched_publish_pending(struct pto_runtime *rt);
 bool pto_sched_lend_hand(struct pto_runtime *rt, bool force);
+
+/* Can pto_sched_lend_hand() do anything: not with a scheduler thread. */
+static inline bool pto_sched_can_lend(const struct pto_runtime *rt)
+{
+	return rt->sched.mode != PTO_SCHED_THREAD;
+}
+
 /* Spins between two looks for work of an orchestrator lending a hand. */
 #define PTO_LEND_EVERY 16
 void pto_sched_stop(struct pto_runtime *rt);

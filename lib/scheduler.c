@@ -1586,7 +1586,7 @@ bool pto_sched_lend_hand(struct pto_runtime *rt, bool force)
 {
 	bool found;
 
-	if (rt->sched.mode == PTO_SCHED_THREAD)
+	if (!pto_sched_can_lend(rt))
 		return false;
 	/* shards: the core threads take their tasks from the queues */
 	if (rt->sched.mode != PTO_SCHED_WORKERS)
