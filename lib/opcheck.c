@@ -280,6 +280,38 @@ static int check_scalars(const char *call, uint32_t kid, uint32_t op,
 	return 0;
 }
 
+/*
+ * The device reaches an operand's elements only at addresses aligned to
+ * their size (the ops fail with -EFAULT otherwise): a view at its base
+ * plus offset elements, a plain region at base + offset, with the f32 and
+ * u32 ops' 4 bytes, or a COPY's view elements.  A buffer the runtime
+ * allocates (PTO_OUT) is always aligned.
+ */
+static int check_aligned(const char *call, uint32_t kid, uint32_t op,
+			 const struct op_shape *s, const struct pto_param *p,
+			 uint32_t i, const struct pto_view *first)
+{
+	uint32_t kind = p[i].kind & ~(uint32_t)PTO_PARAM_VIEW;
+	uintptr_t addr = (uintptr_t)p[i].base + (uintptr_t)p[i].offset;
+	uint32_t esize = s->type == E_ANY ? 1 : 4;
+
+	if (kind == PTO_PARAM_OUTPUT || kind == PTO_PARAM_SCALAR)
+		return 0;
+	if (p[i].kind & PTO_PARAM_VIEW) {
+		esize = pto_dtype_size(p[i].view->dtype);
+		addr = (uintptr_t)p[i].view->base +
+		       (uintptr_t)(p[i].view->offset * esize);
+	} else if (first) {
+		esize = pto_dtype_size(first->dtype);
+	}
+	if (addr % esize == 0)
+		return 0;
+	pto_log("%s: kernel %u (built-in %s): %s (parameter %u) at %p is not "
+		"aligned to its %u-byte elements\n", call, kid,
+		pto_op_name(op), s->arg[i].name, i, (void *)addr, esize);
+	return -EINVAL;
+}
+
 int pto_op_check(const char *call, uint32_t kernel_id, uint32_t op,
 		 const struct pto_param *p, uint32_t n)
 {
@@ -310,5 +342,10 @@ int pto_op_check(const char *call, uint32_t kernel_id, uint32_t op,
 		else
 			ret = check_region(call, kernel_id, op, s, p, i, v);
 	}
+	/* once every view is known: a COPY's plain operand takes theirs */
+	for (i = 0; !ret && i < s->nargs; i++)
+		if (s->arg[i].elem)
+			ret = check_aligned(call, kernel_id, op, s, p, i,
+					    first);
 	return ret;
 }

@@ -1519,6 +1519,13 @@ static void test_view_op_checks(void)
 		1, 16, 16), 0, 0, 1);
 	struct pto_view u32v = pto_view_2d(m, PTO_DTYPE_I32, 4, 4, 64);
 	struct pto_view v4 = e16;
+	/* 2 bytes past an element boundary; u8 views may start anywhere */
+	struct pto_view off2 = pto_view_2d((char *)m + 2, PTO_DTYPE_F32, 4, 4,
+					   64);
+	struct pto_view h_odd = pto_view_2d((char *)m + 1, PTO_DTYPE_F16, 4,
+					    4, 64);
+	struct pto_view u8_odd = pto_view_2d((char *)m + 1, PTO_DTYPE_U8, 4,
+					     4, 64);
 	uint64_t n4 = 4;
 	struct tl_capture cap;
 	size_t i;
@@ -1625,6 +1632,37 @@ static void test_view_op_checks(void)
 			  { PTO_OUT_EXISTING_VIEW(&f16), PTO_SCALAR(0),
 			    PTO_SCALAR(32) }, 3, -EINVAL,
 			  { "fill_u32", "f16 elements", "any 4-byte type" } },
+			{ "ADD_F32 with a view 2 bytes off its f32 elements",
+			  PTO_OP_ADD_F32,
+			  { PTO_OUT_EXISTING_VIEW(&e16), PTO_IN_VIEW(&off2),
+			    PTO_IN_VIEW(&e16), PTO_SCALAR(16) }, 4, -EINVAL,
+			  { "add_f32", "a (parameter 1)",
+			    "not aligned to its 4-byte elements" } },
+			{ "GEMM with a plain A 2 bytes off", PTO_OP_GEMM_F32,
+			  { PTO_INOUT_VIEW(&c), PTO_IN(m, 2, 4 * 8 * 4),
+			    PTO_IN_VIEW(&bt), PTO_SCALAR(4), PTO_SCALAR(16),
+			    PTO_SCALAR(8) }, 6, -EINVAL,
+			  { "gemm_f32", "A (parameter 1)", "not aligned" } },
+			{ "FILL_U32 of a plain dst 1 byte off", PTO_OP_FILL_U32,
+			  { PTO_OUT_EXISTING(m, 1, 64), PTO_SCALAR(0),
+			    PTO_SCALAR(64) }, 3, -EINVAL,
+			  { "fill_u32", "dst (parameter 0)", "not aligned" } },
+			{ "COPY of u8 views at an odd address", PTO_OP_COPY,
+			  { PTO_OUT_EXISTING_VIEW(&u8), PTO_IN_VIEW(&u8_odd),
+			    PTO_SCALAR(16) }, 3, 0, { NULL } },
+			{ "COPY of bytes at odd addresses", PTO_OP_COPY,
+			  { PTO_OUT_EXISTING(m, 3, 16), PTO_IN(m, 101, 16),
+			    PTO_SCALAR(16) }, 3, 0, { NULL } },
+			{ "COPY from an f16 view to a plain dst 1 byte off",
+			  PTO_OP_COPY,
+			  { PTO_OUT_EXISTING(m, 1, 32), PTO_IN_VIEW(&f16),
+			    PTO_SCALAR(32) }, 3, -EINVAL,
+			  { "copy", "dst (parameter 0)",
+			    "its 2-byte elements" } },
+			{ "COPY of an f16 view at an odd address", PTO_OP_COPY,
+			  { PTO_OUT_EXISTING_VIEW(&f16), PTO_IN_VIEW(&h_odd),
+			    PTO_SCALAR(32) }, 3, -EINVAL,
+			  { "copy", "src (parameter 1)", "not aligned" } },
 			{ "ADD_U32 of i32 views, 64 bytes", PTO_OP_ADD_U32,
 			  { PTO_OUT_EXISTING_VIEW(&u32v), PTO_IN_VIEW(&u32v),
 			    PTO_IN_VIEW(&u32v), PTO_SCALAR(64) }, 4, 0,
