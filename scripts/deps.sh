@@ -70,6 +70,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps.sh: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
+# an apt-get killed earlier leaves dpkg refusing every install until fixed
+"$(dirname "$0")/dpkg-recover.sh"
 # A fresh machine has no package lists yet; refresh them at most once a day.
 stamp=/var/lib/apt/periodic/pto-update-stamp
 if [ ! -f "$stamp" ] || [ -n "$(find "$stamp" -mmin +1440 2>/dev/null)" ]; then

@@ -37,6 +37,9 @@ snapshot() {
 	find /usr /lib /etc /var/lib/dkms /opt -xdev ! -type d 2>/dev/null |
 		grep -i pto | sort
 }
+# a check-deb or apt-get killed mid-way (while DKMS built, say) leaves
+# dpkg interrupted, and every apt-get below would fail on it
+sh "$src/scripts/dpkg-recover.sh" $pkgs 2>&1 | sed 's/^/# /'
 apt-get purge -y $pkgs >/dev/null 2>&1
 snapshot >"$tmp/before"
 
