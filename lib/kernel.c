@@ -11,6 +11,34 @@
 #include "log.h"
 #include "runtime.h"
 
+/*
+ * The name as messages, traces and ptotop show it: a control character
+ * (a newline left by fgets(), say) escaped C-style, so that a message
+ * naming the kernel stays one line; cut to size, never inside an escape.
+ */
+static void copy_name(char *dst, size_t size, const char *name)
+{
+	size_t len = 0, n;
+	char esc[8];
+
+	for (; *name; name++) {
+		unsigned char c = (unsigned char)*name;
+
+		if (c == '\n' || c == '\t')
+			n = (size_t)snprintf(esc, sizeof(esc), "\\%c",
+					     c == '\n' ? 'n' : 't');
+		else if (c < 0x20 || c == 0x7f)
+			n = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", c);
+		else
+			n = (size_t)snprintf(esc, sizeof(esc), "%c", c);
+		if (len + n >= size)
+			break;
+		memcpy(dst + len, esc, n);
+		len += n;
+	}
+	dst[len] = 0;
+}
+
 static int bind(struct pto_runtime *rt, uint32_t kernel_id,
 		enum pto_worker_type type, uint32_t op, pto_kernel_fn fn,
 		const char *name, const char *call);
@@ -72,7 +100,7 @@ static int bind(struct pto_runtime *rt, uint32_t kernel_id,
 				  .type = type, .op = op, .fn = fn };
 	/* a C kernel is no op: unnamed, it is known by its id */
 	if (name && *name)
-		snprintf(k->name, sizeof(k->name), "%s", name);
+		copy_name(k->name, sizeof(k->name), name);
 	else if (fn)
 		snprintf(k->name, sizeof(k->name), "kernel %u", kernel_id);
 	else

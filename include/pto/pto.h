@@ -511,7 +511,7 @@ int pto_trace_flush(struct pto_runtime *rt);
  * @type: the worker type whose cores run it
  * @fn: the kernel
  * @name: a name for messages, traces and statistics, or NULL ("kernel
- *	ID")
+ *	ID"); kept to 31 bytes, a control character written as its C escape
  *
  * Return: 0; -EEXIST when the id is bound; -EOPNOTSUPP on a device, which
  * runs built-in ops only; -EBUSY during a run; -EINVAL.

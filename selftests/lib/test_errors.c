@@ -539,6 +539,11 @@ static void test_register(struct pto_runtime *rt)
 	} taken[] = {
 		{ 59, "first", "kernel id 59 is taken (by \"first\")" },
 		{ 58, NULL, "kernel id 58 is taken (by \"kernel 58\")" },
+		/* one line, whatever the name holds */
+		{ 57, "gemm\nrow\t\x01", "kernel id 57 is taken (by "
+		  "\"gemm\\nrow\\t\\x01\")" },
+		/* 31 bytes fit: the escape is cut whole */
+		{ 56, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", "kernel id 56 is taken (by \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\")" },
 	};
 	struct tl_capture cap;
 	struct pto_stats st;

@@ -20,7 +20,10 @@
 
 #include "testlib.h"
 
-/* Quote, backslash, a control character, UTF-8: all must survive. */
+/*
+ * Quote, backslash, UTF-8 must survive, a control character as the C
+ * escape the runtime names it by (pto_kernel_register()).
+ */
 #define TRICKY "scale \"v2\" \\ \x01 \xc3\xa9"
 #define NWORDS 64
 
@@ -206,7 +209,8 @@ static int run_checker(const char *trace, const char *mode)
 		bail_out("mkstemp: %s", strerror(errno));
 	/* the checker compares names with the kernel's, as a Python literal */
 	out = fdopen(fd, "w");
-	snprintf(name, sizeof(name), "%s", "'scale \"v2\" \\\\ \\x01 \\xe9'");
+	snprintf(name, sizeof(name), "%s",
+		 "'scale \"v2\" \\\\ \\\\x01 \\xe9'");
 	fprintf(out, checker, name);
 	fclose(out);
 	snprintf(cmd, sizeof(cmd), "python3 %s %s %d %ld %s", script, trace,
