@@ -93,14 +93,24 @@ for m in "$dest"/usr/share/man/man*/*; do
 done
 test -z "$bad"
 check $? "man pages share one .TH header form${bad:+ (not:$bad)}"
+# libpto(3)'s synopsis declares every function the library exports
+sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' \
+	"$dest/usr/share/man/man3/libpto.3" >"$tmp/synopsis"
+bad=""
+for f in $(sed -n 's/^[[:space:]]*\(pto_[a-z0-9_]*\);$/\1/p' \
+	   "$src/lib/libpto.map" | sort -u); do
+	grep -qE "[ *(]$f\(" "$tmp/synopsis" || bad="$bad $f"
+done
+test -z "$bad"
+check $? "libpto(3)'s synopsis has every exported function${bad:+ (not:$bad)}"
 
 awk '/code-block:: c/ { f = 1; next } f && /^Build it/ { f = 0 } f' \
 	"$src/Documentation/libpto.rst" | sed 's/^   //' >"$tmp/prog.c"
 # before installing: the build tree's libpto-uninstalled.pc (README)
 # shellcheck disable=SC2046
-cc "$tmp/prog.c" $(PKG_CONFIG_PATH="$obj" pkg-config --cflags --libs \
-	libpto) -o "$tmp/prog-tree" 2>"$tmp/cc0.log"
-check $? "cc prog.c against the build tree (PKG_CONFIG_PATH=build)" ||
+cc -Wall -Wextra -Werror "$tmp/prog.c" $(PKG_CONFIG_PATH="$obj" \
+	pkg-config --cflags --libs libpto) -o "$tmp/prog-tree" 2>"$tmp/cc0.log"
+check $? "cc -Wall -Wextra -Werror prog.c against the build tree (PKG_CONFIG_PATH=build)" ||
 	cat "$tmp/cc0.log"
 out=$(PTO_STATS=0 "$tmp/prog-tree" 2>&1)
 test "$out" = 1000
