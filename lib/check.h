@@ -10,7 +10,10 @@
  *    end of them (64-byte aligned), followed by one PROT_NONE guard page;
  *  - each C kernel runs with this thread armed: a SIGSEGV at an address in
  *    the heap rings jumps back out of the kernel (siglongjmp) and its task
- *    fails.  Any other SIGSEGV goes to the handler installed before ours.
+ *    fails.  Any other SIGSEGV goes to the handler installed before ours;
+ *  - every OUTPUT (and pto_alloc()) buffer is filled with PTO_CHECK_POISON
+ *    bytes when it is placed, so that a kernel reading it before anyone
+ *    wrote it sees NaNs, not the plausible data of its last user.
  * With checked mode off none of this exists: the orchestrator and the sim
  * each test one pointer.
  */
@@ -26,6 +29,9 @@
 
 struct pto_runtime;
 struct pto_check;
+
+/* 0xff bytes: NaN in f32, f64, f16 and bf16; all ones in integers */
+#define PTO_CHECK_POISON 0xff
 
 /* When cfg.check is set: 0, or -errno.  rt->check stays NULL otherwise. */
 int pto_check_open(struct pto_runtime *rt);

@@ -760,6 +760,10 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 			lead = out_lead(rt, q->size);
 			host = (uintptr_t)(r->heap + t->heap_off + lead);
 			*q->ref = (void *)(uintptr_t)host;
+			/* what its last user left would pass for data */
+			if (rt->be.check)
+				memset((void *)(uintptr_t)host,
+				       PTO_CHECK_POISON, q->size);
 			args[i] = rt->be.host_addresses ? host :
 				     r->heap_dev + t->heap_off + lead;
 			t->heap_off += out_span(rt, q->size);

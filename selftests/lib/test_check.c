@@ -7,6 +7,8 @@
  *    runs the next graph correctly;
  *  - well-behaved kernels give the same results in checked mode, also
  *    when the heap ring wraps and guard pages land on reused memory;
+ *  - OUTPUT and pto_alloc() buffers read as 0xff bytes (NaNs) until
+ *    written, whatever their memory held before;
  *  - a fault that is not a guard page's (a NULL write) still kills the
  *    process as it would without checked mode: nothing is swallowed;
  *  - PTO_CHECK sets the flag, and a value other than 0 or 1 is refused.
@@ -386,6 +388,65 @@ static void test_other_fault(void)
 	   status);
 }
 
+#define PEEK_BYTES 256
+#define PEEK_LAPS 40
+
+/*
+ * args: an OUTPUT, a pto_alloc() view of PEEK_BYTES each, a counter: adds
+ * the bytes of either that are not the poison, then zeroes both, so that
+ * the next lap's buffers, on the same heap pages, would read as zeros.
+ */
+static void k_peek(const uint64_t *a, uint32_t n)
+{
+	uint8_t *out = (uint8_t *)(uintptr_t)a[0];
+	uint8_t *scratch = pto_arg_data(a, 1);
+	uint64_t *unpoisoned = (uint64_t *)(uintptr_t)a[2];
+
+	for (uint32_t i = 0; i < PEEK_BYTES; i++)
+		*unpoisoned += (out[i] != 0xff) + (scratch[i] != 0xff);
+	memset(out, 0, PEEK_BYTES);
+	memset(scratch, 0, PEEK_BYTES);
+}
+
+static int orch_peek(struct pto_runtime *rt, void *arg)
+{
+	uint64_t shape = PEEK_BYTES;
+	void *x;
+	int i;
+
+	for (i = 0; i < PEEK_LAPS; i++) {
+		struct pto_view v = pto_view_nd(NULL, PTO_DTYPE_U8, 1, &shape);
+
+		pto_scope_begin(rt);
+		if (pto_alloc(rt, &v) ||
+		    PTO_SUBMIT(rt, K_OVERRUN + 9, PTO_WORKER_VECTOR,
+			       PTO_OUT(&x, PEEK_BYTES), PTO_INOUT_VIEW(&v),
+			       PTO_INOUT(arg, 0, 8)) < 0 ||
+		    pto_scope_end(rt))
+			return -1;
+	}
+	return 0;
+}
+
+/* A buffer read before it is written reads as NaNs, lap after lap. */
+static void test_poison(void)
+{
+	struct pto_runtime *rt = checked_rt(64 << 10);
+	uint64_t *unpoisoned = pto_malloc(rt, 8);
+	int ret;
+	char *err;
+
+	*unpoisoned = 0;
+	err = run_kernel(rt, K_OVERRUN + 9, k_peek, "peek", orch_peek,
+			 unpoisoned, &ret);
+	ok_eq(ret, 0, "poison: %d laps of an OUTPUT and a pto_alloc() read "
+	      "before written", PEEK_LAPS);
+	ok_eq(*unpoisoned, 0, "poison: each read as 0xff bytes, not as the "
+	      "zeros the lap before left");
+	free(err);
+	pto_runtime_destroy(rt);
+}
+
 static void test_config(void)
 {
 	struct pto_config cfg;
@@ -412,6 +473,7 @@ int main(void)
 	test_whole_heap();
 	test_overrun_wide();
 	test_wrap();
+	test_poison();
 	test_other_fault();
 	return tap_done();
 }
