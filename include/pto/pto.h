@@ -834,7 +834,9 @@ struct pto_ring_stats {
  *	cancelled after a failure without running (never more than
  *	@tasks_submitted, also in a snapshot taken during a run)
  * @tasks_failed: tasks whose kernel or device reported an error
- * @edges: dependencies inferred
+ * @edges: dependencies inferred on producers not yet retired when their
+ *	consumer was submitted; one that had retired adds none, so for one
+ *	program the count varies with timing and scheduling mode
  * @busy_ns: core time per worker type
  * @cores: cores per worker type
  * @runs: pto_run() calls
