@@ -15,8 +15,9 @@
  * @s: NUL-terminated UTF-8 (or ASCII) text; NULL writes ""
  *
  * Quotes and backslashes are escaped, and control characters (below 0x20,
- * and DEL) are written as \u00XX escapes.  Bytes of 0x80 and above pass
- * through unchanged, so valid UTF-8 stays valid.
+ * and DEL) are written as \u00XX escapes.  Well-formed UTF-8 sequences
+ * pass through unchanged; each byte that starts none is written as
+ * \ufffd (the replacement character), so the output is always valid.
  */
 void pto_json_str(FILE *out, const char *s);
 

@@ -22,9 +22,10 @@
 
 /*
  * Quote, backslash, UTF-8 must survive, a control character as the C
- * escape the runtime names it by (pto_kernel_register()).
+ * escape the runtime names it by (pto_kernel_register()), a byte that is
+ * no UTF-8 as U+FFFD: the trace stays valid JSON.
  */
-#define TRICKY "scale \"v2\" \\ \x01 \xc3\xa9"
+#define TRICKY "scale \"v2\" \\ \x01 \xc3\xa9 \xff"
 #define NWORDS 64
 
 enum { K_FILL = 1, K_SCALE, K_ADD, K_SPIN };
@@ -210,7 +211,7 @@ static int run_checker(const char *trace, const char *mode)
 	/* the checker compares names with the kernel's, as a Python literal */
 	out = fdopen(fd, "w");
 	snprintf(name, sizeof(name), "%s",
-		 "'scale \"v2\" \\\\ \\\\x01 \\xe9'");
+		 "'scale \"v2\" \\\\ \\\\x01 \\xe9 \\ufffd'");
 	fprintf(out, checker, name);
 	fclose(out);
 	snprintf(cmd, sizeof(cmd), "python3 %s %s %d %ld %s", script, trace,

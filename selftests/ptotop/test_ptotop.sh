@@ -94,7 +94,8 @@ check() {
 	shift
 	python3 - "$file" "$@" <<'PY'
 import json, sys
-docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+docs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")
+        if l.strip()]
 def procs(d, pid):
     return [p for p in d["processes"] if p["pid"] == pid]
 def dev(d, name):
@@ -699,7 +700,9 @@ mkdir -p "$fake/proc/$fp/fd" "$fake/proc/$fp/fdinfo" "$fake/sys/class/pto/pto0" 
 	"$fake/sys/class/pto/pto1"
 printf 'Character devices:\n  1 mem\n240 pto\n\nBlock devices:\n  8 sd\n' \
 	>"$fake/proc/devices"
-printf 'fakeapp\0--model\0x\0' >"$fake/proc/$fp/cmdline"
+# UTF-8 (U+6A21 U+578B), then a byte that is no UTF-8 and an escape
+printf 'fakeapp\0--model\0\346\250\241\345\236\213.bin\0\377\033x\0' \
+	>"$fake/proc/$fp/cmdline"
 ln -s /dev/pto0 "$fake/proc/$fp/fd/5"
 ln -s /dev/pto0 "$fake/proc/$fp/fd/6"	# a dup(): same client id
 ln -s /dev/null "$fake/proc/$fp/fd/7"
@@ -742,8 +745,8 @@ check "$tmp/fd.json" "len(docs) == 2" \
 	"procs(docs[0], $fp)[0]['device'] == 'pto0'" \
 	"procs(docs[0], $fp)[0]['client_id'] == 17" \
 	"procs(docs[0], $fp)[0]['sources'] == ['fdinfo']" \
-	"procs(docs[0], $fp)[0]['command'] == 'fakeapp --model x'"
-ok $? "the fdinfo client is listed once (dup'ed fd), on pto0, with its command"
+	"procs(docs[0], $fp)[0]['command'] == 'fakeapp --model \\u6a21\\u578b.bin ? x'"
+ok $? "the fdinfo client is listed once (dup'ed fd), on pto0, with its command (UTF-8 kept)"
 check "$tmp/fd.json" \
 	"procs(docs[0], $fp)[0]['cores'] == {'cube': 4, 'vector': 2, 'aicpu': 1, 'accel': 1}" \
 	"procs(docs[0], $fp)[0]['busy_ns']['cube'] == 1000" \
@@ -779,6 +782,33 @@ check "$tmp/fd.json" \
 	"abs(procs(docs[1], $fp)[0]['tasks_per_s'] / (2000 / docs[1]['interval_s']) - 1) < 1e-6" \
 	"abs(procs(docs[1], $fp)[0]['utilisation']['cube'] / (2000 / (docs[1]['interval_s'] * 1e9 * 4)) - 1) < 1e-6"
 ok $? "device utilisation = delta busy_ns / (interval x cores), client tasks/s"
+
+# the screen in a UTF-8 locale: a CJK character takes two columns, and a
+# line is cut before a character that would not fit, never inside one
+if command -v tmux >/dev/null; then
+	mo=$(printf '\346\250\241\345\236\213')	# U+6A21 U+578B
+	printf 'fakeapp\0--model\0%s%s%s%s%s%s%s%s.bin\0' $mo $mo $mo $mo \
+		$mo $mo $mo $mo >"$fake/proc/$fp/cmdline"
+	next_ui
+	tmux -L "$tmux_sock" -f /dev/null new-session -d -s ptotop -x 100 -y 12 \
+		"env LANG=C.UTF-8 TERM=screen PTOTOP_PROC_ROOT=$fake/proc PTOTOP_SYSFS_ROOT=$fake/sys PTO_STATS_DIR=$tmp/shm $PTOTOP -d 0.3 -p $fp"
+	wait_for 200 screen_has "fakeapp --model $mo$mo"
+	ok $? "UI shows a UTF-8 command line as it is"
+	screen >"$tmp/utf8-screen.txt"
+	python3 - "$tmp/utf8-screen.txt" <<'PY'
+import sys, unicodedata
+for line in open(sys.argv[1], encoding="utf-8"):
+    cols = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in line.rstrip("\n"))
+    if cols > 100:
+        sys.exit("# %d columns: %s" % (cols, line))
+PY
+	ok $? "no line wider than the terminal, in columns"
+	tmux -L "$tmux_sock" kill-server 2>/dev/null
+else
+	skip "tmux not installed"
+	skip "tmux not installed"
+fi
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

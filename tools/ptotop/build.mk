@@ -12,9 +12,10 @@ PTOTOP := $(O)/tools/ptotop
 PTOTOP_SRCS := main.c view_tui.c view_text.c model.c sources.c
 PTOTOP_OBJS := $(PTOTOP_SRCS:%.c=$(O)/tools/ptotop-objs/%.o) \
 	$(O)/tools/ptotop-objs/util/json.o
-PTOTOP_CFLAGS := -Iutil
-PTOTOP_LDLIBS := $(shell pkg-config --libs ncurses 2>/dev/null || \
-	echo -lncurses) -lm
+# ncursesw: command lines are UTF-8, and CJK characters take two columns
+PTOTOP_CFLAGS := -Iutil $(shell pkg-config --cflags ncursesw 2>/dev/null)
+PTOTOP_LDLIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || \
+	echo -lncursesw) -lm
 
 BINS += $(PTOTOP)
 INSTALL_BINS += $(PTOTOP)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sources.h"
+#include "utf8.h"
 
 /* ---- small file helpers -------------------------------------------------- */
 
@@ -108,12 +109,17 @@ static void read_user(const struct pt_roots *roots, int pid,
 		snprintf(user, PT_USER_LEN, "%u", (unsigned int)sb.st_uid);
 }
 
-/* argv is NUL-separated; show it space-separated.  False if empty. */
+/*
+ * argv is NUL-separated; show it space-separated, as UTF-8, which the
+ * terminal and JSON take: a control character becomes a space, a byte
+ * that starts no UTF-8 character a '?', and a character cut short by
+ * the buffer's end is left out.  False if empty.
+ */
 static bool read_cmdline(const struct pt_roots *roots, int pid,
 			 char command[PT_COMMAND_LEN])
 {
 	char path[PATH_MAX], buf[PT_COMMAND_LEN];
-	ssize_t n, i;
+	ssize_t n, i, len, out = 0;
 
 	snprintf(path, sizeof(path), "%s/%d/cmdline", roots->proc_root, pid);
 	n = read_small(path, buf, sizeof(buf));
@@ -122,10 +128,26 @@ static bool read_cmdline(const struct pt_roots *roots, int pid,
 	while (n > 0 && buf[n - 1] == '\0')
 		n--;
 	for (i = 0; i < n; i++)
-		if (buf[i] == '\0' || !isprint((unsigned char)buf[i]))
+		if (buf[i] == '\0')
 			buf[i] = ' ';
 	buf[n] = '\0';
-	snprintf(command, PT_COMMAND_LEN, "%s", buf);
+	for (i = 0; i < n; i += len ? len : 1) {
+		unsigned char c = (unsigned char)buf[i];
+
+		len = (ssize_t)pto_utf8_len(buf + i);
+		if (!len && c >= 0xc2 && n == (ssize_t)sizeof(buf) - 1 &&
+		    n - i < 4)
+			break;	/* the read's end cut it */
+		if (c < 0x20 || c == 0x7f) {
+			command[out++] = ' ';
+		} else if (len) {
+			memcpy(command + out, buf + i, len);
+			out += len;
+		} else {
+			command[out++] = '?';
+		}
+	}
+	command[out] = '\0';
 	return true;
 }
 

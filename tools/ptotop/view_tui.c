@@ -8,11 +8,13 @@
 #include <curses.h>
 #include <assert.h>
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <wchar.h>
 
 #include "view.h"
 
@@ -66,11 +68,43 @@ static const char *const type_short[PTO_UAPI_NUM_WORKER_TYPES] = {
 static const char spark[] = "_.:-=+*#";
 
 /* Print at most the rest of the line, never wrapping. */
+/*
+ * How many bytes of s fill at most cols columns, never half a character.
+ * In a UTF-8 locale (ui_init()) a character takes the columns wcwidth()
+ * says (two for CJK); elsewhere curses shows each byte, one column.
+ */
+static int fitting_bytes(const char *s, int cols)
+{
+	mbstate_t st;
+	int used = 0, w = 0, cw;
+	size_t n;
+	wchar_t wc;
+
+	if (MB_CUR_MAX == 1)
+		return (int)strnlen(s, (size_t)cols);
+	memset(&st, 0, sizeof(st));
+	while (s[used]) {
+		n = mbrtowc(&wc, s + used, MB_CUR_MAX, &st);
+		if (n == (size_t)-1 || n == (size_t)-2) {
+			memset(&st, 0, sizeof(st));
+			n = 1;		/* curses shows the byte escaped */
+			cw = 1;
+		} else {
+			cw = wcwidth(wc) < 0 ? 1 : wcwidth(wc);
+		}
+		if (w + cw > cols)
+			break;
+		w += cw;
+		used += (int)n;
+	}
+	return used;
+}
+
 static void put(int y, int x, const char *s)
 {
 	if (y < 0 || y >= LINES || x >= COLS)
 		return;
-	mvaddnstr(y, x, s, COLS - x);
+	mvaddnstr(y, x, s, fitting_bytes(s, COLS - x));
 }
 
 static void put_bold(int y, int x, const char *s)
@@ -914,6 +948,8 @@ static bool ui_init(void)
 {
 	const char *term = getenv("TERM");
 
+	/* command lines are UTF-8: let curses draw them in a UTF-8 locale */
+	setlocale(LC_CTYPE, "");
 	if (!term || !*term || !newterm(NULL, stdout, stdin))
 		return false;
 	cbreak();
