@@ -396,6 +396,7 @@ struct orch_wait {
 	uint64_t done;		/* sched.tasks_completed */
 	uint64_t deadline;
 	uint64_t timeout_ns;
+	uint64_t looked;	/* pto_now_ns() of the last look */
 };
 
 static void orch_wait_begin(struct pto_runtime *rt, struct orch_wait *ow,
@@ -403,6 +404,7 @@ static void orch_wait_begin(struct pto_runtime *rt, struct orch_wait *ow,
 {
 	ow->timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
 	ow->deadline = t0 + ow->timeout_ns;
+	ow->looked = t0;
 	ow->seen = load_acquire(&rt->win->sched.progress);
 	ow->done = READ_ONCE(rt->win->sched.tasks_completed);
 }
@@ -412,8 +414,9 @@ enum orch_wait_state { WAIT_MET, WAIT_GOES_ON, WAIT_STUCK };
 /*
  * Sleep, saying what for (PTO_ORCH_WAITS_*), until the scheduling side
  * signals progress or 10 ms pass, unless met() holds already.  Then: met,
- * or not stuck (something ran, retired or runs, which moves the deadline
- * on, or the deadline is still ahead), or stuck.
+ * or not stuck (something ran, retired or runs, or the last look was too
+ * long ago to have watched the time since (pto_stall_look_late()), which
+ * move the deadline on, or the deadline is still ahead), or stuck.
  */
 static enum orch_wait_state
 orch_sleep(struct pto_runtime *rt, struct orch_wait *ow, uint32_t what,
@@ -421,6 +424,8 @@ orch_sleep(struct pto_runtime *rt, struct orch_wait *ow, uint32_t what,
 	   const void *arg)
 {
 	struct pto_window_header *w = rt->win;
+	uint64_t now;
+	bool moved;
 
 	WRITE_ONCE(w->orch_flags.sleeping, what);
 	/* sleeping before the progress load; pairs with the scheduler */
@@ -430,13 +435,17 @@ orch_sleep(struct pto_runtime *rt, struct orch_wait *ow, uint32_t what,
 	WRITE_ONCE(w->orch_flags.sleeping, 0);
 	if (met(rt, arg))
 		return WAIT_MET;
-	if (load_acquire(&w->sched.progress) != ow->seen ||
-	    READ_ONCE(w->sched.tasks_completed) != ow->done ||
-	    pto_cores_busy(rt)) {
-		orch_wait_begin(rt, ow, pto_now_ns());
+	moved = load_acquire(&w->sched.progress) != ow->seen ||
+		READ_ONCE(w->sched.tasks_completed) != ow->done ||
+		pto_cores_busy(rt);
+	/* after the loads: a look this late saw nothing of the time before */
+	now = pto_now_ns();
+	if (moved || pto_stall_look_late(ow->timeout_ns, ow->looked, now)) {
+		orch_wait_begin(rt, ow, now);
 		return WAIT_GOES_ON;
 	}
-	return pto_now_ns() < ow->deadline ? WAIT_GOES_ON : WAIT_STUCK;
+	ow->looked = now;
+	return now < ow->deadline ? WAIT_GOES_ON : WAIT_STUCK;
 }
 
 static bool ring_met(struct pto_runtime *rt, const void *n)

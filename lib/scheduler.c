@@ -1632,15 +1632,16 @@ static bool progressing(struct pto_runtime *rt, uint64_t *seen)
 /*
  * Wait for the run's last task to retire.  With scheduling on the
  * workers, this thread lends a hand before it sleeps.  Nothing at all
- * happening for the stall timeout is reported with the state of every
+ * happening for the stall timeout (as looks at most
+ * pto_stall_look_late() apart saw it) is reported with the state of every
  * ring and core, and every core and the scheduler are woken: a lost
  * wake-up shows itself here instead of hanging in silence.
  */
 void pto_sched_wait_done(struct pto_runtime *rt)
 {
 	uint64_t timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
-	uint64_t seen = 0, deadline, t0 = pto_now_ns();
-	bool reported = false;
+	uint64_t seen = 0, deadline, t0 = pto_now_ns(), looked = t0, now;
+	bool reported = false, moved;
 
 	deadline = t0 + timeout_ns;
 	/* a short run is done within microseconds: no sleep and wake-up */
@@ -1650,11 +1651,16 @@ void pto_sched_wait_done(struct pto_runtime *rt)
 		if (rt->sched.mode != PTO_SCHED_THREAD && lend_until_done(rt))
 			break;
 		futex_wait(&rt->sched.done, 0, 10);
-		if (progressing(rt, &seen)) {
-			deadline = pto_now_ns() + timeout_ns;
+		moved = progressing(rt, &seen);
+		/* after the loads: a look this late saw nothing before */
+		now = pto_now_ns();
+		if (moved || pto_stall_look_late(timeout_ns, looked, now)) {
+			deadline = now + timeout_ns;
+			looked = now;
 			continue;
 		}
-		if (pto_now_ns() < deadline || load_acquire(&rt->sched.done))
+		looked = now;
+		if (now < deadline || load_acquire(&rt->sched.done))
 			continue;
 		if (!reported)
 			pto_stall_report(rt, (pto_now_ns() - t0) / 1000000);

@@ -10,6 +10,29 @@
 
 #include "runtime.h"
 
+/*
+ * A stall is nothing happening for the stall timeout as seen by looks at
+ * most this far apart: half the timeout, and at least 50 ms (the waits
+ * look every 10 ms), so that a short timeout still fires.  A waiter that
+ * did not run for longer (its process stopped, or preempted on a busy
+ * host) did not watch the time in between, and its first look after may
+ * land in an instant when nothing shows progress although tasks run: a
+ * core that just ended a task (no longer busy) whose completion is not
+ * counted yet, or one whose next task is queued but not yet taken.  That
+ * look starts the clock again instead of judging the wait stuck.
+ */
+#define PTO_STALL_LOOK_GAP_MIN_NS 50000000ull
+
+static inline bool pto_stall_look_late(uint64_t timeout_ns, uint64_t last,
+				       uint64_t now)
+{
+	uint64_t gap = timeout_ns / 2;
+
+	if (gap < PTO_STALL_LOOK_GAP_MIN_NS)
+		gap = PTO_STALL_LOOK_GAP_MIN_NS;
+	return now - last > gap;
+}
+
 /* Is a core in the middle of a task right now (its status is ACK)? */
 bool pto_cores_busy(struct pto_runtime *rt);
 

@@ -14,6 +14,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -27,6 +28,8 @@
 #include <sys/syscall.h>
 
 #include "testlib.h"
+#include "runtime.h"
+#include "stall.h"
 #include "sync.h"
 
 #define K_NAP 1
@@ -944,6 +947,256 @@ static void test_chain_stays(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * A host that stops running the process for longer than the stall
+ * timeout (stopped, or preempted on a busy machine, as the whole process
+ * is when its virtual machine is) while a kernel runs: that is no
+ * deadlock, whatever the waiting orchestrator sees when it runs again.
+ * Its first look then may land between a core's end of a task and the
+ * scheduler counting the completion, when nothing shows progress: with
+ * nothing else happening, it must look on for the stall timeout before
+ * it judges.  (It judged at once: a chain of 400 ms kernels in a task
+ * window of 4 with a 200 ms stall timeout, stopped for 300 ms now and
+ * then, failed with -EDEADLK in 7 runs of 100.)
+ *
+ * Here the scheduler thread and then the orchestrator are parked in a
+ * signal handler, the second task's kernel is let end (so no core is
+ * busy and its completion is not counted), and the orchestrator is let
+ * go once the stall timeout has passed; the scheduler only after the
+ * orchestrator has looked and is back asleep (or has given up).
+ */
+#define K_BLACKOUT 26
+#define BLACKOUT_TASKS 6
+#define BLACKOUT_STALL_MS 300
+
+static struct tl_gate blackout_gate[2];	/* for tasks 0 and 1 */
+static uint32_t blackout_entered;	/* task 1's kernel started */
+static uint32_t blackout_returned;	/* the orchestration function did */
+static int blackout_rc;
+static bool blackout_staged;		/* all went as planned */
+static pid_t hold_tid[2];		/* the scheduler, the orchestrator */
+static int hold_fd[2][2] = { { -1, -1 }, { -1, -1 } };
+static uint32_t held[2];
+
+static void hold(int sig)
+{
+	int i = (pid_t)syscall(SYS_gettid) == hold_tid[1];
+	char c;
+
+	__atomic_store_n(&held[i], 1, __ATOMIC_RELEASE);
+	while (read(hold_fd[i][0], &c, 1) < 0 && errno == EINTR)
+		;
+	__atomic_store_n(&held[i], 0, __ATOMIC_RELEASE);
+}
+
+static void release(int i)
+{
+	if (__atomic_load_n(&held[i], __ATOMIC_ACQUIRE) &&
+	    write(hold_fd[i][1], "", 1) != 1)
+		bail_out("cannot release a held thread");
+	while (__atomic_load_n(&held[i], __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+/*
+ * buf (INOUT, unused), i: tasks 0 and 1 wait for their gates.  Task 0
+ * then runs 50 us more, should its gate have opened before it started:
+ * measured short, the kernel's next task (1) could run on the scheduler's
+ * thread, on its sleeping core's behalf, and keep that from sleeping.
+ */
+static void k_blackout(const uint64_t *a, uint32_t n)
+{
+	uint64_t t0;
+
+	if (a[1] > 1)
+		return;
+	if (a[1] == 1)
+		__atomic_store_n(&blackout_entered, 1, __ATOMIC_RELEASE);
+	if (tl_gate_wait(&blackout_gate[a[1]], 20000))
+		diag("blackout: a gate never opened");
+	for (t0 = tl_now_ns(); !a[1] && tl_now_ns() - t0 < 50000;)
+		;
+}
+
+static int orch_blackout(struct pto_runtime *rt, void *arg)
+{
+	int64_t id = 0;
+	uint64_t i;
+
+	for (i = 0; i < BLACKOUT_TASKS && id >= 0; i++)
+		id = PTO_SUBMIT(rt, K_BLACKOUT, PTO_WORKER_VECTOR,
+				PTO_INOUT(chain_buf, 0, 64), PTO_SCALAR(i));
+	blackout_rc = id < 0 ? (int)id : 0;
+	__atomic_store_n(&blackout_returned, 1, __ATOMIC_RELEASE);
+	return blackout_rc;
+}
+
+/* Wait up to 10 s for cond; false (and say so) when it never came. */
+#define BLACKOUT_UNTIL(cond, what)					\
+	({								\
+		uint64_t t_ = tl_now_ns();				\
+		bool met_;						\
+									\
+		while (!(met_ = (cond)) &&				\
+		       tl_now_ns() - t_ < 10000000000ull)		\
+			sched_yield();					\
+		if (!met_)						\
+			diag("blackout: never %s", what);		\
+		met_;							\
+	})
+
+/* How many times thread tid has blocked (slept) so far; 0 if unknown. */
+static uint64_t thread_sleeps(pid_t tid)
+{
+	char path[64], line[128];
+	uint64_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %" SCNu64, &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+static void *blackout_control(void *arg)
+{
+	struct pto_runtime *rt = arg;
+	struct pto_window_header *w = rt->win;
+	uint64_t t0, sleeps;
+
+	/*
+	 * Task 0 ends once task 1, which it feeds, holds it (task 1 is
+	 * scanned): it then stays in the ring until task 1 completes, and
+	 * the fifth submit waits for its slot.
+	 */
+	if (!BLACKOUT_UNTIL(READ_ONCE(w->sched.tasks_scanned) >= 4 &&
+			    READ_ONCE(w->orch_flags.sleeping) ==
+			    PTO_ORCH_WAITS_RING,
+			    "the orchestrator waiting for a slot"))
+		goto out;
+	tl_gate_open(&blackout_gate[0]);
+	/* task 1 runs; the scheduler, asleep, said task 0 is the oldest */
+	if (!BLACKOUT_UNTIL(__atomic_load_n(&blackout_entered,
+					    __ATOMIC_ACQUIRE) &&
+			    READ_ONCE(w->sched.head[0].state) ==
+			    PTO_TASK_COMPLETED &&
+			    READ_ONCE(w->sched_flags.sleeping),
+			    "task 1 running, the scheduler asleep"))
+		goto out;
+	/*
+	 * The orchestrator has looked since (task 1 running: its clock
+	 * starts again then): it has slept twice more, and between any
+	 * two of its naps it looks.
+	 */
+	sleeps = thread_sleeps(hold_tid[1]);
+	if (!sleeps || !BLACKOUT_UNTIL(thread_sleeps(hold_tid[1]) >= sleeps + 2,
+				       "the orchestrator looking again"))
+		goto out;
+	hold_tid[0] = sleeping_thread("pto-sched");
+	if (!hold_tid[0] || syscall(SYS_tgkill, getpid(), hold_tid[0], SIGUSR1))
+		bail_out("cannot hold the scheduler thread");
+	if (!BLACKOUT_UNTIL(__atomic_load_n(&held[0], __ATOMIC_ACQUIRE),
+			    "the scheduler held"))
+		goto out;
+	if (syscall(SYS_tgkill, getpid(), hold_tid[1], SIGUSR1))
+		bail_out("cannot hold the orchestrator");
+	if (!BLACKOUT_UNTIL(__atomic_load_n(&held[1], __ATOMIC_ACQUIRE),
+			    "the orchestrator held"))
+		goto out;
+	t0 = tl_now_ns();
+	/* task 1 ends; its completion waits for the scheduler */
+	tl_gate_open(&blackout_gate[1]);
+	if (!BLACKOUT_UNTIL(!pto_cores_busy(rt), "the core idle"))
+		goto out;
+	/*
+	 * The only wait on the clock: the host is away for longer than the
+	 * stall timeout, as the failure needs; how much longer is no matter.
+	 */
+	while (tl_now_ns() - t0 < (BLACKOUT_STALL_MS + 50) * 1000000ull)
+		nap_ms(10);
+	release(1);
+	/* it has looked (and judged) once it has slept twice more */
+	sleeps = thread_sleeps(hold_tid[1]);
+	blackout_staged = BLACKOUT_UNTIL(thread_sleeps(hold_tid[1]) >=
+					 sleeps + 2 ||
+					 __atomic_load_n(&blackout_returned,
+							 __ATOMIC_ACQUIRE),
+					 "the orchestrator looking after it");
+out:
+	tl_gate_open(&blackout_gate[0]);
+	tl_gate_open(&blackout_gate[1]);
+	release(1);
+	release(0);
+	return NULL;
+}
+
+static void test_host_blackout(void)
+{
+	const char *what = "the host stopped longer than the stall timeout "
+			   "while a kernel ran";
+	struct sigaction sa = { .sa_handler = hold };
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	pthread_t ctl;
+	char *text;
+	int ret;
+
+#if defined(__SANITIZE_THREAD__)
+	/* TSan runs the handler only once the thread leaves its futex */
+	for (int i = 0; i < 4; i++)
+		skip("host blackout: not under TSan");
+	return;
+#endif
+	tl_config(&cfg, 4, 0);
+	cfg.sched = PTO_SCHED_THREAD;
+	cfg.stall_timeout_ms = BLACKOUT_STALL_MS;
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_BLACKOUT, PTO_WORKER_VECTOR, k_blackout,
+				"blackout"))
+		bail_out("cannot register the kernel");
+	chain_buf = pto_malloc(rt, 64);
+	if (!chain_buf || pipe(hold_fd[0]) || pipe(hold_fd[1]) ||
+	    sigaction(SIGUSR1, &sa, NULL))
+		bail_out("pto_malloc, pipe, sigaction");
+	blackout_entered = blackout_returned = 0;
+	blackout_rc = 0;
+	blackout_staged = false;
+	tl_gate_init(&blackout_gate[0]);
+	tl_gate_init(&blackout_gate[1]);
+	hold_tid[1] = (pid_t)syscall(SYS_gettid);	/* the orchestrator */
+	if (pthread_create(&ctl, NULL, blackout_control, rt))
+		bail_out("pthread_create");
+
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_blackout, NULL);
+	text = tl_capture_end(&cap);
+	pthread_join(ctl, NULL);
+
+	ok(blackout_staged, "%s: staged: the scheduler thread and the "
+	   "orchestrator held, the kernel over, the stall timeout past", what);
+	ok_eq(blackout_rc, 0, "%s: every submit", what);
+	ok_eq(ret, 0, "%s: pto_run", what);
+	ok(text && !strstr(text, "deadlock") && !strstr(text, "stall"),
+	   "%s: nothing reported", what);
+	for (char *l = text ? strtok(text, "\n") : NULL; l;
+	     l = strtok(NULL, "\n"))
+		diag("  stderr: %s", l);
+	free(text);
+	pto_runtime_destroy(rt);
+	tl_gate_destroy(&blackout_gate[0]);
+	tl_gate_destroy(&blackout_gate[1]);
+	for (int i = 0; i < 2; i++) {
+		close(hold_fd[i][0]);
+		close(hold_fd[i][1]);
+	}
+}
+
 int main(void)
 {
 	test_policy(PTO_SCHED_THREAD, "scheduler thread");
@@ -956,5 +1209,6 @@ int main(void)
 	test_stalled_core(PTO_SCHED_WORKERS, "scheduling on the core threads");
 	test_stalled_core(PTO_SCHED_THREAD, "scheduler thread");
 	test_parked_cores();
+	test_host_blackout();
 	return tap_done();
 }
