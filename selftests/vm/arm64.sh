@@ -5,7 +5,8 @@
 # Debian 12 host.
 #
 #  1. Debian's arm64 kernel: linux-image-ABI-arm64 and linux-headers-ABI-
-#     arm64 of the same version as the installed linux-source-6.1 (apt-get
+#     arm64 of the installed linux-source-6.1's version, or of its upstream
+#     version while the arm64 builds of a new upload lag (apt-get
 #     download, after dpkg --add-architecture arm64), plus the arm64
 #     busybox-static, liburing and ncurses the guest needs.
 #  2. linux-source-6.1 prepared for arm64 (Debian's arm64 config and
@@ -42,17 +43,28 @@ mkdir -p "$W/debs"
 # ---- 1. Debian's arm64 packages, the version of linux-source-6.1 ----
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) ||
 	fail "linux-source-6.1 is not installed"
-abi=""
-for v in $(apt-cache madison linux-image-arm64:arm64 2>/dev/null |
-	   awk -F'|' '{gsub(/ /, "", $2); print $2}'); do
-	[ "$v" = "$srcver" ] || continue
-	abi=$(apt-cache show "linux-image-arm64:arm64=$v" |
-	      sed -n 's/^Depends: linux-image-\(6\.1\.0-[0-9]*\)-arm64 .*/\1/p' |
-	      head -n 1)
+# The image of that version; else, as the archive may publish a
+# linux-source upload (6.1.192-3) before its arm64 builds, the newest one
+# of the same upstream version (6.1.192-2): same ABI name (6.1.0-N), which
+# Debian keeps binary-compatible, and the boot below checks the module.
+imgs=$(apt-cache madison linux-image-arm64:arm64 2>/dev/null |
+       awk -F'|' '{gsub(/ /, "", $2); print $2}')
+imgver=""
+for v in $imgs; do
+	[ "$v" = "$srcver" ] && imgver=$v
 done
-[ -n "$abi" ] || fail "no linux-image-arm64 $srcver in the arm64 lists (dpkg --add-architecture arm64; apt-get update)"
+if [ -z "$imgver" ]; then
+	for v in $imgs; do
+		[ "${v%-*}" = "${srcver%-*}" ] && { imgver=$v; break; }
+	done
+fi
+[ -n "$imgver" ] || fail "no linux-image-arm64 ${srcver%-*} in the arm64 lists (dpkg --add-architecture arm64; apt-get update)"
+abi=$(apt-cache show "linux-image-arm64:arm64=$imgver" |
+      sed -n 's/^Depends: linux-image-\(6\.1\.0-[0-9]*\)-arm64 .*/\1/p' |
+      head -n 1)
+[ -n "$abi" ] || fail "linux-image-arm64 $imgver names no linux-image-6.1.0-N-arm64"
 KVER=$abi-arm64
-log "kernel $KVER ($srcver)"
+log "kernel $KVER (image $imgver, source $srcver)"
 get() {		# package (arch-qualified): download once, extract into dir
 	pkg=$1 dir=$2
 	f=$(ls "$W/debs/${pkg%%:*}_"*.deb 2>/dev/null | head -n 1)
@@ -65,8 +77,8 @@ get() {		# package (arch-qualified): download once, extract into dir
 	dpkg-deb -x "$f" "$dir"
 }
 rm -rf "$W/image" "$W/headers" "$W/sysroot"
-get "linux-image-$KVER:arm64=$srcver" "$W/image"
-get "linux-headers-$KVER:arm64=$srcver" "$W/headers"
+get "linux-image-$KVER:arm64=$imgver" "$W/image"
+get "linux-headers-$KVER:arm64=$imgver" "$W/headers"
 for p in busybox-static liburing2 liburing-dev libncurses-dev libncurses6 \
 	 libncursesw6 libtinfo6; do
 	get "$p:arm64" "$W/sysroot"
@@ -76,7 +88,7 @@ IMAGE="$W/image/boot/vmlinuz-$KVER"
 
 # ---- 2. linux-source-6.1 prepared for arm64 ----
 K="$W/linux"
-stamp="$srcver $KVER"
+stamp="$srcver $KVER $imgver"
 if [ "$(cat "$K/.pto-prepared" 2>/dev/null)" != "$stamp" ]; then
 	log "preparing linux-source-6.1 for arm64"
 	rm -rf "$K" "$W/linux-source-6.1"
