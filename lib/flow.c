@@ -394,19 +394,23 @@ static int wait_end(struct pto_runtime *rt, const struct pto_need *n,
 struct orch_wait {
 	uint32_t seen;		/* sched.progress */
 	uint64_t done;		/* sched.tasks_completed */
-	uint64_t deadline;
-	uint64_t timeout_ns;
-	uint64_t looked;	/* pto_now_ns() of the last look */
+	struct pto_stall_clock clock;
 };
+
+/* What the next look compares against. */
+static void orch_wait_snapshot(struct pto_runtime *rt, struct orch_wait *ow)
+{
+	ow->seen = load_acquire(&rt->win->sched.progress);
+	ow->done = READ_ONCE(rt->win->sched.tasks_completed);
+}
 
 static void orch_wait_begin(struct pto_runtime *rt, struct orch_wait *ow,
 			    uint64_t t0)
 {
-	ow->timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
-	ow->deadline = t0 + ow->timeout_ns;
-	ow->looked = t0;
-	ow->seen = load_acquire(&rt->win->sched.progress);
-	ow->done = READ_ONCE(rt->win->sched.tasks_completed);
+	pto_stall_clock_start(&ow->clock,
+			      (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull,
+			      t0);
+	orch_wait_snapshot(rt, ow);
 }
 
 enum orch_wait_state { WAIT_MET, WAIT_GOES_ON, WAIT_STUCK };
@@ -424,7 +428,6 @@ orch_sleep(struct pto_runtime *rt, struct orch_wait *ow, uint32_t what,
 	   const void *arg)
 {
 	struct pto_window_header *w = rt->win;
-	uint64_t now;
 	bool moved;
 
 	WRITE_ONCE(w->orch_flags.sleeping, what);
@@ -438,14 +441,16 @@ orch_sleep(struct pto_runtime *rt, struct orch_wait *ow, uint32_t what,
 	moved = load_acquire(&w->sched.progress) != ow->seen ||
 		READ_ONCE(w->sched.tasks_completed) != ow->done ||
 		pto_cores_busy(rt);
-	/* after the loads: a look this late saw nothing of the time before */
-	now = pto_now_ns();
-	if (moved || pto_stall_look_late(ow->timeout_ns, ow->looked, now)) {
-		orch_wait_begin(rt, ow, now);
+	/* the clock read after the loads */
+	switch (pto_stall_clock_look(&ow->clock, moved, pto_now_ns())) {
+	case PTO_STALL_RESTARTED:
+		orch_wait_snapshot(rt, ow);
 		return WAIT_GOES_ON;
+	case PTO_STALL_WATCHING:
+		return WAIT_GOES_ON;
+	default:
+		return WAIT_STUCK;
 	}
-	ow->looked = now;
-	return now < ow->deadline ? WAIT_GOES_ON : WAIT_STUCK;
 }
 
 static bool ring_met(struct pto_runtime *rt, const void *n)
@@ -528,7 +533,8 @@ int pto_flow_wait(struct pto_runtime *rt, const struct pto_need *n)
 			pto_stall_report(rt, waited_ms(t0));
 			kick_everyone(rt);
 			kicked = true;
-			ow.deadline = pto_now_ns() + ow.timeout_ns;
+			pto_stall_clock_start(&ow.clock, ow.clock.timeout_ns,
+					      pto_now_ns());
 			continue;
 		}
 		diagnose_deadlock(rt, n, waited_ms(t0), &old);

@@ -1639,35 +1639,31 @@ static bool progressing(struct pto_runtime *rt, uint64_t *seen)
  */
 void pto_sched_wait_done(struct pto_runtime *rt)
 {
-	uint64_t timeout_ns = (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull;
-	uint64_t seen = 0, deadline, t0 = pto_now_ns(), looked = t0, now;
+	struct pto_stall_clock clock;
+	uint64_t seen = 0, t0 = pto_now_ns();
 	bool reported = false, moved;
 
-	deadline = t0 + timeout_ns;
+	pto_stall_clock_start(&clock,
+			      (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull,
+			      t0);
 	/* a short run is done within microseconds: no sleep and wake-up */
-	if (rt->sched.mode == PTO_SCHED_THREAD)
+	if (!pto_sched_can_lend(rt))
 		spin_while(&rt->sched.done, 0, RUN_SPIN_NS, NULL);
 	while (!load_acquire(&rt->sched.done)) {
-		if (rt->sched.mode != PTO_SCHED_THREAD && lend_until_done(rt))
+		if (pto_sched_can_lend(rt) && lend_until_done(rt))
 			break;
 		futex_wait(&rt->sched.done, 0, 10);
 		moved = progressing(rt, &seen);
-		/* after the loads: a look this late saw nothing before */
-		now = pto_now_ns();
-		if (moved || pto_stall_look_late(timeout_ns, looked, now)) {
-			deadline = now + timeout_ns;
-			looked = now;
-			continue;
-		}
-		looked = now;
-		if (now < deadline || load_acquire(&rt->sched.done))
+		/* the clock read after the loads */
+		if (pto_stall_clock_look(&clock, moved, pto_now_ns()) !=
+		    PTO_STALL_STUCK || load_acquire(&rt->sched.done))
 			continue;
 		if (!reported)
 			pto_stall_report(rt, (pto_now_ns() - t0) / 1000000);
 		reported = true;
 		rt->be.ops->kick(&rt->be, NULL, 0);
 		rt->be.ops->notify(&rt->be);
-		deadline = pto_now_ns() + timeout_ns;
+		pto_stall_clock_start(&clock, clock.timeout_ns, pto_now_ns());
 	}
 }
 

@@ -33,6 +33,46 @@ static inline bool pto_stall_look_late(uint64_t timeout_ns, uint64_t last,
 	return now - last > gap;
 }
 
+/*
+ * The clock of one wait: by when nothing moving means it is stuck, and
+ * when it last looked.  Only time it watched counts.
+ */
+struct pto_stall_clock {
+	uint64_t timeout_ns;
+	uint64_t deadline;
+	uint64_t looked;	/* pto_now_ns() of the last look */
+};
+
+static inline void pto_stall_clock_start(struct pto_stall_clock *c,
+					 uint64_t timeout_ns, uint64_t now)
+{
+	c->timeout_ns = timeout_ns;
+	c->deadline = now + timeout_ns;
+	c->looked = now;
+}
+
+enum pto_stall_look {
+	PTO_STALL_RESTARTED,	/* it moved, or the look came too late */
+	PTO_STALL_WATCHING,	/* nothing moved, the deadline is ahead */
+	PTO_STALL_STUCK,	/* nothing moved until the deadline */
+};
+
+/*
+ * One look at the wait, at now (read after the loads that decided
+ * moved): progress, or a look too late to have watched the time since the
+ * last one, starts the clock again.
+ */
+static inline enum pto_stall_look
+pto_stall_clock_look(struct pto_stall_clock *c, bool moved, uint64_t now)
+{
+	if (moved || pto_stall_look_late(c->timeout_ns, c->looked, now)) {
+		pto_stall_clock_start(c, c->timeout_ns, now);
+		return PTO_STALL_RESTARTED;
+	}
+	c->looked = now;
+	return now < c->deadline ? PTO_STALL_WATCHING : PTO_STALL_STUCK;
+}
+
 /* Is a core in the middle of a task right now (its status is ACK)? */
 bool pto_cores_busy(struct pto_runtime *rt);
 
