@@ -292,8 +292,8 @@ static int check_aligned(const char *call, uint32_t kid, uint32_t op,
 			 uint32_t i, const struct pto_view *first)
 {
 	uint32_t kind = p[i].kind & ~(uint32_t)PTO_PARAM_VIEW;
-	uintptr_t addr = (uintptr_t)p[i].base + (uintptr_t)p[i].offset;
 	uint32_t esize = s->type == E_ANY ? 1 : 4;
+	uintptr_t addr;
 
 	if (kind == PTO_PARAM_OUTPUT || kind == PTO_PARAM_SCALAR)
 		return 0;
@@ -301,8 +301,10 @@ static int check_aligned(const char *call, uint32_t kid, uint32_t op,
 		esize = pto_dtype_size(p[i].view->dtype);
 		addr = (uintptr_t)p[i].view->base +
 		       (uintptr_t)(p[i].view->offset * esize);
-	} else if (first) {
-		esize = pto_dtype_size(first->dtype);
+	} else {
+		if (first)
+			esize = pto_dtype_size(first->dtype);
+		addr = (uintptr_t)p[i].base + (uintptr_t)p[i].offset;
 	}
 	if (addr % esize == 0)
 		return 0;
