@@ -944,7 +944,7 @@ static void prefetch_next_output(struct pto_runtime *rt, uint32_t r,
 	if (off + size > ring->heap_size)
 		return;		/* it wraps to the ring's start */
 	pto_tm_key(&rt->orch.tm, &key, (uintptr_t)(ring->heap + off), 0, size);
-	__builtin_prefetch(key.bucket, 1);
+	__builtin_prefetch(pto_tm_ring_heads(&rt->orch.tm, key.heads, r), 1);
 }
 
 /* What is submitted: a kernel's task, or a runtime-owned buffer. */

@@ -78,11 +78,6 @@ struct pto_tm_entry {
 #define PTO_TM_SHAPED		(1ull << 62)	/* its shape is in ->shapes */
 #define PTO_TM_WRITER		(1ull << 63)
 
-/* Bucket heads: one chain per task ring and kind ([0] readers, [1] writers). */
-struct pto_tm_bucket {
-	uint64_t head[PTO_MAX_RINGS][2];
-};
-
 /* Where the entries of the task last in a window slot end. */
 struct pto_tm_task {
 	uint64_t task;		/* its handle */
@@ -108,9 +103,16 @@ struct pto_tensormap {
 	struct pto_tm_ring ring[PTO_MAX_RINGS];
 	uint32_t nrings;
 	uint32_t active;	/* bit r: ring r has live entries */
-	struct pto_tm_bucket *blk_buckets;
-	struct pto_tm_bucket *lvl_buckets;
+	/*
+	 * Bucket heads, [ring][bucket][kind] (kind [0] readers, [1]
+	 * writers): a ring's heads are dense, four buckets to a cache line,
+	 * and the blocks of one tensor's run take neighbouring buckets
+	 * (blk_hash()), so a program's working set of heads stays small.
+	 */
+	uint64_t *blk_heads;
+	uint64_t *lvl_heads;
 	uint32_t bucket_mask;
+	unsigned int bucket_shift;	/* log2 of the buckets */
 	uint64_t level_mask[2];	/* levels that may have live entries */
 	bool shaped;		/* some ring has had a shaped entry */
 };
@@ -127,20 +129,28 @@ struct pto_tensormap {
 
 /*
  * One access's range and where it is indexed: its level and the bucket of
- * its block there.  Made once per access (pto_tm_key()) and used by both
- * the lookup and the insert of that access.
+ * its block there (NULL heads: an empty range, not indexed).  Made once
+ * per access (pto_tm_key()) and used by both the lookup and the insert of
+ * that access.
  */
 struct pto_tm_key {
 	uint64_t base;
 	uint64_t begin;
 	uint64_t end;
 	unsigned int level;
-	struct pto_tm_bucket *bucket;	/* NULL: empty range, not indexed */
+	uint64_t *heads;	/* ring 0's pair in its bucket, or NULL */
 	const struct pto_vshape *shape;	/* NULL: all of [begin, end) */
 };
 
 void pto_tm_key(struct pto_tensormap *tm, struct pto_tm_key *k,
 		uint64_t base, uint64_t begin, uint64_t end);
+
+/* A ring's pair of heads of the bucket whose ring 0 pair is at heads. */
+static inline uint64_t *pto_tm_ring_heads(const struct pto_tensormap *tm,
+					  uint64_t *heads, uint32_t ring)
+{
+	return heads + ((uint64_t)ring << (tm->bucket_shift + 1));
+}
 
 /*
  * The key of an access to a view that is not solid (vs stays the
@@ -198,11 +208,11 @@ static inline int pto_tm_insert_key(struct pto_tensormap *tm,
 	struct pto_tm_entry *e;
 	uint64_t *head;
 
-	if (!k->bucket)
+	if (!k->heads)
 		return 0;
 	if (r->live >= r->pool_size)
 		return -ENOSPC;
-	head = &k->bucket->head[ring][writer];
+	head = &pto_tm_ring_heads(tm, k->heads, ring)[writer];
 	e = &r->pool[r->head & r->ring_mask];
 	e->base = k->base;
 	e->begin = k->begin;

@@ -521,6 +521,45 @@ static void test_tm_lazy(void)
 	}
 }
 
+/*
+ * The tiles of one tensor take neighbouring buckets: 64 1 KiB tiles in a
+ * row never share a chain, and their ring's heads (16 bytes a bucket) lie
+ * in 16 cache lines, 17 when the run does not start on a line, 18 when
+ * it also wraps around the table.  A hash per tile put each in a line of
+ * its own.
+ */
+static void test_tm_runs(void)
+{
+	const uint64_t base = 0x7f5a12340000ull, tile = 1024;
+	uint64_t lines[64], bucket[64];
+	uint32_t pool = 1u << 15, win = 64, run, i, j, nlines, shared;
+	struct pto_tensormap tm;
+	struct pto_tm_key k;
+
+	if (!ok(tm_init1(&tm, pool, win) == 0, "tensormap runs: init"))
+		return;
+	for (run = 0; run < 8; run++) {
+		nlines = 0;
+		shared = 0;
+		for (i = 0; i < 64; i++) {
+			uint64_t b = (run * 64 + i) * tile;
+
+			pto_tm_key(&tm, &k, base, b, b + tile);
+			bucket[i] = (uint64_t)(k.heads - tm.blk_heads);
+			for (j = 0; j < i; j++)
+				shared += bucket[j] == bucket[i];
+			lines[i] = (uintptr_t)k.heads / 64;
+			for (j = 0; j < i && lines[j] != lines[i]; j++)
+				;
+			nlines += j == i;
+		}
+		ok(!shared && nlines <= 18,
+		   "tensormap runs: 64 tiles from tile %u: %u shared buckets, "
+		   "heads in %u cache lines", run * 64, shared, nlines);
+	}
+	pto_tm_destroy(&tm);
+}
+
 static void test_tm_fixed(void)
 {
 	struct pto_tensormap tm;
@@ -993,6 +1032,7 @@ int main(void)
 	test_coreload(seed);
 	test_pace();
 	test_tm_fixed();
+	test_tm_runs();
 	test_tm_lazy();
 	test_tm_stencil();
 	test_tm_reuse();
