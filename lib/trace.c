@@ -437,8 +437,60 @@ static const char *const kind_name[] = {
 	[PTO_PARAM_SCALAR] = "scalar",
 };
 
-/* "params":[...]: each one's kind, and its address and size or value. */
-static void write_params(struct pto_trace *t, const struct trace_rec *rec,
+/* Is argument i of the task a view, its word the address of a descriptor? */
+static bool arg_is_view(const struct pto_task_desc *d, const uint64_t *args,
+			uint32_t i)
+{
+	if (!(d->flags & PTO_TASK_F_VIEWS))
+		return false;
+	if (d->flags & PTO_TASK_F_ARGS_IN_HEAP)
+		return (args[d->nargs + i / 64] >> (i % 64)) & 1;
+	return i < 32 && ((d->view_mask >> i) & 1);
+}
+
+/*
+ * The view descriptor at argument word addr, in the task's heap block:
+ * still the task's, as it has not been retired yet.
+ */
+static const struct pto_view_desc *view_desc(struct pto_runtime *rt,
+					     uint64_t task, uint64_t addr)
+{
+	const struct pto_task_ring *r = &rt->ring[PTO_TASK_RING(task)];
+
+	if (rt->be.host_addresses)
+		return (const struct pto_view_desc *)(uintptr_t)addr;
+	return (const struct pto_view_desc *)(r->heap + (addr - r->heap_dev));
+}
+
+static void write_dims(struct pto_trace *t, const char *name,
+		       const __u64 *dim, uint32_t ndim)
+{
+	uint32_t i;
+
+	fprintf(t->f, ",\"%s\":[", name);
+	for (i = 0; i < ndim && i < PTO_MAX_DIMS; i++)
+		fprintf(t->f, "%s%" PRIu64, i ? "," : "", (uint64_t)dim[i]);
+	fputc(']', t->f);
+}
+
+/* A view parameter: where its first element is, its type and layout. */
+static void write_view(struct pto_trace *t, const struct pto_view_desc *v,
+		       uint64_t size)
+{
+	fprintf(t->f, ",\"view\":true,\"addr\":\"%#" PRIx64 "\","
+		"\"size\":%" PRIu64 ",\"dtype\":\"%s\"",
+		(uint64_t)v->addr, size, pto_dtype_name(v->dtype));
+	write_dims(t, "shape", v->shape, v->ndim);
+	write_dims(t, "stride", v->stride, v->ndim);
+}
+
+/*
+ * "params":[...]: each one's kind, and its address and size, or value; a
+ * view's address is its first element's, with its dtype, shape and
+ * strides (in elements).
+ */
+static void write_params(struct pto_trace *t, struct pto_runtime *rt,
+			 uint64_t task, const struct trace_rec *rec,
 			 const struct pto_task_desc *d)
 {
 	uint32_t i, n = rec->nparams < d->nargs ? rec->nparams : d->nargs;
@@ -451,12 +503,14 @@ static void write_params(struct pto_trace *t, const struct trace_rec *rec,
 		fprintf(t->f, "%s{\"kind\":\"%s\"", i ? "," : "",
 			k <= PTO_PARAM_SCALAR ? kind_name[k] : "?");
 		if (k == PTO_PARAM_SCALAR)
-			fprintf(t->f, ",\"value\":%" PRIu64 "}",
-				args[i]);
+			fprintf(t->f, ",\"value\":%" PRIu64, args[i]);
+		else if (arg_is_view(d, args, i))
+			write_view(t, view_desc(rt, task, args[i]),
+				   rec->size[i]);
 		else
 			fprintf(t->f, ",\"addr\":\"%#" PRIx64 "\","
-				"\"size\":%" PRIu64 "}",
-				args[i], rec->size[i]);
+				"\"size\":%" PRIu64, args[i], rec->size[i]);
+		fputc('}', t->f);
 	}
 	fputc(']', t->f);
 }
@@ -525,7 +579,7 @@ void pto_trace_task(struct pto_trace *t, struct pto_runtime *rt,
 		c->status);
 	if (rec) {
 		fprintf(t->f, ",\"depth\":%u", rec->depth);
-		write_params(t, rec, d);
+		write_params(t, rt, c->task_id, rec, d);
 		rec->core = c->core;
 		rec->start_ns = c->start_ns;
 		rec->end_ns = end;

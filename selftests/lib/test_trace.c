@@ -493,6 +493,56 @@ static void trace_fork(const char *path)
 	   "fork: a child's exit() leaves the parent's trace valid JSON");
 }
 
+struct views {
+	float *m;		/* 8 x 16, row-major */
+	struct pto_view tile;	/* rows 2..5, columns 4..11 */
+	struct pto_view out;	/* a 4 x 8 OUTPUT view */
+};
+
+static int orch_views(struct pto_runtime *rt, void *arg)
+{
+	struct views *v = arg;
+
+	v->tile = pto_view_tile_2d(pto_view_2d(v->m, PTO_DTYPE_F32, 8, 16, 16),
+				   2, 4, 4, 8);
+	v->out = pto_view_2d(NULL, PTO_DTYPE_F32, 4, 8, 8);
+	SUBMIT(K_SPIN, PTO_WORKER_VECTOR, PTO_IN_VIEW(&v->tile),
+	       PTO_INOUT(v->m, 0, 64), PTO_OUT_VIEW(&v->out));
+	return 0;
+}
+
+/*
+ * A view parameter is traced as the view: its first element's address,
+ * the bytes it spans, dtype, shape and strides; a region as before.
+ */
+static void trace_views(const char *path)
+{
+	struct pto_runtime *rt = nop_runtime(path);
+	struct views v;
+	char cmd[2048];
+
+	v.m = pto_malloc(rt, 8 * 16 * sizeof(float));
+	ok_eq(pto_run(rt, orch_views, &v), 0, "views: pto_run");
+	pto_runtime_destroy(rt);
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import json,sys\n"
+		 "ev = json.load(open(sys.argv[1]))[\"traceEvents\"]\n"
+		 "p = [e for e in ev if e.get(\"cat\") == \"task\"][0]"
+		 "[\"args\"][\"params\"]\n"
+		 "want = [dict(kind=\"in\", view=True, addr=hex(%lu), "
+		 "size=(3 * 16 + 8) * 4, dtype=\"f32\", shape=[4, 8], "
+		 "stride=[16, 1]), dict(kind=\"inout\", addr=hex(%lu), "
+		 "size=64), dict(kind=\"out\", view=True, addr=hex(%lu), "
+		 "size=128, dtype=\"f32\", shape=[4, 8], stride=[8, 1])]\n"
+		 "print(p) if p != want else None\n"
+		 "sys.exit(p != want)' %s",
+		 (unsigned long)(uintptr_t)(v.m + 2 * 16 + 4),
+		 (unsigned long)(uintptr_t)v.m,
+		 (unsigned long)(uintptr_t)v.out.base, path);
+	ok(system(cmd) == 0, "views: a view parameter is traced as its "
+	   "first element's address, bytes, dtype, shape and strides");
+}
+
 int main(void)
 {
 	char path[] = "/tmp/pto-trace-XXXXXX";
@@ -505,6 +555,7 @@ int main(void)
 	run_checker(path, EDGES);
 	trace_deadlock(path);
 	run_checker(path, "deadlock");
+	trace_views(path);
 	trace_two(path);
 	trace_full();
 	trace_flush(path);
