@@ -240,6 +240,36 @@ static void print_size_wanted(struct pto_runtime *rt,
 }
 
 /*
+ * A heap ring places each block whole, never across its end: a block that
+ * does not fit there starts the next lap, and the bytes passed over stay
+ * in use until the ring's tail passes them.  How many are passed over
+ * depends on where the scope's first block landed, so a ring just larger
+ * than what the scope holds now (skips included) may deadlock again a
+ * few bytes later.  Its blocks fit wherever they start when the ring has
+ * room for all of them and one more of the largest (what can be passed
+ * over at the end is less than the block that did not fit): that, with
+ * what is held behind the scope, is the size advised, less the request,
+ * which the caller adds.
+ */
+static uint64_t heap_wanted(struct pto_runtime *rt, const struct pto_need *n,
+			    const struct pto_scope *sc, uint64_t own,
+			    uint64_t held)
+{
+	const struct pto_orch_ring *o = &rt->orch.ring[n->ring];
+	uint64_t skipped = o->heap_skipped - sc->heap_skipped;
+	uint64_t largest = o->heap_largest > n->amount ? o->heap_largest :
+			   n->amount;
+	uint64_t blocks = own > skipped ? own - skipped : 0;
+
+	pto_log("  its blocks take %" PRIu64 " bytes, and %" PRIu64 " were "
+		"passed over at the ring's end where a block did not fit; the "
+		"ring holds the scope's blocks wherever they start with room "
+		"for them and one more of the largest (%" PRIu64 " bytes)\n",
+		blocks, skipped, largest);
+	return held - own + blocks + largest;
+}
+
+/*
  * The oldest task is held by the innermost scope itself: that scope holds
  * all it still has in the ring until it ends, so the ring must hold it.
  */
@@ -272,6 +302,8 @@ static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
 		pto_log("  behind them, ring %u holds %" PRIu64 " more %s of "
 			"scopes that ended (nested in it, sharing the ring), "
 			"freed only after them\n", n->ring, held - own, unit);
+	if (n->kind == PTO_RING_HEAP)
+		held = heap_wanted(rt, n, sc, own, held);
 	out = pto_log_begin();
 	pto_log("  advice: ring %u's %s must hold everything that scope "
 		"submits before it ends: ", n->ring, pto_ring_name(n->kind));

@@ -126,8 +126,11 @@ static int scope_begin(struct pto_runtime *rt)
 	o->scopes[o->nscopes++] = (struct pto_scope){
 		.begin = o->next_id, .seg_start = seq, .ring_begin = seq,
 		.heap_begin = rt->win->orch.heap_top[ring],
+		.heap_skipped = o->ring[ring].heap_skipped,
+		.heap_largest = o->ring[ring].heap_largest,
 		.seg_base = o->nsegs, .ring = ring,
 	};
+	o->ring[ring].heap_largest = 0;
 	return 0;
 }
 
@@ -153,6 +156,9 @@ static int scope_end(struct pto_runtime *rt)
 	for (i = sc->seg_base; i < o->nsegs; i++)
 		release_segment(rt, &o->segs[i]);
 	o->nsegs = sc->seg_base;
+	/* a parent sharing the ring has the blocks of its nested scopes */
+	if (sc->heap_largest > o->ring[sc->ring].heap_largest)
+		o->ring[sc->ring].heap_largest = sc->heap_largest;
 	o->nscopes--;
 	parent = &o->scopes[o->nscopes - 1];
 	if (parent->ring == sc->ring)
@@ -1009,8 +1015,14 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 	fill_desc(d, sub->kernel_id, sub->type, n);
 	d->flags = sub->flags;
 	if (plan.out_bytes) {
+		struct pto_orch_ring *o = &rt->orch.ring[r];
+
 		if (orch_heap_used(rt, r) == 0)
-			WRITE_ONCE(rt->orch.ring[r].heap_floor, ha.start);
+			WRITE_ONCE(o->heap_floor, ha.start);
+		/* a block that did not fit at the end starts at the next lap */
+		o->heap_skipped += ha.start - rt->win->orch.heap_top[r];
+		if (ha.end - ha.start > o->heap_largest)
+			o->heap_largest = ha.end - ha.start;
 		WRITE_ONCE(rt->win->orch.heap_top[r], ha.end);
 		d->packed_end = ha.end;
 		d->flags |= PTO_TASK_F_HEAP;

@@ -655,6 +655,70 @@ static void test_advice_heap(void)
 }
 
 /*
+ * Scopes at depth 1, one after another, of buffers of these sizes; 0 ends
+ * a scope.  The second scope's buffers (3648 bytes) fit a 4 KiB ring, but
+ * its first lands after the first scope's buffer, which has not retired
+ * yet, the next one is placed at the start, past 512 bytes at the end,
+ * and the third has no room: the first is held.
+ */
+static const uint64_t wrap_scopes[] = { 2048, 0, 1536, 1024, 1088, 0 };
+
+static int orch_wrap(struct pto_runtime *rt, void *arg)
+{
+	size_t i = 0, n = sizeof(wrap_scopes) / sizeof(wrap_scopes[0]);
+	int ret = 0;
+	void *t;
+
+	(void)arg;
+	while (i < n && !ret) {
+		pto_scope_begin(rt);
+		for (; wrap_scopes[i] && !ret; i++)
+			ret = fill(rt, &t, wrap_scopes[i], (uint32_t)i);
+		i++;
+		if (pto_scope_end(rt) && !ret)
+			ret = -EPROTO;
+	}
+	return ret;
+}
+
+/*
+ * Following the heap advice of a deadlock whose ring passed bytes over at
+ * its end: the size advised runs the program.  It advised what was in use
+ * plus the request, and the next run deadlocked 64 bytes later, nine
+ * times over.
+ */
+static void test_advice_heap_wrap(void)
+{
+	unsigned long long want = 4096, tried = 0;
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	int ret = -EDEADLK, runs = 0;
+	const char *p;
+	char *err;
+
+	while (ret == -EDEADLK && runs < 12 && want != tried) {
+		tl_config(&cfg, 64, 0);
+		cfg.ring[1].heap_size = want;
+		cfg.stall_timeout_ms = 300;
+		rt = depth_runtime(&cfg);
+		tl_capture_begin(&cap);
+		ret = pto_run(rt, orch_wrap, NULL);
+		err = tl_capture_end(&cap);
+		pto_runtime_destroy(rt);
+		tried = want;
+		runs++;
+		p = err ? strstr(err, "at least ") : NULL;
+		if (ret == -EDEADLK && p)
+			sscanf(p, "at least %llu", &want);
+		free(err);
+	}
+	ok(ret == 0 && runs == 2, "heap advice with bytes passed over at the "
+	   "ring's end: %llu bytes runs the program (%d, after %d runs)",
+	   tried, ret, runs);
+}
+
+/*
  * Rings of very different heaps on a device whose heap is shorter than
  * their sum: libpto shrinks them in proportion, and a one-page ring, which
  * the proportion rounds to 0 pages, keeps its page (it was a create that
@@ -1052,6 +1116,7 @@ int main(void)
 	test_flat_loop();
 	test_advice_grow();
 	test_advice_heap();
+	test_advice_heap_wrap();
 	test_advice_rings();
 	test_advice_rings_deep();
 	test_advice_behind();
