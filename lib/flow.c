@@ -244,28 +244,27 @@ static void print_size_wanted(struct pto_runtime *rt,
  * does not fit there starts the next lap, and the bytes passed over stay
  * in use until the ring's tail passes them.  How many are passed over
  * depends on where the scope's first block landed, so a ring just larger
- * than what the scope holds now (skips included) may deadlock again a
- * few bytes later.  Its blocks fit wherever they start when the ring has
- * room for all of them and one more of the largest (what can be passed
+ * than what the scope holds now (those bytes included) may deadlock again
+ * a few bytes later.  Its blocks fit wherever they start when the ring
+ * has room for all of them and one more of the largest (what is passed
  * over at the end is less than the block that did not fit): that, with
  * what is held behind the scope, is the size advised, less the request,
- * which the caller adds.
+ * which the caller adds.  Blocks of the scope that have gone already are
+ * counted too: the size is enough, if not the least that is.
  */
 static uint64_t heap_wanted(struct pto_runtime *rt, const struct pto_need *n,
 			    const struct pto_scope *sc, uint64_t own,
 			    uint64_t held)
 {
 	const struct pto_orch_ring *o = &rt->orch.ring[n->ring];
-	uint64_t skipped = o->heap_skipped - sc->heap_skipped;
+	uint64_t blocks = o->heap_blocks - sc->heap_blocks;
 	uint64_t largest = o->heap_largest > n->amount ? o->heap_largest :
 			   n->amount;
-	uint64_t blocks = own > skipped ? own - skipped : 0;
 
-	pto_log("  its blocks take %" PRIu64 " bytes, and %" PRIu64 " were "
-		"passed over at the ring's end where a block did not fit; the "
-		"ring holds the scope's blocks wherever they start with room "
-		"for them and one more of the largest (%" PRIu64 " bytes)\n",
-		blocks, skipped, largest);
+	pto_log("  its blocks take %" PRIu64 " bytes; a block never wraps "
+		"around the ring's end, so the ring holds them wherever they "
+		"start with room for them and one more of the largest (%"
+		PRIu64 " bytes)\n", blocks, largest);
 	return held - own + blocks + largest;
 }
 

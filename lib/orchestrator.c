@@ -126,7 +126,7 @@ static int scope_begin(struct pto_runtime *rt)
 	o->scopes[o->nscopes++] = (struct pto_scope){
 		.begin = o->next_id, .seg_start = seq, .ring_begin = seq,
 		.heap_begin = rt->win->orch.heap_top[ring],
-		.heap_skipped = o->ring[ring].heap_skipped,
+		.heap_blocks = o->ring[ring].heap_blocks,
 		.heap_largest = o->ring[ring].heap_largest,
 		.seg_base = o->nsegs, .ring = ring,
 	};
@@ -1019,8 +1019,7 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 
 		if (orch_heap_used(rt, r) == 0)
 			WRITE_ONCE(o->heap_floor, ha.start);
-		/* a block that did not fit at the end starts at the next lap */
-		o->heap_skipped += ha.start - rt->win->orch.heap_top[r];
+		o->heap_blocks += ha.end - ha.start;
 		if (ha.end - ha.start > o->heap_largest)
 			o->heap_largest = ha.end - ha.start;
 		WRITE_ONCE(rt->win->orch.heap_top[r], ha.end);

@@ -60,7 +60,7 @@ struct pto_scope {
 	uint64_t seg_start;	/* start of the segment it currently owns */
 	uint64_t ring_begin;	/* its ring's next sequence number at begin */
 	uint64_t heap_begin;	/* its ring's heap top at begin */
-	uint64_t heap_skipped;	/* its ring's heap_skipped at begin */
+	uint64_t heap_blocks;	/* its ring's heap_blocks at begin */
 	uint64_t heap_largest;	/* its ring's heap_largest before it */
 	uint32_t seg_base;	/* segment stack depth when it began */
 	uint32_t ring;		/* its task ring */
@@ -94,7 +94,7 @@ struct pto_orch_ring {
 	uint64_t dep_tail;
 	uint64_t heap_floor;	/* live heap data starts no lower than this */
 	/* for the deadlock advice (flow.c advise_grow()): */
-	uint64_t heap_skipped;	/* bytes passed over at the heap's end */
+	uint64_t heap_blocks;	/* bytes of all blocks placed */
 	uint64_t heap_largest;	/* largest block since its scope began */
 	uint64_t tm_cleaned;	/* tasks below had their entries freed */
 	uint32_t dep_idx;	/* pool index of the window's dep_top */

@@ -656,24 +656,25 @@ static void test_advice_heap(void)
 
 /*
  * Scopes at depth 1, one after another, of buffers of these sizes; 0 ends
- * a scope.  The second scope's buffers (3648 bytes) fit a 4 KiB ring, but
- * its first lands after the first scope's buffer, which has not retired
- * yet, the next one is placed at the start, past 512 bytes at the end,
- * and the third has no room: the first is held.
+ * a scope.  failed_at: the index of the submission that failed, or -1.
  */
-static const uint64_t wrap_scopes[] = { 2048, 0, 1536, 1024, 1088, 0 };
+struct wrap_prog {
+	const uint64_t *sizes;
+	int n, failed_at;
+};
 
 static int orch_wrap(struct pto_runtime *rt, void *arg)
 {
-	size_t i = 0, n = sizeof(wrap_scopes) / sizeof(wrap_scopes[0]);
-	int ret = 0;
+	struct wrap_prog *w = arg;
+	int i = 0, ret = 0;
 	void *t;
 
-	(void)arg;
-	while (i < n && !ret) {
+	while (i < w->n && !ret) {
 		pto_scope_begin(rt);
-		for (; wrap_scopes[i] && !ret; i++)
-			ret = fill(rt, &t, wrap_scopes[i], (uint32_t)i);
+		for (; i < w->n && w->sizes[i] && !ret; i++)
+			ret = fill(rt, &t, w->sizes[i], (uint32_t)i);
+		if (ret)
+			w->failed_at = i - 1;
 		i++;
 		if (pto_scope_end(rt) && !ret)
 			ret = -EPROTO;
@@ -682,40 +683,96 @@ static int orch_wrap(struct pto_runtime *rt, void *arg)
 }
 
 /*
- * Following the heap advice of a deadlock whose ring passed bytes over at
- * its end: the size advised runs the program.  It advised what was in use
- * plus the request, and the next run deadlocked 64 bytes later, nine
- * times over.
+ * Run w with ring 1's heap of *heap bytes; on -EDEADLK, *heap becomes the
+ * size the advice gives (unchanged if it gives none).
  */
-static void test_advice_heap_wrap(void)
+static int run_wrap(struct wrap_prog *w, unsigned long long *heap)
 {
-	unsigned long long want = 4096, tried = 0;
 	struct pto_config cfg;
 	struct pto_runtime *rt;
 	struct tl_capture cap;
-	int ret = -EDEADLK, runs = 0;
 	const char *p;
 	char *err;
+	int ret;
 
-	while (ret == -EDEADLK && runs < 12 && want != tried) {
-		tl_config(&cfg, 64, 0);
-		cfg.ring[1].heap_size = want;
-		cfg.stall_timeout_ms = 300;
-		rt = depth_runtime(&cfg);
-		tl_capture_begin(&cap);
-		ret = pto_run(rt, orch_wrap, NULL);
-		err = tl_capture_end(&cap);
-		pto_runtime_destroy(rt);
-		tried = want;
+	tl_config(&cfg, 64, 0);
+	cfg.ring[1].heap_size = *heap;
+	cfg.stall_timeout_ms = 100;
+	rt = depth_runtime(&cfg);
+	w->failed_at = -1;
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_wrap, w);
+	err = tl_capture_end(&cap);
+	pto_runtime_destroy(rt);
+	p = err ? strstr(err, "at least ") : NULL;
+	if (ret == -EDEADLK && p)
+		sscanf(p, "at least %llu", heap);
+	free(err);
+	return ret;
+}
+
+/*
+ * The second scope's buffers (3648 bytes) fit a 4 KiB ring, but its first
+ * lands after the first scope's buffer, which has not retired yet, the
+ * next one is placed at the start, past 512 bytes at the end, and the
+ * third has no room: the first is held.  Following the advice, the next
+ * run passes.  It advised what was in use plus the request, and the next
+ * run deadlocked 64 bytes later, nine times over.
+ */
+static void test_advice_heap_wrap(void)
+{
+	static const uint64_t sizes[] = { 2048, 0, 1536, 1024, 1088, 0 };
+	struct wrap_prog w = { sizes, sizeof(sizes) / sizeof(sizes[0]) };
+	unsigned long long heap = 4096, tried = 0;
+	int ret = -EDEADLK, runs = 0;
+
+	while (ret == -EDEADLK && runs < 12 && heap != tried) {
+		tried = heap;
+		ret = run_wrap(&w, &heap);
 		runs++;
-		p = err ? strstr(err, "at least ") : NULL;
-		if (ret == -EDEADLK && p)
-			sscanf(p, "at least %llu", &want);
-		free(err);
 	}
 	ok(ret == 0 && runs == 2, "heap advice with bytes passed over at the "
 	   "ring's end: %llu bytes runs the program (%d, after %d runs)",
 	   tried, ret, runs);
+}
+
+/*
+ * Random programs of scopes of buffers on a 4 KiB ring: each size the
+ * advice gives takes the program past the submission that deadlocked.
+ * (The old advice gave 191 repeats in 150 programs.)
+ */
+static void test_advice_heap_random(uint64_t seed)
+{
+	int prog, repeats = 0, stuck = 0, programs = (int)scaled(20);
+	uint64_t sizes[40];
+	struct tl_rng rng;
+
+	tl_rng_seed(&rng, seed);
+	for (prog = 0; prog < programs; prog++) {
+		struct wrap_prog w = { sizes, 0 };
+		unsigned long long heap = 4096, tried;
+		int s, b, last = -1, runs = 0, ret;
+		int nscopes = (int)tl_range(&rng, 2, 4);
+
+		for (s = 0; s < nscopes; s++) {
+			int nb = (int)tl_range(&rng, 2, 6);
+
+			for (b = 0; b < nb; b++)
+				sizes[w.n++] = 64 * tl_range(&rng, 1, 28);
+			sizes[w.n++] = 0;
+		}
+		do {
+			tried = heap;
+			ret = run_wrap(&w, &heap);
+			if (ret == -EDEADLK && w.failed_at <= last)
+				repeats++;
+			last = w.failed_at;
+		} while (ret == -EDEADLK && heap > tried && ++runs < 20);
+		stuck += ret != 0;
+	}
+	ok(!repeats && !stuck, "heap advice, %d random programs: every advised "
+	   "size runs past the deadlock (%d repeats, %d not run through)",
+	   programs, repeats, stuck);
 }
 
 /*
@@ -1103,8 +1160,11 @@ static void test_advice_behind(void)
 
 int main(void)
 {
+	uint64_t seed = tl_env_seed("PTO_TEST_SEED");
+
 	scale_pct = tl_env_u64("PTO_TEST_SCALE", 100);
-	diag("scale %llu%% (PTO_TEST_SCALE)", (unsigned long long)scale_pct);
+	diag("scale %llu%% (PTO_TEST_SCALE), seed %llu (PTO_TEST_SEED)",
+	     (unsigned long long)scale_pct, (unsigned long long)seed);
 	test_outer_loop();
 	test_big_outer();
 	test_levels();
@@ -1117,6 +1177,7 @@ int main(void)
 	test_advice_grow();
 	test_advice_heap();
 	test_advice_heap_wrap();
+	test_advice_heap_random(seed);
 	test_advice_rings();
 	test_advice_rings_deep();
 	test_advice_behind();
