@@ -684,7 +684,9 @@ static int orch_wrap(struct pto_runtime *rt, void *arg)
 
 /*
  * Run w with ring 1's heap of *heap bytes; on -EDEADLK, *heap becomes the
- * size the advice gives (unchanged if it gives none).
+ * size the advice gives (unchanged if it gives none).  The other rings'
+ * heaps are small, so that a device whose heap is shorter than the sum
+ * asked does not shrink them all in proportion, ring 1 with them.
  */
 static int run_wrap(struct wrap_prog *w, unsigned long long *heap)
 {
@@ -696,6 +698,7 @@ static int run_wrap(struct wrap_prog *w, unsigned long long *heap)
 	int ret;
 
 	tl_config(&cfg, 64, 0);
+	cfg.heap_size = 64 * KIB;
 	cfg.ring[1].heap_size = *heap;
 	cfg.stall_timeout_ms = 100;
 	rt = depth_runtime(&cfg);
