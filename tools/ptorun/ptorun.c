@@ -433,6 +433,12 @@ static int parse_args(struct ptorun *pr, int argc, char **argv)
 		fprintf(stderr, "ptorun: missing ORCH.so\n");
 		return -EINVAL;
 	}
+	/* "./" would be tried, and dlopen() say it is a directory */
+	if (!*argv[optind]) {
+		fprintf(stderr, "ptorun: ORCH.so is an empty string: expected "
+			"the file name of an orchestration\n");
+		return -EINVAL;
+	}
 	pr->so_path = argv[optind];
 	pr->orch_argc = argc - optind;
 	pr->orch_argv = argv + optind;

@@ -187,6 +187,14 @@ ok $rc "-w: an empty item, more than 4, or a bad one in a list exits 2"
 refused -d "" "sim or a device node" && refused -t "" "a file name"
 ok $? "an empty -d or -t exits 2"
 
+run ""
+st=$?
+[ $st -eq 2 ] && grep -qF "ORCH.so is an empty string" "$tmp/err" &&
+	grep -q "^Try 'ptorun --help'" "$tmp/err"
+rc=$?
+[ $rc -eq 0 ] || { echo "# ptorun '': exit $st"; sed 's/^/# /' "$tmp/err"; }
+ok $rc "an empty ORCH.so exits 2, naming it"
+
 # ---- a ring size option is every ring's, whatever PTO_* lists say ----------
 if [ -f "$SO" ]; then
 	PTO_TASK_WINDOW=16,4096 PTO_HEAP_SIZE=1M,2M timeout 60 "$PTORUN" -q -S \
