@@ -751,9 +751,11 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 	const struct pto_task_ring *r = &rt->ring[PTO_TASK_RING(t->handle)];
 	struct pto_tensormap *tm = &rt->orch.tm;
 	__u64 *args = task_args(rt, d, t, n);
+	struct pto_tm_adder add;
 	struct pto_tm_key key;
 	uint32_t i;
 
+	pto_tm_add_begin(tm, &add, t->handle, t->id);
 	for (i = 0; i < n; i++) {
 		const struct pto_param *q = &p[i];
 		uint64_t host, lead;
@@ -774,21 +776,19 @@ static void fill_args(struct pto_runtime *rt, struct pto_task_desc *d,
 				     r->heap_dev + t->heap_off + lead;
 			t->heap_off += out_span(rt, q->size);
 			pto_tm_key(tm, &key, host, 0, q->size);
-			pto_tm_insert_key(tm, &key, true, t->handle, t->id,
-					  t->handle);
+			pto_tm_add(tm, &add, &key, true, t->handle);
 			break;
 		case PTO_PARAM_NODEP:
 			args[i] = tensor_arg(rt, q);
 			break;
 		default:	/* INPUT, INOUT, OUTPUT_EXISTING */
 			args[i] = tensor_arg(rt, q);
-			pto_tm_insert_key(tm, &pr->keys[i],
-					  q->kind != PTO_PARAM_INPUT, t->handle,
-					  t->id, pr->owners[i]);
+			pto_tm_add(tm, &add, &pr->keys[i],
+				   q->kind != PTO_PARAM_INPUT, pr->owners[i]);
 			break;
 		}
 	}
-	pto_tm_task_done(tm, t->handle);
+	pto_tm_add_end(tm, &add);
 	if (!vp)
 		return;
 	/* then views: their descriptors carry the addresses set above */

@@ -665,14 +665,16 @@ int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 		  uint64_t end, bool writer, uint64_t task, uint64_t order,
 		  uint64_t owner)
 {
+	struct pto_tm_adder a;
 	struct pto_tm_key k;
-	int ret;
 
 	pto_tm_key(tm, &k, base, begin, end);
-	ret = pto_tm_insert_key(tm, &k, writer, task, order, owner);
-	if (!ret)
-		pto_tm_task_done(tm, task);
-	return ret;
+	if (k.heads && !pto_tm_free_entries(tm, PTO_TASK_RING(task)))
+		return -ENOSPC;
+	pto_tm_add_begin(tm, &a, task, order);
+	pto_tm_add(tm, &a, &k, writer, owner);
+	pto_tm_add_end(tm, &a);
+	return 0;
 }
 
 void pto_tm_retire_task(struct pto_tensormap *tm, uint64_t task)

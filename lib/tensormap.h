@@ -193,62 +193,87 @@ uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 			   pto_tm_visit_fn visit, void *ctx);
 
 /*
- * Record an access by a task (its handle and submission order) to a buffer
- * owned by owner (or PTO_TM_NO_OWNER); -ENOSPC when the task's ring's pool
- * is exhausted.  Inline: it runs for every tracked parameter.  Once a
- * task's accesses are in, pto_tm_task_done() says where they end.
+ * The inserts of one task: pto_tm_add_begin(), pto_tm_add() for each
+ * access it makes (to a buffer owned by owner, or PTO_TM_NO_OWNER), then
+ * pto_tm_add_end(), which says where its entries end, for its retirement.
+ * Inline: they run for every tracked parameter.  All of a task's entries
+ * go in its ring's pool, so where that ring writes next is kept here
+ * rather than in the ring until the end.  The caller has made sure the
+ * pool has room for them all (pto_tm_free_entries()).
  */
-static inline int pto_tm_insert_key(struct pto_tensormap *tm,
-				    const struct pto_tm_key *k, bool writer,
-				    uint64_t task, uint64_t order,
-				    uint64_t owner)
+struct pto_tm_adder {
+	struct pto_tm_ring *r;	/* the task's ring */
+	uint64_t task;		/* its handle */
+	uint64_t order;		/* its submission order */
+	uint64_t head;		/* the pool position written next */
+	uint64_t heads_off;	/* its ring's heads, from ring 0's */
+};
+
+static inline void pto_tm_add_begin(struct pto_tensormap *tm,
+				    struct pto_tm_adder *a, uint64_t task,
+				    uint64_t order)
 {
 	uint32_t ring = PTO_TASK_RING(task);
-	struct pto_tm_ring *r = &tm->ring[ring];
+
+	a->r = &tm->ring[ring];
+	a->task = task;
+	a->order = order & PTO_TM_ORDER_MASK;
+	a->head = a->r->head;
+	a->heads_off = (uint64_t)ring << (tm->bucket_shift + 1);
+}
+
+static inline void pto_tm_add(struct pto_tensormap *tm,
+			      struct pto_tm_adder *a,
+			      const struct pto_tm_key *k, bool writer,
+			      uint64_t owner)
+{
+	struct pto_tm_ring *r = a->r;
+	uint64_t *head, slot;
 	struct pto_tm_entry *e;
-	uint64_t *head;
 
 	if (!k->heads)
-		return 0;
-	if (r->live >= r->pool_size)
-		return -ENOSPC;
-	head = &pto_tm_ring_heads(tm, k->heads, ring)[writer];
-	e = &r->pool[r->head & r->ring_mask];
+		return;
+	head = &k->heads[a->heads_off + writer];
+	slot = a->head & r->ring_mask;
+	e = &r->pool[slot];
 	e->base = k->base;
 	e->begin = k->begin;
 	e->end = k->end;
-	e->task = task;
-	e->order = (order & PTO_TM_ORDER_MASK) |
-		   (uint64_t)k->level << PTO_TM_LEVEL_SHIFT |
+	e->task = a->task;
+	e->order = a->order | (uint64_t)k->level << PTO_TM_LEVEL_SHIFT |
 		   (writer ? PTO_TM_WRITER : 0);
 	if (k->shape) {
 		/* the table was made with the key (pto_tm_key_shaped()) */
-		r->shapes[r->head & r->ring_mask] = *k->shape;
+		r->shapes[slot] = *k->shape;
 		e->order |= PTO_TM_SHAPED;
 	}
 	e->owner = owner;
 	e->blk_next = *head;
-	*head = ++r->head;
-	r->level_last[writer][k->level] = r->head;
+	*head = ++a->head;
+	r->level_last[writer][k->level] = a->head;
 	tm->level_mask[writer] |= 1ull << k->level;
-	STAT_ADD(r->live, 1);	/* pto_get_stats() reads it during a run */
-	return 0;
 }
 
-/* A task's accesses are in: note where they end, for its retirement. */
-static inline void pto_tm_task_done(struct pto_tensormap *tm, uint64_t task)
+static inline void pto_tm_add_end(struct pto_tensormap *tm,
+				  struct pto_tm_adder *a)
 {
-	uint32_t ring = PTO_TASK_RING(task);
-	struct pto_tm_ring *r = &tm->ring[ring];
-	struct pto_tm_task *t = &r->tasks[PTO_TASK_SEQ(task) & r->window_mask];
+	struct pto_tm_ring *r = a->r;
+	struct pto_tm_task *t =
+		&r->tasks[PTO_TASK_SEQ(a->task) & r->window_mask];
 
-	t->task = task;
-	t->end = r->head;
+	/* pto_get_stats() reads live during a run */
+	STAT_ADD(r->live, (uint32_t)(a->head - r->head));
+	r->head = a->head;
+	t->task = a->task;
+	t->end = a->head;
 	if (r->live)
-		tm->active |= 1u << ring;
+		tm->active |= 1u << PTO_TASK_RING(a->task);
 }
 
-/* pto_tm_key(), pto_tm_insert_key() and pto_tm_task_done() in one. */
+/*
+ * One access by a task as its only one: pto_tm_key(), then the adds.
+ * -ENOSPC when the task's ring's pool is full.
+ */
 int pto_tm_insert(struct pto_tensormap *tm, uint64_t base, uint64_t begin,
 		  uint64_t end, bool writer, uint64_t task, uint64_t order,
 		  uint64_t owner);
