@@ -241,4 +241,20 @@ static inline const uint64_t *pto_desc_args(const struct pto_task_desc *d)
 	return (const uint64_t *)d->args;
 }
 
+/*
+ * Is argument i (below d->nargs) of a task a view, its word the address
+ * of a view descriptor?  args is pto_desc_args(d).  With its arguments in
+ * its heap block, a bitmap after them says; else the descriptor's
+ * view_mask, which covers the PTO_MAX_ARGS it holds.
+ */
+static inline bool pto_desc_arg_is_view(const struct pto_task_desc *d,
+					const uint64_t *args, uint32_t i)
+{
+	if (!(d->flags & PTO_TASK_F_VIEWS))
+		return false;
+	if (d->flags & PTO_TASK_F_ARGS_IN_HEAP)
+		return (args[d->nargs + i / 64] >> (i % 64)) & 1;
+	return i < 32 && ((d->view_mask >> i) & 1);
+}
+
 #endif /* PTO_LIB_BACKEND_H */

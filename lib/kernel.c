@@ -169,7 +169,5 @@ int pto_arg_is_view(uint32_t i)
 		return -EINVAL;
 	if (i >= c->nargs)
 		return -ERANGE;
-	if (c->view_bits)
-		return (c->view_bits[i / 64] >> (i % 64)) & 1;
-	return i < 32 ? (c->view_mask >> i) & 1 : 0;
+	return pto_desc_arg_is_view(c->desc, c->args, i);
 }

@@ -8,18 +8,16 @@
 
 #include <stdint.h>
 
+struct pto_task_desc;
+
 /* The task a thread runs a C kernel for, while it runs it. */
 struct pto_kernel_ctx {
 	int status;		/* 0, or the first pto_kernel_set_error() */
 	uint32_t core;		/* the core it runs on (pto_core_id()) */
 	uint32_t nargs;		/* its parameter count */
-	/*
-	 * Its view parameters (pto_arg_is_view()): view_bits, one bit per
-	 * parameter, when it has more than the descriptor holds, else
-	 * view_mask.
-	 */
-	uint32_t view_mask;
-	const uint64_t *view_bits;
+	/* its descriptor and argument words, for pto_arg_is_view() */
+	const struct pto_task_desc *desc;
+	const uint64_t *args;
 };
 
 /* initial-exec: no __tls_get_addr call per task from inside libpto.so */

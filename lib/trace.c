@@ -437,17 +437,6 @@ static const char *const kind_name[] = {
 	[PTO_PARAM_SCALAR] = "scalar",
 };
 
-/* Is argument i of the task a view, its word the address of a descriptor? */
-static bool arg_is_view(const struct pto_task_desc *d, const uint64_t *args,
-			uint32_t i)
-{
-	if (!(d->flags & PTO_TASK_F_VIEWS))
-		return false;
-	if (d->flags & PTO_TASK_F_ARGS_IN_HEAP)
-		return (args[d->nargs + i / 64] >> (i % 64)) & 1;
-	return i < 32 && ((d->view_mask >> i) & 1);
-}
-
 /*
  * The view descriptor at argument word addr, in the task's heap block:
  * still the task's, as it has not been retired yet.
@@ -504,7 +493,7 @@ static void write_params(struct pto_trace *t, struct pto_runtime *rt,
 			k <= PTO_PARAM_SCALAR ? kind_name[k] : "?");
 		if (k == PTO_PARAM_SCALAR)
 			fprintf(t->f, ",\"value\":%" PRIu64, args[i]);
-		else if (arg_is_view(d, args, i))
+		else if (pto_desc_arg_is_view(d, args, i))
 			write_view(t, view_desc(rt, task, args[i]),
 				   rec->size[i]);
 		else

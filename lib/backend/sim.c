@@ -601,9 +601,8 @@ static int run_task(struct sim *sim, const struct pto_task_desc *d,
 
 		kc.core = core;
 		kc.nargs = d->nargs;
-		kc.view_mask = d->flags & PTO_TASK_F_VIEWS ? d->view_mask : 0;
-		kc.view_bits = in_heap && (d->flags & PTO_TASK_F_VIEWS) ?
-			       pto_desc_args(d) + d->nargs : NULL;
+		kc.desc = d;
+		kc.args = pto_desc_args(d);
 		if (sim->be->check) {
 			ret = pto_check_run(sim->be->check, k->fn, d, &kc);
 		} else {
