@@ -233,6 +233,15 @@ void pto_backend_thread_start(const struct pto_backend *be, uint32_t index);
 extern const struct pto_backend_ops pto_sim_backend_ops;
 extern const struct pto_backend_ops pto_dev_backend_ops;
 
+/*
+ * What the heap rings may take of a backend's heap in all: three
+ * quarters of the largest it allows, the rest left for pto_malloc().
+ */
+static inline uint64_t pto_heap_rings_room(const struct pto_backend *be)
+{
+	return be->max_heap / 4 * 3;
+}
+
 /* A task's argument words: in its descriptor, or in its heap block. */
 static inline const uint64_t *pto_desc_args(const struct pto_task_desc *d)
 {

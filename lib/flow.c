@@ -216,8 +216,8 @@ static uint64_t size_for(enum pto_ring kind, uint64_t n)
  * resource that holds the held part and the request, as the setting that
  * gives it that size and leaves the other rings as they are.
  */
-static void print_size_wanted(struct pto_runtime *rt,
-			      const struct pto_need *n, uint64_t held)
+static uint64_t print_size_wanted(struct pto_runtime *rt,
+				  const struct pto_need *n, uint64_t held)
 {
 	uint64_t want = size_for(n->kind, held + n->amount);
 	uint64_t sizes[PTO_MAX_RINGS];
@@ -237,6 +237,57 @@ static void print_size_wanted(struct pto_runtime *rt,
 	pto_ring_env_fprint(out, n->kind, rt->nrings, sizes, n->ring, want);
 	fputc(')', out);
 	pto_log_end();
+	return want;
+}
+
+/*
+ * A device's heap rings share three quarters of its heap, and sizes that
+ * add up to more are all shrunk in proportion (fit_heap_rings()), the
+ * advised ring's with them: a run following the advice deadlocked again.
+ * Say so when the advised heap size would be cut, with sizes for the
+ * other rings that leave it whole, or that this device cannot give it.
+ */
+static void advise_device_heap(struct pto_runtime *rt,
+			       const struct pto_need *n, uint64_t want)
+{
+	const uint64_t page = 4096, min = PTO_HEAP_SIZE_MIN;
+	uint64_t room = pto_heap_rings_room(&rt->be), others = 0;
+	uint64_t sizes[PTO_MAX_RINGS], spare, share;
+	uint32_t i;
+	FILE *out;
+
+	want = pto_align_up(want, page);
+	for (i = 0; i < rt->nrings; i++)
+		if (i != n->ring)
+			others += pto_align_up(rt->ring[i].heap_size, page);
+	if (n->kind != PTO_RING_HEAP || want + others <= room)
+		return;
+	if (want + (rt->nrings - 1) * min > room) {
+		pto_log("  but %s gives the heap rings %" PRIu64 " MiB in all "
+			"(three quarters of its heap): ring %u cannot have "
+			"that there, so the scope must hold less\n",
+			rt->device, room >> 20, n->ring);
+		return;
+	}
+	/* the others shrunk in proportion above their minimum, to fit */
+	spare = room - want - (rt->nrings - 1) * min;
+	share = others - (rt->nrings - 1) * min;
+	for (i = 0; i < rt->nrings; i++) {
+		uint64_t h = pto_align_up(rt->ring[i].heap_size, page) - min;
+
+		sizes[i] = min + (uint64_t)((double)h * spare / share) /
+			   page * page;
+	}
+	out = pto_log_begin();
+	pto_log("  but %s gives the heap rings %" PRIu64 " MiB in all (three "
+		"quarters of its heap) and shrinks every ring in proportion "
+		"when they ask for more, ring %u too: with the other rings "
+		"smaller it keeps its size, e.g. ", rt->device, room >> 20,
+		n->ring);
+	pto_ring_env_fprint(out, PTO_RING_HEAP, rt->nrings, sizes, n->ring,
+			    want);
+	fputc('\n', out);
+	pto_log_end();
 }
 
 /*
@@ -249,12 +300,12 @@ static void print_size_wanted(struct pto_runtime *rt,
  * has room for all of them and one more of the largest (what is passed
  * over at the end is less than the block that did not fit): that, with
  * what is held behind the scope, is the size advised, less the request,
- * which the caller adds.  Blocks of the scope that have gone already are
- * counted too: the size is enough, if not the least that is.
+ * which the caller adds; behind is what older scopes hold behind it.
+ * Blocks of the scope that have gone already are counted too: the size
+ * is enough, if not the least that is.
  */
 static uint64_t heap_wanted(struct pto_runtime *rt, const struct pto_need *n,
-			    const struct pto_scope *sc, uint64_t own,
-			    uint64_t held)
+			    const struct pto_scope *sc, uint64_t behind)
 {
 	const struct pto_orch_ring *o = &rt->orch.ring[n->ring];
 	uint64_t blocks = o->heap_blocks - sc->heap_blocks;
@@ -265,7 +316,7 @@ static uint64_t heap_wanted(struct pto_runtime *rt, const struct pto_need *n,
 		"around the ring's end, so the ring holds them wherever they "
 		"start with room for them and one more of the largest (%"
 		PRIu64 " bytes)\n", blocks, largest);
-	return held - own + blocks + largest;
+	return behind + blocks + largest;
 }
 
 /*
@@ -302,14 +353,15 @@ static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
 			"scopes that ended (nested in it, sharing the ring), "
 			"freed only after them\n", n->ring, held - own, unit);
 	if (n->kind == PTO_RING_HEAP)
-		held = heap_wanted(rt, n, sc, own, held);
+		held = heap_wanted(rt, n, sc, held - own);
 	out = pto_log_begin();
 	pto_log("  advice: ring %u's %s must hold everything that scope "
 		"submits before it ends: ", n->ring, pto_ring_name(n->kind));
-	print_size_wanted(rt, n, held);
+	held = print_size_wanted(rt, n, held);
 	fputs(", more if it goes on; or end the scope sooner, e.g. open "
 	      "a scope inside its loop\n", out);
 	pto_log_end();
+	advise_device_heap(rt, n, held);
 }
 
 /*
@@ -323,6 +375,7 @@ static void advise_rings(struct pto_runtime *rt, const struct pto_need *n,
 {
 	uint32_t deepest = rt->orch.nscopes - 1;
 	uint32_t want = deepest < PTO_MAX_RINGS ? deepest + 1 : PTO_MAX_RINGS;
+	uint64_t want_size;
 	char depths[32];
 	FILE *out;
 
@@ -339,10 +392,11 @@ static void advise_rings(struct pto_runtime *rt, const struct pto_need *n,
 	out = pto_log_begin();
 	pto_log("  the open scopes hold %" PRIu64 " of its %s: ring %u needs ",
 		in_use(rt, n), pto_ring_name(n->kind), n->ring);
-	print_size_wanted(rt, n, in_use(rt, n));
+	want_size = print_size_wanted(rt, n, in_use(rt, n));
 	fputs(" to let them this far, more for every task a loop or deeper "
 	      "nesting adds\n", out);
 	pto_log_end();
+	advise_device_heap(rt, n, want_size);
 	/* scopes past the last ring share it: the holder needs one apart */
 	if (rt->nrings < want && scope + 1 < want)
 		pto_log("  advice: %s=%u gives every depth up to %u a ring of "

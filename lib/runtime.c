@@ -83,7 +83,7 @@ static void fit_device_memory(struct pto_runtime *rt, struct pto_setup *s)
  */
 static void fit_heap_rings(struct pto_runtime *rt, struct pto_setup *s)
 {
-	uint64_t want = 0, room = rt->be.max_heap / 4 * 3;
+	uint64_t want = 0, room = pto_heap_rings_room(&rt->be);
 	uint32_t r;
 
 	for (r = 0; r < s->nrings; r++)
