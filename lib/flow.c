@@ -253,16 +253,17 @@ static void advise_device_heap(struct pto_runtime *rt,
 	const uint64_t page = 4096, min = PTO_HEAP_SIZE_MIN;
 	uint64_t room = pto_heap_rings_room(&rt->be), others = 0;
 	uint64_t sizes[PTO_MAX_RINGS], spare, share;
+	/* what it takes of the device's heap: whole pages */
+	uint64_t need = pto_align_up(want, page);
 	uint32_t i;
 	FILE *out;
 
-	want = pto_align_up(want, page);
 	for (i = 0; i < rt->nrings; i++)
 		if (i != n->ring)
 			others += pto_align_up(rt->ring[i].heap_size, page);
-	if (n->kind != PTO_RING_HEAP || want + others <= room)
+	if (n->kind != PTO_RING_HEAP || need + others <= room)
 		return;
-	if (want + (rt->nrings - 1) * min > room) {
+	if (need + (rt->nrings - 1) * min > room) {
 		pto_log("  but %s gives the heap rings %" PRIu64 " MiB in all "
 			"(three quarters of its heap): ring %u cannot have "
 			"that there, so the scope must hold less\n",
@@ -270,7 +271,7 @@ static void advise_device_heap(struct pto_runtime *rt,
 		return;
 	}
 	/* the others shrunk in proportion above their minimum, to fit */
-	spare = room - want - (rt->nrings - 1) * min;
+	spare = room - need - (rt->nrings - 1) * min;
 	share = others - (rt->nrings - 1) * min;
 	for (i = 0; i < rt->nrings; i++) {
 		uint64_t h = pto_align_up(rt->ring[i].heap_size, page) - min;
