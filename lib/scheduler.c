@@ -1025,13 +1025,14 @@ static void mark_sleeping(struct pto_runtime *rt)
  * other.  The first sleep of an idle spell is therefore short, which bounds
  * that rare delay to a millisecond; later ones are long.
  */
-static void sleep_until_work(struct pto_runtime *rt)
+static int sleep_until_work(struct pto_runtime *rt)
 {
 	struct pto_window_header *w = rt->win;
 	uint32_t seen = load_acquire(&w->notify.sched_wake);
 	uint32_t ms = rt->sched.idle_sleeps++ ? SCHED_SLEEP_MS : 1;
 	struct pto_sched *s = &rt->sched;
 	uint64_t t0 = pto_now_ns();
+	int ret = 0;
 
 	publish_heads(rt);
 	wake_orchestrator(rt, 0, true);
@@ -1039,13 +1040,52 @@ static void sleep_until_work(struct pto_runtime *rt)
 	/* sleeping before the work loads; pairs with the orchestrator */
 	smp_mb();
 	if (!work_pending(rt) && !unpublished_waiting(rt))
-		rt->be.ops->wait(&rt->be, s->cring_head, seen, ms);
+		ret = rt->be.ops->wait(&rt->be, s->cring_head, seen, ms);
+	/* a removed device's wait returns at once: wait for the run's end */
+	if (ret == -ENODEV)
+		futex_wait(&w->notify.sched_wake, seen, ms);
 	WRITE_ONCE(w->sched_flags.sleeping, 0);
 	if (pto_now_ns() - t0 < SHORT_SLEEP_NS) {
 		if (s->spin_budget < SPINS_MAX)
 			s->spin_budget *= 2;
 	} else if (s->spin_budget > SPINS_MIN) {
 		s->spin_budget /= 2;
+	}
+	return ret;
+}
+
+/*
+ * The device was removed during the run (its wait says -ENODEV): the
+ * tasks queued on its cores will never complete.  The run fails with
+ * -ENODEV, and those tasks are completed here as failed, so that it
+ * drains (the tasks not started are cancelled, as after any failure)
+ * and pto_run() returns rather than waiting for them forever.  A core
+ * runs its queue in order, so its outstanding tasks are the last ones
+ * queued on it.
+ */
+static void device_lost(struct pto_runtime *rt, struct ready_batch *rb)
+{
+	struct pto_sched *s = &rt->sched;
+	uint32_t c;
+
+	if (stop_run(s)) {
+		pto_log("%s: the device went away during the run; its tasks "
+			"in flight fail with -ENODEV and the rest are not "
+			"run\n", rt->device);
+		WRITE_ONCE(rt->win->sched_flags.error, -ENODEV);
+	}
+	for (c = 0; c < rt->be.num_cores; c++) {
+		const struct pto_core_regs *r = pto_regs(&rt->be, c);
+
+		while (s->core_outstanding[c]) {
+			uint32_t slot = (r->doorbell - s->core_outstanding[c]) %
+					PTO_CORE_QUEUE_SLOTS;
+			uint64_t task = READ_ONCE(r->queue[slot]) - 1;
+
+			core_done(rt, c);
+			s->outstanding--;
+			complete_task(rt, task, c, -ENODEV, rb);
+		}
 	}
 }
 
@@ -1102,7 +1142,8 @@ static void sched_run(struct pto_runtime *rt)
 			idle = 0;
 			continue;
 		}
-		sleep_until_work(rt);
+		if (sleep_until_work(rt) == -ENODEV)
+			device_lost(rt, &rb);
 		idle = 0;
 	}
 	if (rt->trace)	/* before finish_run() lets the runtime go */
