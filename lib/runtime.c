@@ -69,7 +69,8 @@ static void fit_device_memory(struct pto_runtime *rt, struct pto_setup *s)
 	if (room >= rt->be.max_heap)
 		return;
 	pto_log("%s: this user may set up %llu MiB more (pto.ko's "
-		"max_user_memory, see pto(4)): the heap gets at most %llu MiB\n",
+		"max_memory and max_user_memory, see pto(4)): the heap gets at "
+		"most %llu MiB\n",
 		rt->device, (unsigned long long)(rt->be.mem_avail >> 20),
 		(unsigned long long)(room >> 20));
 	rt->be.max_heap = room & ~(uint64_t)4095;

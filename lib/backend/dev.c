@@ -43,6 +43,9 @@ struct dev {
 	bool poll_inflight;	/* a poll on efd is pending */
 	bool gone;		/* the device was removed */
 	struct io_uring ring;
+	const char *path;	/* the node, for messages */
+	uint32_t max_task_window;	/* per ring, pto.ko's limits */
+	uint32_t max_dep_pool;
 };
 
 /*
@@ -134,6 +137,13 @@ static void open_failed(const char *path, int err)
 		pto_log("%s: Permission denied (EACCES): add the user to "
 			"group pto (see pto(4)), then log in again\n", path);
 		break;
+	case -EMFILE:
+		pto_log("%s: cannot open: %s: this process has as many files "
+			"open as it may (ulimit -n), or this user as many "
+			"contexts on the device as pto.ko allows "
+			"(max_user_contexts, see pto(4))\n", path,
+			strerror(-err));
+		break;
 	default:
 		pto_log("%s: cannot open: %s\n", path, strerror(-err));
 	}
@@ -172,6 +182,9 @@ static int dev_open(struct pto_backend *be, const struct pto_config *cfg)
 		return ret;
 	be->max_heap = info.max_heap_size;
 	be->mem_avail = info.mem_avail;
+	d->path = cfg->device;
+	d->max_task_window = info.max_task_window;
+	d->max_dep_pool = info.max_dep_pool;
 	be->c_kernels = false;
 	be->features = info.features;
 	for (t = 0; t < PTO_NUM_WORKER_TYPES; t++) {
@@ -191,6 +204,47 @@ static uint8_t *dev_map(struct dev *d, const struct pto_region *r)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * What SETUP would refuse with a bare -EINVAL or -ENOMEM, said with the
+ * setting or limit behind it: a ring larger than pto.ko allows, or heap
+ * rings the memory the device leaves this user cannot hold.
+ */
+static int setup_fits(const struct dev *d, const struct pto_setup *s)
+{
+	uint64_t rings = 0;
+	uint32_t r;
+
+	for (r = 0; r < s->nrings; r++) {
+		if (s->ring[r].task_window > d->max_task_window) {
+			pto_log("%s: ring %u's task window of %u slots is more "
+				"than the device allows (%u: pto.ko's "
+				"max_task_window, see pto(4)); set a smaller "
+				"one (task_window, PTO_TASK_WINDOW)\n", d->path,
+				r, s->ring[r].task_window, d->max_task_window);
+			return -EINVAL;
+		}
+		if (s->ring[r].dep_pool_size > d->max_dep_pool) {
+			pto_log("%s: ring %u's dependency pool of %u entries "
+				"is more than the device allows (%u: pto.ko's "
+				"max_dep_pool, see pto(4)); set a smaller one "
+				"(dep_pool_size, PTO_DEP_POOL)\n", d->path, r,
+				s->ring[r].dep_pool_size, d->max_dep_pool);
+			return -EINVAL;
+		}
+		rings += (s->ring[r].heap_size + 4095) & ~4095ull;
+	}
+	if (rings > s->heap_size) {
+		pto_log("%s: no room for the heap rings (%llu KiB): the device "
+			"gives this runtime a heap of %llu KiB at most (pto.ko's "
+			"max_heap_size, and the memory other runtimes leave "
+			"under max_memory and max_user_memory, see pto(4))\n",
+			d->path, (unsigned long long)(rings >> 10),
+			(unsigned long long)(s->heap_size >> 10));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int dev_setup(struct pto_backend *be, const struct pto_setup *req)
 {
 	struct dev *d = be->priv;
@@ -206,8 +260,20 @@ static int dev_setup(struct pto_backend *be, const struct pto_setup *req)
 	 */
 	if (s->heap_size > be->max_heap)
 		s->heap_size = be->max_heap & ~4095ull;
-	if (ioctl(d->fd, PTO_IOCTL_SETUP, s))
-		return -errno;
+	ret = setup_fits(d, s);
+	if (ret)
+		return ret;
+	if (ioctl(d->fd, PTO_IOCTL_SETUP, s)) {
+		ret = -errno;
+		if (ret == -ENOMEM)
+			pto_log("%s: the device refused the runtime's memory "
+				"(a heap of %llu MiB and its rings): more than "
+				"pto.ko's max_memory or max_user_memory leave "
+				"(see pto(4); the kernel log says which)\n",
+				d->path,
+				(unsigned long long)(s->heap_size >> 20));
+		return ret;
+	}
 	region[PTO_BE_WINDOW] = dev_map(d, &s->window);
 	region[PTO_BE_HEAP] = dev_map(d, &s->heap);
 	region[PTO_BE_REGS] = dev_map(d, &s->regs);

@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Ring sizes beyond what pto.ko allows, inside the VM harness (O set to
+# the build tree, /dev/pto0 present): the runtime is refused with a
+# message naming the setting and the module parameter that limits it,
+# not a bare "Invalid argument" from SETUP.
+set -u
+O=${O:-build}
+PTORUN=$O/tools/ptorun
+SO=$O/samples/bgemm_builtin.so
+P=/sys/module/pto/parameters
+n=0
+failed=0
+out=/tmp/vm-device-limits.$$
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+if [ ! -c /dev/pto0 ] || [ ! -r $P/max_task_window ] ||
+   [ ! -x "$PTORUN" ] || [ ! -f "$SO" ]; then
+	echo "1..1"
+	echo "ok 1 # SKIP needs /dev/pto0, pto.ko, $PTORUN and $SO"
+	exit 0
+fi
+echo "1..2"
+
+# refused OPTION VALUE PARAM SETTING: exit 1 naming PARAM and SETTING
+refused() {
+	PTO_HEAP_SIZE=4194304 "$PTORUN" -d /dev/pto0 "$1" "$2" "$SO" \
+		</dev/null >"$out" 2>&1
+	st=$?
+	sed 's/^/# /' "$out" | tail -n 3
+	[ $st -eq 1 ] && grep -q "$3, see pto(4)" "$out" &&
+		grep -q "$4" "$out"
+}
+
+refused -w $(($(cat $P/max_task_window) * 2)) max_task_window \
+	PTO_TASK_WINDOW
+ok $? "a task window above max_task_window is refused, naming both"
+refused -D $(($(cat $P/max_dep_pool) * 2)) max_dep_pool PTO_DEP_POOL
+ok $? "a dependency pool above max_dep_pool is refused, naming both"
+rm -f "$out"
+[ $failed -eq 0 ]
