@@ -4,7 +4,8 @@
 # Ring sizes beyond what pto.ko allows, inside the VM harness (O set to
 # the build tree, /dev/pto0 present): the runtime is refused with a
 # message naming the setting and the module parameter that limits it,
-# not a bare "Invalid argument" from SETUP.
+# not a bare "Invalid argument" from SETUP; and a task the device fails
+# for one of its limits is said to be a failed task, not a ring's size.
 set -u
 O=${O:-build}
 PTORUN=$O/tools/ptorun
@@ -30,7 +31,7 @@ if [ ! -c /dev/pto0 ] || [ ! -r $P/max_task_window ] ||
 	echo "ok 1 # SKIP needs /dev/pto0, pto.ko, $PTORUN and $SO"
 	exit 0
 fi
-echo "1..2"
+echo "1..3"
 
 # refused OPTION VALUE PARAM SETTING: exit 1 naming PARAM and SETTING
 refused() {
@@ -47,5 +48,14 @@ refused -w $(($(cat $P/max_task_window) * 2)) max_task_window \
 ok $? "a task window above max_task_window is refused, naming both"
 refused -D $(($(cat $P/max_dep_pool) * 2)) max_dep_pool PTO_DEP_POOL
 ok $? "a dependency pool above max_dep_pool is refused, naming both"
+macs=$(cat $P/max_task_macs)
+echo 100 >$P/max_task_macs
+PTO_HEAP_SIZE=4194304 "$PTORUN" -d /dev/pto0 "$SO" </dev/null >"$out" 2>&1
+st=$?
+echo "$macs" >$P/max_task_macs
+sed 's/^/# /' "$out" | tail -n 3
+[ $st -eq 1 ] && grep -q 'failed: a task failed: Argument list too long' \
+	"$out" && ! grep -q 'larger than its ring' "$out"
+ok $? "a task over max_task_macs: a failed task, not a ring too small"
 rm -f "$out"
 [ $failed -eq 0 ]

@@ -595,15 +595,25 @@ static void die_by_stop_signal(void)
 	raise(sig);
 }
 
+/* Tasks of rt that failed so far. */
+static uint64_t tasks_failed(struct pto_runtime *rt)
+{
+	struct pto_stats st;
+
+	return pto_get_stats(rt, &st) ? 0 : st.tasks_failed;
+}
+
 /* pto_run() repeat times; the first failure, or a stop signal, stops. */
 static int run_repeated(struct ptorun *pr, struct pto_runtime *rt, void *arg)
 {
 	unsigned long i;
+	uint64_t failed;
 	double t0;
 	char what[64];
 	int ret;
 
 	for (i = 1; i <= pr->repeat; i++) {
+		failed = tasks_failed(rt);
 		t0 = now_ms();
 		if (stopped_by())
 			ret = -ECANCELED;
@@ -612,6 +622,13 @@ static int run_repeated(struct ptorun *pr, struct pto_runtime *rt, void *arg)
 		if (ret && stopped_by()) {
 			fprintf(stderr, "ptorun: %s: run %lu of %lu cancelled\n",
 				strsignal(stopped_by()), i, pr->repeat);
+			return ret;
+		}
+		/* a task's error is the kernel's or device's, not a ring's */
+		if (ret && tasks_failed(rt) > failed) {
+			fprintf(stderr, "ptorun: run %lu of %lu failed: a task "
+				"failed: %s (%d)\n", i, pr->repeat,
+				strerror(-ret), ret);
 			return ret;
 		}
 		if (ret) {
