@@ -44,6 +44,7 @@ struct ptorun {
 	unsigned long repeat;
 	int stats;
 	int quiet;
+	char ring_opts[8];	/* ring size options given: "wHDT" at most */
 	const char *so_path;
 	int orch_argc;
 	char **orch_argv;
@@ -365,6 +366,8 @@ static int set_ring_sizes(struct ptorun *pr, int c, const char *arg)
 		if (!s[len])
 			break;
 	}
+	if (!strchr(pr->ring_opts, c))
+		pr->ring_opts[strlen(pr->ring_opts)] = (char)c;
 	/* the common value is v[0]; ring r > 0 differs only from a list */
 	put_size(cfg, -1, c, v[0]);
 	for (r = 0; r < PTO_MAX_DEPTH_RINGS; r++)
@@ -595,6 +598,25 @@ static void die_by_stop_signal(void)
 	raise(sig);
 }
 
+/*
+ * A deadlock's advice names PTO_* variables, which ring size options
+ * given here override (ptorun(1)): setting them changes nothing.
+ */
+static void advice_overridden(const struct ptorun *pr)
+{
+	const char *p;
+
+	if (!pr->ring_opts[0])
+		return;
+	fputs("ptorun: ring sizes given with", stderr);
+	for (p = pr->ring_opts; *p; p++)
+		fprintf(stderr, "%s -%c", p == pr->ring_opts ? "" : ",", *p);
+	fputs(" override the PTO_* variables the advice above names: give "
+	      "its lists to the options instead (-w PTO_TASK_WINDOW, -H "
+	      "PTO_HEAP_SIZE, -D PTO_DEP_POOL, -T PTO_TENSORMAP_POOL)\n",
+	      stderr);
+}
+
 /* Tasks of rt that failed so far. */
 static uint64_t tasks_failed(struct pto_runtime *rt)
 {
@@ -635,6 +657,8 @@ static int run_repeated(struct ptorun *pr, struct pto_runtime *rt, void *arg)
 			snprintf(what, sizeof(what), "run %lu of %lu failed",
 				 i, pr->repeat);
 			report(what, ret);
+			if (ret == -EDEADLK)
+				advice_overridden(pr);
 			return ret;
 		}
 		if (!pr->quiet)

@@ -367,6 +367,24 @@ else
 	skip "$SO not built"
 fi
 
+# a deadlock's advice names PTO_* variables, which -w overrides: say so,
+# and not when the sizes came from the variables
+if [ -f "$SO" ]; then
+	PTO_STALL_TIMEOUT_MS=200 timeout 60 "$PTORUN" -q -w 4 "$SO" tile=16 \
+		kgroup=4 </dev/null >/dev/null 2>"$tmp/err"
+	rc=$?
+	PTO_STALL_TIMEOUT_MS=200 PTO_TASK_WINDOW=4 timeout 60 "$PTORUN" -q \
+		"$SO" tile=16 kgroup=4 </dev/null >/dev/null 2>"$tmp/err2"
+	rc2=$?
+	[ $rc -eq 1 ] && [ $rc2 -eq 1 ] &&
+		grep -q 'PTO_TASK_WINDOW=' "$tmp/err" &&
+		grep -q '^ptorun: ring sizes given with -w override the PTO_\* variables' "$tmp/err" &&
+		! grep -q 'ring sizes given with' "$tmp/err2"
+	ok $? "a deadlock under -w says the option overrides the advised PTO_TASK_WINDOW (exit $rc, $rc2)"
+else
+	skip "$SO not built"
+fi
+
 "$PTORUN" --help >"$tmp/help" 2>"$tmp/err" && [ ! -s "$tmp/err" ] &&
 	grep -q -- '--task-window' "$tmp/help"
 ok $? "ptorun --help into a file exits 0, quietly"
