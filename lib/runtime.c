@@ -89,7 +89,8 @@ static void fit_heap_rings(struct pto_runtime *rt, struct pto_setup *s)
 
 	for (r = 0; r < s->nrings; r++)
 		want += pto_align_up(s->ring[r].heap_size, 4096);
-	if (want <= room)
+	/* not even a page a ring: the backend's setup says what is short */
+	if (want <= room || room < s->nrings * PTO_HEAP_SIZE_MIN)
 		return;
 	for (r = 0; r < s->nrings; r++) {
 		uint64_t h = s->ring[r].heap_size;

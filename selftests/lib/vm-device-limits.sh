@@ -5,7 +5,9 @@
 # the build tree, /dev/pto0 present): the runtime is refused with a
 # message naming the setting and the module parameter that limits it,
 # not a bare "Invalid argument" from SETUP; and a task the device fails
-# for one of its limits is said to be a failed task, not a ring's size.
+# for one of its limits is said to be a failed task, not a ring's size;
+# a user whose max_user_memory leaves no room is refused with -ENOMEM
+# naming the limits (it was -EINVAL after messages of a "0 MiB" heap).
 set -u
 O=${O:-build}
 PTORUN=$O/tools/ptorun
@@ -31,7 +33,7 @@ if [ ! -c /dev/pto0 ] || [ ! -r $P/max_task_window ] ||
 	echo "ok 1 # SKIP needs /dev/pto0, pto.ko, $PTORUN and $SO"
 	exit 0
 fi
-echo "1..3"
+echo "1..4"
 
 # refused OPTION VALUE PARAM SETTING: exit 1 naming PARAM and SETTING
 refused() {
@@ -57,5 +59,30 @@ sed 's/^/# /' "$out" | tail -n 3
 [ $st -eq 1 ] && grep -q 'failed: a task failed: Argument list too long' \
 	"$out" && ! grep -q 'larger than its ring' "$out"
 ok $? "a task over max_task_macs: a failed task, not a ring too small"
+# a user of its own (root is exempt from max_user_memory): only in the
+# VM harness's guest (PTO_KO set), which this may add a user to
+if [ -n "${PTO_KO:-}" ]; then
+	grep -q '^ptolimit:' /etc/passwd ||
+		echo 'ptolimit:x:1009:1009::/tmp:/bin/sh' >>/etc/passwd
+	chmod o+rx "$O" "$O/tools" "$O/samples"
+	mode=$(stat -c %a /dev/pto0)
+	chmod 0666 /dev/pto0
+	umem=$(cat $P/max_user_memory)
+	echo 1048576 >$P/max_user_memory
+	su -s /bin/sh ptolimit -c \
+		"LD_LIBRARY_PATH=$O $PTORUN -d /dev/pto0 $SO" \
+		</dev/null >"$out" 2>&1
+	st=$?
+	echo "$umem" >$P/max_user_memory
+	chmod "$mode" /dev/pto0
+	sed 's/^/# /' "$out" | tail -n 3
+	[ $st -eq 1 ] && grep -q 'no room for the heap rings' "$out" &&
+		grep -q 'max_user_memory, see pto(4)' "$out" &&
+		grep -q 'Cannot allocate memory' "$out"
+	ok $? "a user that max_user_memory leaves 1 MiB: -ENOMEM, naming the limits"
+else
+	n=$((n + 1))
+	echo "ok $n # SKIP a user of its own: only in the VM harness"
+fi
 rm -f "$out"
 [ $failed -eq 0 ]
