@@ -1059,14 +1059,17 @@ static int sleep_until_work(struct pto_runtime *rt)
  * tasks queued on its cores will never complete.  The run fails with
  * -ENODEV, and those tasks are completed here as failed, so that it
  * drains (the tasks not started are cancelled, as after any failure)
- * and pto_run() returns rather than waiting for them forever.  A core
- * runs its queue in order, so its outstanding tasks are the last ones
- * queued on it.
+ * and pto_run() returns rather than waiting for them forever.  What the
+ * device completed before it went is reaped first, so that no task is
+ * completed twice; a core runs its queue in order, so the tasks still
+ * outstanding on it are the last ones queued on it.
  */
 static void device_lost(struct pto_runtime *rt, struct ready_batch *rb)
 {
 	struct pto_sched *s = &rt->sched;
 	uint32_t c;
+
+	reap(rt, rb);
 
 	if (stop_run(s)) {
 		pto_log("%s: the device went away during the run; its tasks "
