@@ -55,13 +55,10 @@ static void fit_device_memory(struct pto_runtime *rt, struct pto_setup *s)
 {
 	struct pto_setup l = *s;
 	uint64_t other, room;
-	uint32_t r;
 
 	if (!rt->be.mem_avail)
 		return;
-	l.heap_size = 0;
-	for (r = 0; r < l.nrings; r++)
-		l.heap_size += pto_align_up(l.ring[r].heap_size, 4096);
+	l.heap_size = pto_layout_rings_heap(&l);
 	if (pto_layout(&l, rt->be.num_cores))
 		return;		/* the device will say what is wrong */
 	other = l.window.size + l.regs.size + l.cring.size;
@@ -73,7 +70,7 @@ static void fit_device_memory(struct pto_runtime *rt, struct pto_setup *s)
 		"most %llu MiB\n",
 		rt->device, (unsigned long long)(rt->be.mem_avail >> 20),
 		(unsigned long long)(room >> 20));
-	rt->be.max_heap = room & ~(uint64_t)4095;
+	rt->be.max_heap = room & ~(PTO_LAYOUT_PAGE - 1);
 }
 
 /*
@@ -84,18 +81,17 @@ static void fit_device_memory(struct pto_runtime *rt, struct pto_setup *s)
  */
 static void fit_heap_rings(struct pto_runtime *rt, struct pto_setup *s)
 {
-	uint64_t want = 0, room = pto_heap_rings_room(&rt->be);
+	uint64_t want = pto_layout_rings_heap(s);
+	uint64_t room = pto_heap_rings_room(&rt->be);
 	uint32_t r;
 
-	for (r = 0; r < s->nrings; r++)
-		want += pto_align_up(s->ring[r].heap_size, 4096);
 	/* not even a page a ring: the backend's setup says what is short */
 	if (want <= room || room < s->nrings * PTO_HEAP_SIZE_MIN)
 		return;
 	for (r = 0; r < s->nrings; r++) {
 		uint64_t h = s->ring[r].heap_size;
 		uint64_t fit = (uint64_t)((double)h * room / want) &
-			       ~(uint64_t)4095;
+			       ~(PTO_LAYOUT_PAGE - 1);
 
 		/* a ring of a few pages keeps them: rounding made it 0 */
 		s->ring[r].heap_size = fit >= PTO_HEAP_SIZE_MIN ? fit : h;
@@ -115,7 +111,7 @@ static void fit_heap_rings(struct pto_runtime *rt, struct pto_setup *s)
  */
 static void setup_request(struct pto_runtime *rt, struct pto_setup *s)
 {
-	uint64_t windows = 0, heap = 0;
+	uint64_t windows = 0;
 	uint32_t r;
 
 	memset(s, 0, sizeof(*s));
@@ -134,9 +130,8 @@ static void setup_request(struct pto_runtime *rt, struct pto_setup *s)
 	s->cring_size = cring_entries_for(rt->be.num_cores);
 	fit_device_memory(rt, s);
 	fit_heap_rings(rt, s);
-	for (r = 0; r < rt->nrings; r++)
-		heap += pto_align_up(s->ring[r].heap_size, 4096);
-	s->heap_size = heap + pto_align_up(rt->cfg.arena_size, 4096);
+	s->heap_size = pto_layout_rings_heap(s) +
+		       pto_layout_page_align(rt->cfg.arena_size);
 }
 
 /* The rings as SETUP laid them out. */

@@ -42,6 +42,23 @@ static inline __u64 pto_layout_page_align(__u64 n)
 }
 
 /**
+ * pto_layout_rings_heap() - heap bytes the heap rings of a request take
+ * @s: a SETUP request
+ *
+ * Each ring's heap starts on a page of its own (pto_layout()), so this is
+ * where the pto_malloc() arena starts.
+ */
+static inline __u64 pto_layout_rings_heap(const struct pto_setup *s)
+{
+	__u64 sum = 0;
+	__u32 r;
+
+	for (r = 0; r < s->nrings && r < PTO_MAX_RINGS; r++)
+		sum += pto_layout_page_align(s->ring[r].heap_size);
+	return sum;
+}
+
+/**
  * pto_layout() - fill in SETUP's out fields from its in fields
  * @s: a SETUP request whose in fields were validated: nrings in
  *	1..PTO_MAX_RINGS, power-of-two ring sizes, 64-byte multiples for the

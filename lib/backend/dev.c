@@ -28,6 +28,7 @@
 #include "backend.h"
 #include "fd.h"
 #include "log.h"
+#include "pto_layout.h"
 
 enum { UD_WAIT = 1, UD_POLL = 2 };
 
@@ -211,7 +212,7 @@ static uint8_t *dev_map(struct dev *d, const struct pto_region *r)
  */
 static int setup_fits(const struct dev *d, const struct pto_setup *s)
 {
-	uint64_t rings = 0;
+	uint64_t rings;
 	uint32_t r;
 
 	for (r = 0; r < s->nrings; r++) {
@@ -231,8 +232,8 @@ static int setup_fits(const struct dev *d, const struct pto_setup *s)
 				s->ring[r].dep_pool_size, d->max_dep_pool);
 			return -EINVAL;
 		}
-		rings += (s->ring[r].heap_size + 4095) & ~4095ull;
 	}
+	rings = pto_layout_rings_heap(s);
 	if (rings > s->heap_size) {
 		pto_log("%s: no room for the heap rings (%llu KiB): the device "
 			"gives this runtime a heap of %llu KiB at most (pto.ko's "
@@ -259,7 +260,7 @@ static int dev_setup(struct pto_backend *be, const struct pto_setup *req)
 	 * is real memory, so the arena shrinks to what the device allows.
 	 */
 	if (s->heap_size > be->max_heap)
-		s->heap_size = be->max_heap & ~4095ull;
+		s->heap_size = be->max_heap & ~(PTO_LAYOUT_PAGE - 1);
 	ret = setup_fits(d, s);
 	if (ret)
 		return ret;
