@@ -125,6 +125,12 @@ struct pto_backend_ops {
 	 * True when some ran.  NULL when the backend's cores are elsewhere.
 	 */
 	bool (*help)(struct pto_backend *be);
+	/*
+	 * What in the device's setup makes a task fail with status (a
+	 * negative errno), for the failure's message, or NULL: nothing
+	 * more to say.  The op is NULL where no status needs it.
+	 */
+	const char *(*status_hint)(int status);
 };
 
 /* The regions of a context, in the order of enum pto_backend_region. */

@@ -200,16 +200,19 @@ static void report_failure(struct pto_runtime *rt, uint64_t task,
 {
 	const struct pto_task_desc *d = pto_desc(rt, task);
 	uint32_t k = d->kernel_id % PTO_MAX_KERNELS;
+	const char *hint = rt->be.ops->status_hint ?
+			   rt->be.ops->status_hint(status) : NULL;
 	char where[32] = "no core";
 
 	if (core < rt->be.num_cores)
 		snprintf(where, sizeof(where), "core %u", core);
-	pto_log("task %llu (kernel %u \"%s\", %s, %s) failed: %s (%d); "
+	pto_log("task %llu (kernel %u \"%s\", %s, %s) failed: %s (%d%s%s); "
 		"the run's tasks not started yet, earlier ones too, are "
 		"cancelled\n",
 		(unsigned long long)sslot(rt, task)->id, d->kernel_id,
 		rt->kernels[k].name, pto_worker_type_name(d->worker_type),
-		where, strerror(-status), status);
+		where, strerror(-status), status, hint ? ": " : "",
+		hint ? hint : "");
 }
 
 /*

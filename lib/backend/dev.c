@@ -516,6 +516,22 @@ static void dev_notify(struct pto_backend *be)
 	(void)n;
 }
 
+/* The module parameters behind the statuses pto.ko fails tasks with. */
+static const char *dev_status_hint(int status)
+{
+	switch (status) {
+	case -E2BIG:
+		return "a matrix op's M*N*K above pto.ko's max_task_macs, or "
+		       "an op whose smallest section costs more than "
+		       "max_section_cost, see pto(4)";
+	case -ETIMEDOUT:
+		return "the task ran longer than pto.ko's task_timeout_ms, "
+		       "see pto(4)";
+	default:
+		return NULL;
+	}
+}
+
 const struct pto_backend_ops pto_dev_backend_ops = {
 	.name = "dev",
 	.open = dev_open,
@@ -527,4 +543,5 @@ const struct pto_backend_ops pto_dev_backend_ops = {
 	.kick = dev_kick,
 	.wait = dev_wait,
 	.notify = dev_notify,
+	.status_hint = dev_status_hint,
 };

@@ -57,8 +57,9 @@ st=$?
 echo "$macs" >$P/max_task_macs
 sed 's/^/# /' "$out" | tail -n 3
 [ $st -eq 1 ] && grep -q 'failed: a task failed: Argument list too long' \
-	"$out" && ! grep -q 'larger than its ring' "$out"
-ok $? "a task over max_task_macs: a failed task, not a ring too small"
+	"$out" && ! grep -q 'larger than its ring' "$out" &&
+	grep -q "failed: Argument list too long (-7: .*max_task_macs" "$out"
+ok $? "a task over max_task_macs: a failed task, which names the limit"
 # a user of its own (root is exempt from max_user_memory): only in the
 # VM harness's guest (PTO_KO set), which this may add a user to
 if [ -n "${PTO_KO:-}" ]; then
