@@ -171,8 +171,10 @@ static void pto_free_regions(struct pto_ctx *ctx)
 		pto_region_free(ctx->region[i]);
 		ctx->region[i] = NULL;
 	}
-	if (ctx->charged)
+	if (ctx->charged) {
 		pto_mem_uncharge(ctx->user, ctx->charged);
+		atomic64_sub(ctx->charged, &ctx->pdev->mem_bytes);
+	}
 	ctx->charged = 0;
 }
 
@@ -346,6 +348,7 @@ static int pto_alloc_regions(struct pto_ctx *ctx, const struct pto_setup *s)
 		return ret;
 	}
 	ctx->charged = bytes;
+	atomic64_add(bytes, &ctx->pdev->mem_bytes);
 	for (i = 0; i < PTO_NUM_REGIONS; i++) {
 		ctx->region[i] = pto_region_alloc(ctx->region_size[i]);
 		if (!ctx->region[i]) {

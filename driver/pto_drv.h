@@ -100,6 +100,8 @@ struct pto_dev_ops {
  * @busy_ns: execution time per worker type, over all contexts
  * @max_section_ns: the longest stretch one core ran with preemption off
  *	(one pto_fpu_begin/end section), for sysfs
+ * @mem_bytes: region bytes its contexts hold, as charged against
+ *	max_memory, for sysfs
  */
 struct pto_device {
 	struct kref ref;
@@ -121,6 +123,7 @@ struct pto_device {
 	atomic64_t tasks_failed;
 	atomic64_t busy_ns[PTO_UAPI_NUM_WORKER_TYPES];
 	atomic64_t max_section_ns;
+	atomic64_t mem_bytes;
 };
 
 /**

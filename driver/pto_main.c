@@ -248,6 +248,24 @@ static ssize_t max_section_ns_store(struct device *dev,
 }
 static DEVICE_ATTR_RW(max_section_ns);
 
+static ssize_t mem_used_show(struct device *dev,
+			     struct device_attribute *attr, char *buf)
+{
+	struct pto_device *pdev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%lld\n", (s64)atomic64_read(&pdev->mem_bytes));
+}
+static DEVICE_ATTR_RO(mem_used);
+
+/* max_memory in effect: every device's contexts share it */
+static ssize_t mem_total_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n",
+			  pto_mem_limit(READ_ONCE(pto_max_memory), 1));
+}
+static DEVICE_ATTR_RO(mem_total);
+
 static struct attribute *pto_dev_attrs[] = {
 	&dev_attr_cores.attr,
 	&dev_attr_contexts.attr,
@@ -255,6 +273,8 @@ static struct attribute *pto_dev_attrs[] = {
 	&dev_attr_tasks_failed.attr,
 	&dev_attr_busy_ns.attr,
 	&dev_attr_max_section_ns.attr,
+	&dev_attr_mem_used.attr,
+	&dev_attr_mem_total.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(pto_dev);

@@ -73,7 +73,8 @@ ok $? "bob cannot open /dev/pto0 at all"
 # sysfs: statistics world-readable, device management root-only
 bad=""
 for a in new_device:200 del_device:200 pto0/cores:444 pto0/contexts:444 \
-	 pto0/tasks_done:444 pto0/tasks_failed:444 pto0/busy_ns:444; do
+	 pto0/tasks_done:444 pto0/tasks_failed:444 pto0/busy_ns:444 \
+	 pto0/mem_used:444 pto0/mem_total:444; do
 	m=$(stat -c %a "/sys/class/pto/${a%:*}" 2>/dev/null)
 	[ "$m" = "${a#*:}" ] || bad="$bad ${a%:*}=$m"
 done
