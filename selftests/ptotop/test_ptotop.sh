@@ -726,6 +726,8 @@ echo "1000000 0 0 0" >"$sysfs/busy_ns"
 echo 3 >"$sysfs/contexts"
 echo 9000 >"$sysfs/tasks_done"
 echo 2 >"$sysfs/tasks_failed"
+echo 5242880 >"$sysfs/mem_used"		# other users' clients too
+echo 536870912 >"$sysfs/mem_total"
 echo "1 1 0 0" >"$fake/sys/class/pto/pto1/cores"
 
 export PTOTOP_PROC_ROOT="$fake/proc" PTOTOP_SYSFS_ROOT="$fake/sys"
@@ -775,6 +777,12 @@ check "$tmp/fd.json" "sorted(d['name'] for d in docs[0]['devices']) == ['pto0', 
 	"dev(docs[0], 'pto0')[0]['kind'] == 'pto'" \
 	"dev(docs[0], 'pto1')[0]['processes'] == 0"
 ok $? "sysfs devices listed with cores, contexts and task counts"
+check "$tmp/fd.json" "dev(docs[0], 'pto0')[0]['memory_used_bytes'] == 5242880" \
+	"dev(docs[0], 'pto0')[0]['memory_total_bytes'] == 536870912" \
+	"dev(docs[0], 'pto1')[0]['memory_total_bytes'] is None"
+ok $? "device memory from sysfs mem_used/mem_total, not the rows' sum"
+grep -Eq '^pto0 .* 5\.0M/512\.0M$' "$tmp/fd.txt"
+ok $? "text: pto0's MEM USED/TOTAL from sysfs"
 check "$tmp/fd.json" \
 	"abs(dev(docs[1], 'pto0')[0]['utilisation']['cube'] / (4000000 / (docs[1]['interval_s'] * 1e9 * 4)) - 1) < 1e-6" \
 	"abs(dev(docs[1], 'pto0')[0]['utilisation']['vector'] / (800000 / (docs[1]['interval_s'] * 1e9 * 2)) - 1) < 1e-6" \

@@ -51,7 +51,7 @@ fi
 mkdir -p "$tmp/stats"
 # the guest has no /dev/shm; stats pages go to a private directory
 export PTO_STATS_DIR="$tmp/stats"
-for a in cores contexts tasks_done tasks_failed busy_ns; do
+for a in cores contexts tasks_done tasks_failed busy_ns mem_used mem_total; do
 	echo "# sysfs $a: $(cat /sys/class/pto/pto0/$a 2>&1)"
 done
 
@@ -102,6 +102,12 @@ echo "$two" | grep -q '"name":"pto0","kind":"pto","cores":{"cube":[1-9]'
 ok $? "device pto0 is listed with its cores"
 echo "$two" | grep -q '"name":"pto0"[^]]*"utilisation":{"cube":[0-9]'
 ok $? "device pto0 has a utilisation in the second iteration"
+total=$(cat /sys/class/pto/pto0/mem_total)
+used=$(echo "$two" |
+	sed -n 's/.*"name":"pto0"[^]]*"memory_used_bytes":\([0-9]*\).*/\1/p')
+echo "$two" | grep -q "\"name\":\"pto0\"[^]]*\"memory_total_bytes\":$total[,}]" &&
+	[ "${used:-0}" -ge $((4 << 20)) ]
+ok $? "device pto0's memory: used (${used:-none}) holds the 4 MiB heap, total is max_memory's $total"
 
 "$PTOTOP" -b -n 1 -D pto0 >"$tmp/run.txt" 2>&1
 grep -Eq "^ *$lg +[^ ]+ +pto0 " "$tmp/run.txt"

@@ -98,6 +98,11 @@ static void devices_from_sysfs(struct pt_sample *s,
 		d->contexts = sd->contexts;
 		d->tasks_done = sd->tasks_done;
 		d->tasks_failed = sd->tasks_failed;
+		if (sd->have_mem) {
+			d->mem_from_sysfs = true;
+			d->mem_used = sd->mem_used;
+			d->mem_total = sd->mem_total;
+		}
 	}
 }
 
@@ -283,7 +288,8 @@ static void procs_from_pages(struct pt_state *st, struct pt_sample *s,
 /*
  * A device without sysfs (sim) is the sum of its rows: every sim runtime
  * brings its own cores.  A device with sysfs counts for itself; its rows
- * only add the memory the driver reports per client.
+ * only add the memory the driver reports per client, where the driver
+ * does not say the device's (mem_used: other users' clients too).
  */
 static void device_add_proc(struct pt_device *d, const struct pt_proc *p)
 {
@@ -292,7 +298,7 @@ static void device_add_proc(struct pt_device *d, const struct pt_proc *p)
 
 	d->nprocs++;
 	if (d->have_sysfs) {
-		if (p->have_mem)
+		if (p->have_mem && !d->mem_from_sysfs)
 			d->mem_used += p->mem_heap + p->mem_window;
 		return;
 	}

@@ -82,6 +82,7 @@ struct pt_device {
 	uint64_t busy_ns[PTO_UAPI_NUM_WORKER_TYPES];
 	uint64_t contexts, tasks_done, tasks_failed;
 	uint64_t mem_used, mem_total;	/* bytes, 0 when unknown */
+	bool mem_from_sysfs;		/* the driver's, not the rows' sum */
 	int nprocs;
 	double util[PTO_UAPI_NUM_WORKER_TYPES];	/* NAN while unknown */
 	/* history of util, oldest first, copied from the state */

@@ -658,6 +658,9 @@ static void read_sysfs_device(const struct pt_roots *roots,
 	sysfs_u64(roots, d->name, "contexts", &d->contexts);
 	sysfs_u64(roots, d->name, "tasks_done", &d->tasks_done);
 	sysfs_u64(roots, d->name, "tasks_failed", &d->tasks_failed);
+	/* drivers before these attributes: the rows' memory, no total */
+	d->have_mem = sysfs_u64(roots, d->name, "mem_used", &d->mem_used) &&
+		      sysfs_u64(roots, d->name, "mem_total", &d->mem_total);
 }
 
 /* "pto" and a digit: the devices, not whatever else the class may hold. */

@@ -35,6 +35,9 @@ struct pt_sysfs_device {
 	uint64_t contexts;
 	uint64_t tasks_done;
 	uint64_t tasks_failed;
+	bool have_mem;			/* mem_used and mem_total read */
+	uint64_t mem_used;		/* bytes its contexts hold */
+	uint64_t mem_total;		/* max_memory, shared by the devices */
 };
 
 /* One open /dev/ptoN file, as the driver describes it in fdinfo. */
