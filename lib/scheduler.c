@@ -1465,8 +1465,11 @@ static void worker_awake(struct pto_runtime *rt)
 /*
  * Shards: the next ready task for core, from its own shard of its type's
  * queues first, then from the others (stealing); with accept, only one
- * that accept(actx, task) accepts.  After a failure the tasks taken are
- * completed as cancelled instead of run.
+ * that accept(actx, task) accepts.  After a failure or a cancel the tasks
+ * taken are completed as cancelled instead of run.  The cancel is looked
+ * for here, not only in the scheduling steps: a core thread takes the
+ * next task without them, and while the holder of the right to schedule
+ * was preempted a cancelled chain ran on for thousands of tasks.
  */
 static bool shard_take(struct pto_runtime *rt, uint32_t core, uint64_t *task,
 		       bool (*accept)(void *actx, uint64_t task), void *actx)
@@ -1486,6 +1489,8 @@ static bool shard_take(struct pto_runtime *rt, uint32_t core, uint64_t *task,
 				break;
 		if (i == n)
 			return false;
+		if (cancel_pending(rt))
+			note_cancel(rt);
 		if (!READ_ONCE(s->failed))
 			return true;
 		complete_task(rt, *task, UINT32_MAX, -ECANCELED, &rb);

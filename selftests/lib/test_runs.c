@@ -248,6 +248,7 @@ static void test_no_threads_left(void)
 /* ---- pto_run_cancel() --------------------------------------------------- */
 
 #define K_CANCEL 46
+#define K_COUNT 47
 #define CANCEL_TASKS 3000
 #define CANCEL_AT 100
 
@@ -641,6 +642,107 @@ static void test_cancel_race(void)
 }
 
 /*
+ * A cancel from another thread while a chain runs, every run: once
+ * pto_run_cancel() has returned 0, a chain (one task ready at a time)
+ * runs at most the tasks already taken.  With shards the core threads
+ * take the next task themselves; only a thread holding the right to
+ * schedule noticed the cancel, and while the holder was preempted (the
+ * spinning canceller makes the CPUs scarce) the chain ran on: up to
+ * thousands of tasks in about one run in fifty.
+ */
+#define CHAIN_RUNS 400
+#define CHAIN_TASKS 4000
+#define CHAIN_CANCEL_AT 400
+#define CHAIN_SLACK 16
+
+struct chain_cancel {
+	struct pto_runtime *rt;
+	uint64_t *x;		/* the chain's counter */
+	bool over;		/* the run has returned */
+	uint64_t at;		/* *x once pto_run_cancel() returned 0 */
+	bool told;		/* it did */
+};
+
+static void k_count(const uint64_t *a, uint32_t n)
+{
+	__atomic_add_fetch((uint64_t *)(uintptr_t)a[0], 1, __ATOMIC_SEQ_CST);
+}
+
+static void *cancel_chain(void *arg)
+{
+	struct chain_cancel *c = arg;
+
+	while (__atomic_load_n(c->x, __ATOMIC_SEQ_CST) < CHAIN_CANCEL_AT)
+		if (__atomic_load_n(&c->over, __ATOMIC_ACQUIRE))
+			return NULL;
+	c->told = pto_run_cancel(c->rt) == 0;
+	c->at = __atomic_load_n(c->x, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static int orch_count_chain(struct pto_runtime *rt, void *arg)
+{
+	struct chain_cancel *c = arg;
+	int i;
+
+	for (i = 0; i < CHAIN_TASKS; i++) {
+		struct pto_param p[] = { PTO_INOUT(c->x, 0, 8) };
+		int64_t id = pto_submit_task(rt, K_COUNT,
+					     PTO_WORKER_VECTOR, p, 1);
+
+		if (id < 0)
+			return (int)id;
+	}
+	return 0;
+}
+
+static void test_cancel_chain(enum pto_sched_policy sched, const char *name)
+{
+	struct chain_cancel c = { 0 };
+	uint64_t worst = 0;
+	int i, late = 0, wrong = 0, told = 0;
+	struct tl_capture cap;
+	struct tl_rec r;
+	pthread_t th;
+
+	c.rt = cancel_runtime(sched, 0, &r);
+	if (pto_kernel_register(c.rt, K_COUNT, PTO_WORKER_VECTOR,
+				k_count, "count"))
+		bail_out("cannot register the kernel");
+	c.x = gbuf;
+	tl_capture_begin(&cap);
+	for (i = 0; i < CHAIN_RUNS; i++) {
+		int ret;
+
+		*c.x = 0;
+		c.over = false;
+		c.told = false;
+		if (pthread_create(&th, NULL, cancel_chain, &c))
+			bail_out("pthread_create");
+		ret = pto_run(c.rt, orch_count_chain, &c);
+		__atomic_store_n(&c.over, true, __ATOMIC_RELEASE);
+		pthread_join(th, NULL);
+		if (!c.told)
+			continue;
+		told++;
+		wrong += ret != -ECANCELED;
+		if (*c.x > c.at + CHAIN_SLACK) {
+			late++;
+			if (*c.x - c.at > worst)
+				worst = *c.x - c.at;
+		}
+	}
+	free(tl_capture_end(&cap));
+	ok(told && !wrong && !late, "%s: a chain cancelled from another "
+	   "thread, %d runs: at most %d more tasks ran after the cancel "
+	   "(%d of %d accepted did not stop, worst %llu; %d did not end "
+	   "-ECANCELED)", name, CHAIN_RUNS, CHAIN_SLACK, late, told,
+	   (unsigned long long)worst, wrong);
+	tl_rec_free(&r);
+	pto_runtime_destroy(c.rt);
+}
+
+/*
  * pto_get_stats() from another thread while runs come and go: run_ns
  * ("the run in progress included") never goes back.  A snapshot as a run
  * ended counted the run twice for a moment, or read the clock after the
@@ -714,6 +816,8 @@ int main(void)
 	test_cancel_stalled();
 	test_cancel_late();
 	test_cancel_race();
+	for (p = 0; p < TL_NPOLICIES; p++)
+		test_cancel_chain(tl_policies[p].sched, tl_policies[p].name);
 	test_stats_while_running();
 	ok_eq(pto_run_cancel(NULL), -EINVAL, "pto_run_cancel(NULL): -EINVAL");
 	return tap_done();
