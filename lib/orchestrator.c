@@ -552,6 +552,36 @@ static bool task_alive(struct pto_runtime *rt, uint64_t task)
 }
 
 /*
+ * Is host address base inside the heap rings, where only runtime-made
+ * buffers (OUTPUTs, pto_alloc()) live?  The rings come first in the heap
+ * region, the pto_malloc() arena after them.
+ */
+static bool in_heap_rings(const struct pto_runtime *rt, uint64_t base)
+{
+	/* below the heap, base - heap wraps past every offset */
+	return base - (uint64_t)(uintptr_t)rt->be.heap <
+	       rt->be.geo.arena_offset;
+}
+
+/*
+ * An access whose base lies in the heap rings found no live entry of that
+ * base: not the first byte of a live buffer (whose OUTPUT's entry lives as
+ * long as the buffer).  The TensorMap names tensors by their base, so a
+ * pointer into the middle of a buffer would get no order after the
+ * buffer's writer and no hold on its owner: a silent wrong result, or a
+ * read of memory freed and reused.
+ */
+static int not_a_buffer(uint32_t i, uint64_t base)
+{
+	pto_log("pto_submit_task: parameter %u: base %p is in the runtime's "
+		"heap rings but is not the first byte of a live buffer: pass "
+		"the pointer an OUTPUT or pto_alloc() gave as the base and the "
+		"distance into the buffer as the offset (a buffer whose scope "
+		"has ended is freed)\n", i, (void *)(uintptr_t)base);
+	return -EINVAL;
+}
+
+/*
  * The producers of a task: the tasks its accesses depend on, and for an
  * access to a heap-ring buffer also the buffer's owner, which must not
  * retire (and free the buffer) before this task is done with it.  The
@@ -595,6 +625,10 @@ static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 		if (pr->owner != PTO_TM_NO_OWNER && task_alive(rt, pr->owner)) {
 			pr->owners[i] = pr->owner;
 			note_producer(pr, pr->owner, UINT64_MAX);
+		} else if (pr->owner == PTO_TM_NO_OWNER && p[i].size &&
+			   in_heap_rings(rt, base)) {
+			pr->error = not_a_buffer(i, base);
+			return;
 		}
 	}
 }

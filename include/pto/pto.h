@@ -225,7 +225,8 @@ enum pto_param_kind {
  * struct pto_param - one parameter of a task
  * @kind: enum pto_param_kind, optionally with PTO_PARAM_VIEW
  * @base: the tensor: its first byte, which also names it (every region
- *	of one tensor must give the same @base)
+ *	of one tensor must give the same @base); for a buffer the runtime
+ *	made (OUTPUT, pto_alloc()), the pointer it gave, else -EINVAL
  * @ref: OUTPUT: receives the buffer's address
  * @view: with PTO_PARAM_VIEW: the view (an OUTPUT view is filled in)
  * @offset: bytes from @base to the region

@@ -767,6 +767,92 @@ static void test_bad_submits(void)
 }
 
 /*
+ * A pointer into the middle of a runtime-made buffer as a parameter's
+ * base: the TensorMap names a tensor by its base, so the access was
+ * ordered after nothing and held no owner (the buffer could be freed and
+ * reused under it).  Refused, naming the parameter; the buffer's own
+ * pointer with the offset is accepted, and so is any base in the
+ * program's pto_malloc() memory, which the runtime does not free.
+ */
+struct interior {
+	int inside, alloc_inside, as_offset, user_memory;
+	char *text;
+};
+
+static int orch_interior(struct pto_runtime *rt, void *arg)
+{
+	struct interior *c = arg;
+	uint64_t words = 32;
+	struct pto_view v = pto_view_nd(NULL, PTO_DTYPE_U32, 1, &words);
+	struct tl_capture cap;
+	void *t;
+	struct pto_param fill[] = { PTO_OUT(&t, 128), PTO_SCALAR(16),
+				    PTO_SCALAR(1) };
+
+	if (pto_submit_task(rt, KID(K_FILL, 0), 0, fill, 3) < 0 ||
+	    pto_alloc(rt, &v))
+		return -1;
+	{
+		struct pto_param in[] = { PTO_INOUT(gbuf, 0, 8),
+					  PTO_IN((char *)t + 64, 0, 8),
+					  PTO_SCALAR(8) };
+		struct pto_param al[] = { PTO_INOUT(gbuf, 0, 8),
+					  PTO_IN((char *)v.base + 4, 0, 4),
+					  PTO_SCALAR(4) };
+		struct pto_param off[] = { PTO_INOUT(gbuf, 0, 8),
+					   PTO_IN(t, 64, 8), PTO_SCALAR(8) };
+		struct pto_param user[] = { PTO_INOUT((char *)gbuf + 8, 0, 8),
+					    PTO_IN(t, 0, 8), PTO_SCALAR(8) };
+
+		tl_capture_begin(&cap);
+		c->inside = (int)pto_submit_task(rt, KID(K_COPYB, 0), 0, in,
+						 3);
+		c->alloc_inside = (int)pto_submit_task(rt, KID(K_COPYB, 0), 0,
+						       al, 3);
+		c->text = tl_capture_end(&cap);
+		c->as_offset = pto_submit_task(rt, KID(K_COPYB, 0), 0, off,
+					       3) < 0 ? -1 : 0;
+		c->user_memory = pto_submit_task(rt, KID(K_COPYB, 0), 0, user,
+						 3) < 0 ? -1 : 0;
+	}
+	return 0;
+}
+
+static void test_interior_base(void)
+{
+	struct interior c = { 0 };
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_rec r;
+	int ret;
+
+	tl_config(&cfg, 16, 1 << 16);
+	rt = make_rt(&cfg, &r);
+	test_register(rt);
+	gbuf = pto_malloc(rt, 64);
+	if (!gbuf)
+		bail_out("pto_malloc");
+	memset(gbuf, 0, 64);
+	ret = pto_run(rt, orch_interior, &c);
+	ok_eq(ret, 0, "interior base: the run completes");
+	ok_eq(c.inside, -EINVAL, "interior base: a pointer 64 bytes into an "
+	      "OUTPUT buffer is refused");
+	ok_eq(c.alloc_inside, -EINVAL, "interior base: a pointer into a "
+	      "pto_alloc() buffer is refused");
+	if (!ok(c.text && strstr(c.text, "parameter 1: base 0x") &&
+		strstr(c.text, "is not the first byte of a live buffer"),
+		"interior base: the message names the parameter and why"))
+		diag("  stderr: %s", c.text ? c.text : "(none)");
+	ok_eq(c.as_offset, 0, "interior base: the buffer's pointer with "
+	      "offset 64 is accepted");
+	ok_eq(c.user_memory, 0, "interior base: a pointer into pto_malloc() "
+	      "memory is the program's to name: accepted");
+	free(c.text);
+	tl_rec_free(&r);
+	pto_runtime_destroy(rt);
+}
+
+/*
  * pto_alloc() of exactly the heap ring's size: its view descriptor shares
  * the task's heap block, so it does not fit; the message names the call
  * the program made and what the block holds.
@@ -2030,6 +2116,7 @@ int main(void)
 	test_config();
 	test_bad_submits();
 	test_alloc_too_big();
+	test_interior_base();
 	test_pool_smaller_than_task();
 	test_args_too_big();
 	test_scopes();
