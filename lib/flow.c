@@ -321,6 +321,35 @@ static uint64_t heap_wanted(struct pto_runtime *rt, const struct pto_need *n,
 }
 
 /*
+ * "More if it goes on": following the advice run after run grows the ring
+ * by what the scope got further each time (a scope of 60 buffers took
+ * eight deadlocks, a stall timeout each).  One run with the ring far
+ * larger and the statistics printed gives the most it held instead.
+ */
+static void advise_measure(struct pto_runtime *rt, const struct pto_need *n,
+			   uint64_t want)
+{
+	uint64_t sizes[PTO_MAX_RINGS], big = size_for(n->kind, want * 8);
+	struct pto_need ni = *n;
+	FILE *out;
+	uint32_t i;
+
+	if (big <= want)
+		return;		/* the largest size allowed already */
+	for (i = 0; i < rt->nrings; i++) {
+		ni.ring = i;
+		sizes[i] = capacity(rt, &ni);
+	}
+	out = pto_log_begin();
+	pto_log("  to size it for the whole run at once: run it with the ring "
+		"far larger, e.g. ");
+	pto_ring_env_fprint(out, n->kind, rt->nrings, sizes, n->ring, big);
+	fputs(", and print the statistics (ptorun -S, pto_print_stats()): "
+	      "their high water is the most each ring held\n", out);
+	pto_log_end();
+}
+
+/*
  * The oldest task is held by the innermost scope itself: that scope holds
  * all it still has in the ring until it ends, so the ring must hold it.
  */
@@ -363,6 +392,7 @@ static void advise_grow(struct pto_runtime *rt, const struct pto_need *n,
 	      "a scope inside its loop\n", out);
 	pto_log_end();
 	advise_device_heap(rt, n, held);
+	advise_measure(rt, n, held);
 }
 
 /*

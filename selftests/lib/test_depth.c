@@ -761,6 +761,68 @@ static int take_heap_sizes(const char *text, struct pto_config *cfg)
 	return r ? 0 : -1;
 }
 
+/*
+ * A scope of 60 buffers (256 bytes to 16 KiB) in a 64 KiB ring 1.  The
+ * advice's size holds what the scope submitted so far; following it run
+ * after run grew the ring by a few buffers each time (eight deadlocks, a
+ * stall timeout each).  Its last line gives a far larger ring to measure
+ * with: that run goes through, and a ring of twice its high water runs
+ * the program too.
+ */
+static int run_measure(struct wrap_prog *w, struct pto_config *cfg,
+		       char **err, uint64_t *high_water)
+{
+	struct pto_runtime *rt = depth_runtime(cfg);
+	struct tl_capture cap;
+	struct pto_stats st;
+	int ret;
+
+	w->failed_at = -1;
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_wrap, w);
+	*err = tl_capture_end(&cap);
+	pto_get_stats(rt, &st);
+	*high_water = st.depth[1][PTO_RING_HEAP].high_water;
+	pto_runtime_destroy(rt);
+	return ret;
+}
+
+static void test_advice_measure(void)
+{
+	uint64_t sizes[61], hw = 0, hw2;
+	struct wrap_prog w = { sizes, 61 };
+	struct pto_config cfg;
+	char *err = NULL, *line;
+	bool named;
+	int i, ret;
+
+	for (i = 0; i < 60; i++)
+		sizes[i] = 256 << (i % 7);
+	sizes[60] = 0;
+	tl_config(&cfg, 64, 0);
+	cfg.heap_size = 64 * KIB;
+	cfg.stall_timeout_ms = 100;
+	ret = run_measure(&w, &cfg, &err, &hw);
+	line = err ? strstr(err, "to size it for the whole run at once") :
+	       NULL;
+	named = line && !take_heap_sizes(line, &cfg);
+	ok(ret == -EDEADLK && named, "measure advice: a scope of 60 buffers "
+	   "in a 64 KiB ring deadlocks (%d), and the advice names a far "
+	   "larger ring (%llu)", ret,
+	   (unsigned long long)cfg.ring[1].heap_size);
+	free(err);
+	ret = run_measure(&w, &cfg, &err, &hw);
+	free(err);
+	ok(ret == 0 && hw > 64 * KIB,
+	   "measure advice: with it the program runs (%d), ring 1 held %llu "
+	   "bytes at most", ret, (unsigned long long)hw);
+	cfg.ring[1].heap_size = (2 * hw + 4095) & ~4095ull;
+	ret = run_measure(&w, &cfg, &err, &hw2);
+	free(err);
+	ok(ret == 0, "measure advice: twice that high water (%llu) runs it "
+	   "too (%d)", (unsigned long long)cfg.ring[1].heap_size, ret);
+}
+
 /* What the heap rings get in all when they ask for 2 GiB. */
 static uint64_t heap_rings_room(void)
 {
@@ -1270,6 +1332,7 @@ int main(void)
 	test_advice_grow();
 	test_advice_heap();
 	test_advice_heap_wrap();
+	test_advice_measure();
 	test_advice_heap_share();
 	test_advice_heap_random(seed);
 	test_advice_rings();
