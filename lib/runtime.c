@@ -392,7 +392,9 @@ static void no_block(const struct pto_runtime *rt, size_t size)
 		"(arena_size, PTO_ARENA_SIZE%s)\n", size,
 		(unsigned long long)made, made > rt->cfg.arena_size ?
 		", rounded up to whole pages" : made < rt->cfg.arena_size ?
-		", cut to what the device allows" : "");
+		", cut to what the device allows: pto.ko's max_heap_size and "
+		"memory limits, less the heap rings, see pto(4); smaller heap "
+		"rings, PTO_HEAP_SIZE, leave it more" : "");
 }
 
 void *pto_malloc(struct pto_runtime *rt, size_t size)

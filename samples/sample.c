@@ -222,7 +222,9 @@ void *sample_malloc(struct pto_runtime *rt, const char *prog,
 
 	if (!p)
 		fprintf(stderr, "%s: no device memory for %s (%" PRIu64
-			" bytes); raise --arena-size\n", prog, what, size);
+			" bytes); raise --arena-size, unless libpto's line "
+			"above says the device cut the arena\n", prog, what,
+			size);
 	return p;
 }
 

@@ -33,7 +33,7 @@ if [ ! -c /dev/pto0 ] || [ ! -r $P/max_task_window ] ||
 	echo "ok 1 # SKIP needs /dev/pto0, pto.ko, $PTORUN and $SO"
 	exit 0
 fi
-echo "1..4"
+echo "1..5"
 
 # refused OPTION VALUE PARAM SETTING: exit 1 naming PARAM and SETTING
 refused() {
@@ -60,6 +60,18 @@ sed 's/^/# /' "$out" | tail -n 3
 	"$out" && ! grep -q 'larger than its ring' "$out" &&
 	grep -q "failed: Argument list too long (-7: .*max_task_macs" "$out"
 ok $? "a task over max_task_macs: a failed task, which names the limit"
+# an arena max_heap_size cuts: pto_malloc's failure says so, naming it
+heap=$(cat $P/max_heap_size)
+echo 8388608 >$P/max_heap_size
+PTO_HEAP_SIZE=1048576 "$PTORUN" -d /dev/pto0 "$SO" batch=16 m=8 n=8 k=8 \
+	</dev/null >"$out" 2>&1
+st=$?
+echo "$heap" >$P/max_heap_size
+sed 's/^/# /' "$out" | tail -n 3
+[ $st -eq 1 ] &&
+	grep -q "cut to what the device allows: pto.ko's max_heap_size" "$out" &&
+	grep -q "unless libpto's line above says the device cut" "$out"
+ok $? "pto_malloc beyond an arena max_heap_size cut: the limit is named"
 # a user of its own (root is exempt from max_user_memory): only in the
 # VM harness's guest (PTO_KO set), which this may add a user to
 if [ -n "${PTO_KO:-}" ]; then
