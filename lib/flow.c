@@ -67,6 +67,16 @@ static uint64_t capacity(struct pto_runtime *rt, const struct pto_need *n)
 	}
 }
 
+/* n's resource, every ring's size: the list a PTO_* setting gives. */
+static void ring_sizes(struct pto_runtime *rt, const struct pto_need *n,
+		       uint64_t sizes[PTO_MAX_RINGS])
+{
+	struct pto_need ni = *n;
+
+	for (ni.ring = 0; ni.ring < rt->nrings; ni.ring++)
+		sizes[ni.ring] = capacity(rt, &ni);
+}
+
 static uint64_t in_use(struct pto_runtime *rt, const struct pto_need *n)
 {
 	switch (n->kind) {
@@ -221,14 +231,9 @@ static uint64_t print_size_wanted(struct pto_runtime *rt,
 {
 	uint64_t want = size_for(n->kind, held + n->amount);
 	uint64_t sizes[PTO_MAX_RINGS];
-	struct pto_need ni = *n;
 	FILE *out = pto_log_begin();
-	uint32_t i;
 
-	for (i = 0; i < rt->nrings; i++) {
-		ni.ring = i;
-		sizes[i] = capacity(rt, &ni);
-	}
+	ring_sizes(rt, n, sizes);
 	fprintf(out, "at least %" PRIu64 " so far (", want);
 	/* 17 tasks asking for 32 slots reads like a miscount otherwise */
 	if (n->kind == PTO_RING_TASK)
@@ -330,16 +335,11 @@ static void advise_measure(struct pto_runtime *rt, const struct pto_need *n,
 			   uint64_t want)
 {
 	uint64_t sizes[PTO_MAX_RINGS], big = size_for(n->kind, want * 8);
-	struct pto_need ni = *n;
 	FILE *out;
-	uint32_t i;
 
 	if (big <= want)
 		return;		/* the largest size allowed already */
-	for (i = 0; i < rt->nrings; i++) {
-		ni.ring = i;
-		sizes[i] = capacity(rt, &ni);
-	}
+	ring_sizes(rt, n, sizes);
 	out = pto_log_begin();
 	pto_log("  to size it for the whole run at once: run it with the ring "
 		"far larger, e.g. ");
