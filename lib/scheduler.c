@@ -1640,14 +1640,14 @@ bool pto_sched_lend_hand(struct pto_runtime *rt, bool force)
 
 	if (!pto_sched_can_lend(rt))
 		return false;
-	/* shards: the core threads take their tasks from the queues */
-	if (rt->sched.mode != PTO_SCHED_WORKERS)
-		return sched_poll(rt, force, UINT32_MAX) > 0;
 	pto_backend_runs_tasks = true;
 	found = sched_poll(rt, force, UINT32_MAX) > 0;
-	/* a core thread that lost its CPU awake: its queue, after a while */
-	if (!found && rt->be.ops->help)
-		found = rt->be.ops->help(&rt->be);
+	/*
+	 * workers: a core thread that lost its CPU awake, its queue after a
+	 * while; shards: the wake-ups the scheduling took over, always
+	 */
+	if ((!found || rt->sched.mode == PTO_SCHED_SHARDS) && rt->be.ops->help)
+		found |= rt->be.ops->help(&rt->be);
 	pto_backend_runs_tasks = false;
 	return found;
 }

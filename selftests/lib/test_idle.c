@@ -303,6 +303,72 @@ static void test_shard_hops(void)
 	pto_runtime_destroy(rt);
 }
 
+/*
+ * Many short runs, each of a cube and a vector task that do not depend on
+ * each other (a program that runs a small graph per step), with shards on
+ * two CPUs.  At the end of a run the orchestrator lends a hand: the tasks
+ * it readies of a type whose core thread sleeps, it runs itself.  It used
+ * to wake that thread, which most often landed on the orchestrator's CPU
+ * and kept it while it spun for more work: a run took 150 us instead of
+ * 3, and woke a core thread or two every time.
+ */
+#define PAIR_RUNS 2000
+
+static int orch_pair(struct pto_runtime *rt, void *arg)
+{
+	/* SPIN_NS 0: short however slow the build (sanitizers) */
+	struct pto_param cube[] = { PTO_SCALAR(0),
+				    PTO_INOUT(chain_buf, 0, 8) };
+	struct pto_param vec[] = { PTO_SCALAR(0),
+				   PTO_INOUT(chain_buf, 64, 8) };
+	int64_t id = pto_submit_task(rt, K_NOP_BASE, PTO_WORKER_CUBE, cube, 2);
+
+	if (id >= 0)
+		id = pto_submit_task(rt, K_NOP_BASE + 1, PTO_WORKER_VECTOR,
+				     vec, 2);
+	return id < 0 ? (int)id : 0;
+}
+
+static void test_shard_runs(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	int ret = 0, i, t;
+	long before;
+
+	if (tl_cpus() < 2) {
+		skip("shards: runs of a cube and a vector task: needs two "
+		     "CPUs");
+		return;
+	}
+	tl_config(&cfg, 0, 0);
+	cfg.sched = PTO_SCHED_SHARDS;
+	memset(cfg.cores, 0, sizeof(cfg.cores));
+	cfg.cores[PTO_WORKER_CUBE] = 1;
+	cfg.cores[PTO_WORKER_VECTOR] = 1;
+	rt = tl_runtime(&cfg);
+	for (t = 0; t < 2; t++)
+		if (pto_kernel_register_builtin(rt, K_NOP_BASE + t,
+						(enum pto_worker_type)t,
+						PTO_OP_SPIN_NS))
+			bail_out("cannot register the kernels");
+	chain_buf = pto_malloc(rt, 128);
+	if (!chain_buf)
+		bail_out("pto_malloc");
+	for (i = 0; i < 100 && !ret; i++)
+		ret = pto_run(rt, orch_pair, NULL);
+	before = voluntary_switches();
+	for (i = 0; i < PAIR_RUNS && !ret; i++)
+		ret = pto_run(rt, orch_pair, NULL);
+	before = voluntary_switches() - before;
+	ok_eq(ret, 0, "shards: %d runs of a cube and a vector task",
+	      PAIR_RUNS);
+	ok(before < PAIR_RUNS / 10,
+	   "shards: and no wake-up per run (%ld voluntary context switches, "
+	   "fewer than %d)", before, PAIR_RUNS / 10);
+	pto_runtime_destroy(rt);
+}
+
 /* A runtime of n vector cores and nothing else, kernel kid bound to fn. */
 static struct pto_runtime *vector_runtime(enum pto_sched_policy sched,
 					  uint32_t n, uint32_t kid,
@@ -1203,6 +1269,7 @@ int main(void)
 	test_policy(PTO_SCHED_WORKERS, "scheduling on the core threads");
 	test_policy(PTO_SCHED_SHARDS, "sharded scheduling on the core threads");
 	test_shard_hops();
+	test_shard_runs();
 	test_variable_kernel();
 	test_short_tasks_spread();
 	test_chain_stays();
