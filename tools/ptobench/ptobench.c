@@ -567,7 +567,10 @@ static void json_summary(FILE *f, const char *key, struct summary s, int n)
 
 static struct cell cells[NUM_SHAPES][NUM_IMPLS];
 
-/* --tasks, else the shape's own default (sparse: fewer, each costs a gap) */
+/*
+ * --tasks, else the shape's own default (sparse and runs: fewer, each
+ * costs a gap or a run)
+ */
 static uint64_t bench_tasks(const struct opts *o, enum bench_shape sh)
 {
 	return o->tasks_given ? o->tasks : shape_default_tasks(sh);
@@ -622,11 +625,15 @@ static void print_header(const struct opts *o)
 	uint64_t sparse = bench_tasks(o, SHAPE_SPARSE);
 	bool timed = timed_shapes(o);
 	char model[128];
+	int sh;
 
 	cpu_model(model, sizeof(model));
 	printf("ptobench: %" PRIu64 " tasks per run", timed ? o->tasks : sparse);
-	if (timed && o->shape[SHAPE_SPARSE] && sparse != o->tasks)
-		printf(" (sparse: %" PRIu64 ")", sparse);
+	/* the shapes with counts of their own */
+	for (sh = 0; timed && sh < NUM_SHAPES; sh++)
+		if (o->shape[sh] && bench_tasks(o, sh) != o->tasks)
+			printf(" (%s: %" PRIu64 ")", shape_name(sh),
+			       bench_tasks(o, sh));
 	printf(", %d reps interleaved, %u cores, %d competing process%s\n",
 	       o->reps, o->cores, o->load, o->load == 1 ? "" : "es");
 	printf("host: %ld CPUs, %s; load average %.2f before, %.2f after\n",
@@ -899,12 +906,12 @@ void ptobench_usage(FILE *f)
 "shapes with no-op kernels, interleaved, medians of repetitions.\n\n"
 "  --shapes LIST   comma-separated shapes (default: all):\n"
 "                  chain,bgemm,bgemm-weight,bgemm-scratch,stencil,paged-attn,\n"
-"                  wait,sparse\n"
+"                  wait,sparse,runs\n"
 "  --impls LIST    comma-separated implementations (default: all built):\n"
 "                  pto (libpto sim), gomp (gcc libgomp), omp (clang libomp),\n"
 "                  starpu (StarPU)\n"
 "  --tasks N       tasks per run, rounded to the shape (default 200000;\n"
-"                  sparse 2000)\n"
+"                  sparse 2000, runs 20000)\n"
 "  --gap-us G      sparse: microseconds of host work after each submission\n"
 "                  (default 20)\n"
 "  --reps N        repetitions of every cell (default 5)\n"

@@ -15,6 +15,7 @@ static const char *const names[NUM_SHAPES] = {
 	[SHAPE_PAGED_ATTN] = "paged-attn",
 	[SHAPE_WAIT] = "wait",
 	[SHAPE_SPARSE] = "sparse",
+	[SHAPE_RUNS] = "runs",
 };
 
 const char *shape_name(enum bench_shape s)
@@ -32,7 +33,14 @@ int shape_lookup(const char *name)
 
 uint64_t shape_default_tasks(enum bench_shape s)
 {
-	return s == SHAPE_SPARSE ? SPARSE_TASKS : DEFAULT_TASKS;
+	switch (s) {
+	case SHAPE_SPARSE:
+		return SPARSE_TASKS;
+	case SHAPE_RUNS:
+		return RUNS_TASKS;
+	default:
+		return DEFAULT_TASKS;
+	}
 }
 
 /* Round target / unit to the nearest whole number, at least one. */
@@ -73,6 +81,10 @@ void shape_geom(enum bench_shape s, uint64_t target, struct bench_geom *g)
 	case SHAPE_PAGED_ATTN:
 		g->q_loop = units(target, per_q);
 		g->tasks = g->q_loop * per_q;
+		break;
+	case SHAPE_RUNS:
+		g->chain = units(target, 2);
+		g->tasks = 2 * g->chain;
 		break;
 	default:
 		break;

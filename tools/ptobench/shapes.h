@@ -18,6 +18,7 @@ enum bench_shape {
 	SHAPE_PAGED_ATTN,	/* paged attention: hub, QK, SF, PV, UP */
 	SHAPE_WAIT,		/* one task on one INOUT region, waited for */
 	SHAPE_SPARSE,		/* one task, then host work, no dependencies */
+	SHAPE_RUNS,		/* a run of a cube then a vector task, again */
 	NUM_SHAPES
 };
 
@@ -43,6 +44,11 @@ enum bench_shape {
  */
 #define SPARSE_TILES	1024
 #define SPARSE_TASKS	2000
+/*
+ * Runs: its task count when none is asked for (two tasks a run): a run
+ * costs microseconds, a wake-up and a hand-off at each end.
+ */
+#define RUNS_TASKS	20000
 /* Task count of every other shape when none is asked for. */
 #define DEFAULT_TASKS	200000
 
@@ -50,7 +56,7 @@ struct bench_geom {
 	enum bench_shape shape;
 	uint64_t tasks;		/* exact task count of this geometry */
 	uint32_t tile;		/* bytes of every declared region */
-	uint64_t chain;		/* chain, wait, sparse: tasks */
+	uint64_t chain;		/* chain, wait, sparse: tasks; runs: runs */
 	uint32_t batch;		/* bgemm*: batches of MT x NT x KT x 2 */
 	uint32_t width;		/* stencil: cells */
 	uint32_t steps;		/* stencil: steps */

@@ -216,6 +216,27 @@ static void paged_attn(const struct bench_geom *g, char *mem)
 				 g->tile);
 }
 
+/*
+ * Runs: a parallel region per run of two independent tasks (pto: a
+ * pto_run() each), its end the barrier that waits for them.
+ */
+static void runs(const struct bench_geom *g, char *mem)
+{
+	char *a = mem, *b = mem + g->tile, *s = mem + 2 * g->tile;
+	char *c = mem + 3 * g->tile;
+
+	for (uint64_t i = 0; i < g->chain; i++) {
+#pragma omp parallel num_threads(nthreads)
+#pragma omp single
+		{
+#pragma omp task depend(in: a[0]) depend(out: s[0]) firstprivate(a, s)
+			nop3(a, s, s);
+#pragma omp task depend(in: b[0]) depend(inout: c[0]) firstprivate(b, c)
+			nop3(b, c, c);
+		}
+	}
+}
+
 static size_t tiles_needed(const struct bench_geom *g)
 {
 	switch (g->shape) {
@@ -224,6 +245,8 @@ static size_t tiles_needed(const struct bench_geom *g)
 		return 1;
 	case SHAPE_SPARSE:
 		return SPARSE_TILES;
+	case SHAPE_RUNS:
+		return 4;
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
 	case SHAPE_BGEMM_SCRATCH:
@@ -282,9 +305,13 @@ static int omp_run(const struct bench_geom *g, uint64_t *ns)
 	if (!mem)
 		return -ENOMEM;
 	t0 = worker_now_ns();
+	if (g->shape == SHAPE_RUNS) {
+		runs(g, mem);
+	} else {
 #pragma omp parallel num_threads(nthreads)
 #pragma omp single
-	submit(g, mem);
+		submit(g, mem);
+	}
 	*ns = worker_now_ns() - t0;
 	munmap(mem, tiles * g->tile);
 	return 0;

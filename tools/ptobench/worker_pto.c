@@ -286,6 +286,35 @@ static int paged_attn(const struct bench_geom *g, const struct tensors *t)
 	return 0;
 }
 
+/*
+ * Runs: one pto_run() of a cube task and a vector task on tiles of their
+ * own, as a program that runs a small graph per step and reads its
+ * results before the next: a run's two ends, the hand-offs to the core
+ * threads of two types and back, are what it costs.
+ */
+static int run_pair(struct pto_runtime *r, void *arg)
+{
+	const struct run_arg *ra = arg;
+	const uint64_t sz = ra->g->tile;
+
+	SUBMIT(K_CUBE, PTO_WORKER_CUBE, PTO_IN(ra->t.a, 0, sz),
+	       PTO_OUT_EXISTING(ra->t.s, 0, sz));
+	SUBMIT(K_VECTOR, PTO_WORKER_VECTOR, PTO_IN(ra->t.b, 0, sz),
+	       PTO_INOUT(ra->t.c, 0, sz));
+	return 0;
+}
+
+static int run_pairs(const struct bench_geom *g, struct run_arg *ra)
+{
+	for (uint64_t i = 0; i < g->chain; i++) {
+		int err = pto_run(rt, run_pair, ra);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int orchestrate(struct pto_runtime *r, void *arg)
 {
 	struct run_arg *ra = arg;
@@ -330,6 +359,12 @@ static int tensor_specs(struct tensors *t, const struct bench_geom *g,
 		break;
 	case SHAPE_SPARSE:
 		T(t->chain, SPARSE_TILES);
+		break;
+	case SHAPE_RUNS:
+		T(t->a, 1);
+		T(t->b, 1);
+		T(t->s, 1);
+		T(t->c, 1);
 		break;
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
@@ -447,7 +482,10 @@ static int pto_bench_run(const struct bench_geom *g, uint64_t *ns)
 		return err;
 	pto_get_stats(rt, &before);
 	t0 = worker_now_ns();
-	err = pto_run(rt, orchestrate, &ra);
+	if (g->shape == SHAPE_RUNS)
+		err = run_pairs(g, &ra);
+	else
+		err = pto_run(rt, orchestrate, &ra);
 	*ns = worker_now_ns() - t0;
 	pto_get_stats(rt, &after);
 	run_edges = after.edges - before.edges;

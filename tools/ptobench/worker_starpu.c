@@ -112,6 +112,18 @@ static int wait_each(const struct bench_geom *g)
 	return 0;
 }
 
+/* Runs: two independent tasks, then waiting for all (pto: a pto_run()). */
+static int runs(const struct bench_geom *g)
+{
+	for (uint64_t i = 0; i < g->chain; i++) {
+		SUBMIT(R(tiles[0]), W(tiles[2]));
+		SUBMIT(R(tiles[1]), RW(tiles[3]));
+		if (starpu_task_wait_for_all())
+			return -EIO;
+	}
+	return 0;
+}
+
 /* A task on a tile of its own, then host work with no StarPU call. */
 static int sparse(const struct bench_geom *g)
 {
@@ -258,6 +270,8 @@ static size_t tiles_needed(const struct bench_geom *g)
 		return 1;
 	case SHAPE_SPARSE:
 		return SPARSE_TILES;
+	case SHAPE_RUNS:
+		return 4;
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
 	case SHAPE_BGEMM_SCRATCH:
@@ -280,6 +294,8 @@ static int submit_all(const struct bench_geom *g)
 		return wait_each(g);
 	case SHAPE_SPARSE:
 		return sparse(g);
+	case SHAPE_RUNS:
+		return runs(g);
 	case SHAPE_BGEMM:
 	case SHAPE_BGEMM_WEIGHT:
 	case SHAPE_BGEMM_SCRATCH:
