@@ -208,7 +208,7 @@ import json, sys
 
 path, mode, impls = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 shapes = ["chain", "bgemm", "bgemm-weight", "bgemm-scratch", "stencil",
-          "paged-attn", "wait", "sparse"]
+          "paged-attn", "wait", "sparse", "runs"]
 doc = json.load(open(path))
 if mode == "parse":
     sys.exit(0)
@@ -366,7 +366,7 @@ check_json "$tmp/bench.json" cells "$impls"
 ok $? "every cell has a positive figure and equal task counts"
 
 grep -q '^paged-attn' "$tmp/bench.txt" && grep -q '^wait' "$tmp/bench.txt" &&
-	grep -q '^sparse' "$tmp/bench.txt"
+	grep -q '^sparse' "$tmp/bench.txt" && grep -q '^runs' "$tmp/bench.txt"
 ok $? "the table lists every shape"
 
 # sparse: every worker reports its submit-to-start latencies, in ns
