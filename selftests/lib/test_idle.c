@@ -262,10 +262,36 @@ static long voluntary_switches(void)
 	return ru.ru_nvcsw;
 }
 
+/*
+ * Shards, one core of each of the first ntypes types, kernel K_NOP_BASE + t
+ * a short op on type t, and chain_buf bytes of pto_malloc() memory.
+ */
+static struct pto_runtime *shard_nop_runtime(uint32_t ntypes, size_t bytes)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	uint32_t t;
+
+	tl_config(&cfg, 0, 0);
+	cfg.sched = PTO_SCHED_SHARDS;
+	memset(cfg.cores, 0, sizeof(cfg.cores));
+	for (t = 0; t < ntypes; t++)
+		cfg.cores[t] = 1;
+	rt = tl_runtime(&cfg);
+	for (t = 0; t < ntypes; t++)
+		if (pto_kernel_register_builtin(rt, K_NOP_BASE + t,
+						(enum pto_worker_type)t,
+						PTO_OP_SPIN_NS))
+			bail_out("cannot register the kernels");
+	chain_buf = pto_malloc(rt, bytes);
+	if (!chain_buf)
+		bail_out("pto_malloc");
+	return rt;
+}
+
 static void test_shard_hops(void)
 {
-	uint32_t warm = 100, hops = HOPS, t;
-	struct pto_config cfg;
+	uint32_t warm = 100, hops = HOPS;
 	struct pto_runtime *rt;
 	long before;
 	int ret;
@@ -276,20 +302,7 @@ static void test_shard_hops(void)
 		     "CPUs");
 		return;
 	}
-	tl_config(&cfg, 0, 0);
-	cfg.sched = PTO_SCHED_SHARDS;
-	memset(cfg.cores, 0, sizeof(cfg.cores));
-	for (t = 0; t < 3; t++)
-		cfg.cores[t] = 1;
-	rt = tl_runtime(&cfg);
-	for (t = 0; t < 3; t++)
-		if (pto_kernel_register_builtin(rt, K_NOP_BASE + t,
-						(enum pto_worker_type)t,
-						PTO_OP_SPIN_NS))
-			bail_out("cannot register the kernels");
-	chain_buf = pto_malloc(rt, 64);
-	if (!chain_buf)
-		bail_out("pto_malloc");
+	rt = shard_nop_runtime(3, 64);
 	if (pto_run(rt, orch_hops, &warm))
 		bail_out("warm-up run");
 	before = voluntary_switches();
@@ -331,9 +344,8 @@ static int orch_pair(struct pto_runtime *rt, void *arg)
 
 static void test_shard_runs(void)
 {
-	struct pto_config cfg;
 	struct pto_runtime *rt;
-	int ret = 0, i, t;
+	int ret = 0, i;
 	long before;
 
 	if (tl_cpus() < 2) {
@@ -341,20 +353,8 @@ static void test_shard_runs(void)
 		     "CPUs");
 		return;
 	}
-	tl_config(&cfg, 0, 0);
-	cfg.sched = PTO_SCHED_SHARDS;
-	memset(cfg.cores, 0, sizeof(cfg.cores));
-	cfg.cores[PTO_WORKER_CUBE] = 1;
-	cfg.cores[PTO_WORKER_VECTOR] = 1;
-	rt = tl_runtime(&cfg);
-	for (t = 0; t < 2; t++)
-		if (pto_kernel_register_builtin(rt, K_NOP_BASE + t,
-						(enum pto_worker_type)t,
-						PTO_OP_SPIN_NS))
-			bail_out("cannot register the kernels");
-	chain_buf = pto_malloc(rt, 128);
-	if (!chain_buf)
-		bail_out("pto_malloc");
+	/* cube and vector (types 0 and 1) */
+	rt = shard_nop_runtime(2, 128);
 	for (i = 0; i < 100 && !ret; i++)
 		ret = pto_run(rt, orch_pair, NULL);
 	before = voluntary_switches();
