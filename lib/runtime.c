@@ -558,7 +558,7 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	WRITE_ONCE(rt->win->notify.orch_done, 0);
 	/* ptotop shows the run from its start (the page has one writer) */
 	WRITE_ONCE(rt->orch.in_run, true);
-	pto_stats_publish(rt);
+	pto_stats_publish_running(rt);
 	ret = pto_sched_start(rt);
 	if (ret) {
 		__atomic_fetch_or(&rt->run_state, PTO_RUN_OVER,

@@ -32,4 +32,12 @@ void pto_stats_init(struct pto_runtime *rt);
  */
 void pto_stats_publish(struct pto_runtime *rt);
 
+/*
+ * A run starts: the page says it runs.  Nothing else on it changed since
+ * it was last refreshed (at the end of the run before, or when the
+ * runtime was made): tasks run, rings fill and stalls happen only within
+ * runs.
+ */
+void pto_stats_publish_running(struct pto_runtime *rt);
+
 #endif /* PTO_LIB_STATS_H */
