@@ -1638,7 +1638,11 @@ static bool sim_help(struct pto_backend *be)
 		return run_stalled(sim, &sim->host_watch, &clock, &watching,
 				   true);
 	ran = settle_wakeups(sim, UINT32_MAX, h, &host_debt, &clock);
-	return ran + help_sleepers(sim, UINT32_MAX, h, &clock);
+	/* and what those readied: the debt is never left for later */
+	if (help_sleepers(sim, UINT32_MAX, h, &clock))
+		ran += 1 + settle_wakeups(sim, UINT32_MAX, h, &host_debt,
+					  &clock);
+	return ran;
 }
 
 /*
