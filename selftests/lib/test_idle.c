@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -324,8 +325,14 @@ static void test_shard_hops(void)
  * to wake that thread, which most often landed on the orchestrator's CPU
  * and kept it while it spun for more work: a run took 150 us instead of
  * 3, and woke a core thread or two every time.
+ *
+ * What is counted is the context switches of the quietest of several
+ * rounds: on a shared machine a busy neighbour takes a CPU now and then,
+ * and the core threads then rightly sleep while it has it.  The defect
+ * left no round quiet.
  */
-#define PAIR_RUNS 2000
+#define PAIR_ROUNDS 10
+#define PAIR_RUNS 200		/* a round */
 
 static int orch_pair(struct pto_runtime *rt, void *arg)
 {
@@ -342,11 +349,22 @@ static int orch_pair(struct pto_runtime *rt, void *arg)
 	return id < 0 ? (int)id : 0;
 }
 
+/* Runs orch_pair n times; the voluntary context switches they made. */
+static long pair_runs(struct pto_runtime *rt, int n, int *ret)
+{
+	long before = voluntary_switches();
+	int i;
+
+	for (i = 0; i < n && !*ret; i++)
+		*ret = pto_run(rt, orch_pair, NULL);
+	return voluntary_switches() - before;
+}
+
 static void test_shard_runs(void)
 {
 	struct pto_runtime *rt;
+	long quietest = LONG_MAX, n;
 	int ret = 0, i;
-	long before;
 
 	if (tl_cpus() < 2) {
 		skip("shards: runs of a cube and a vector task: needs two "
@@ -355,17 +373,18 @@ static void test_shard_runs(void)
 	}
 	/* cube and vector (types 0 and 1) */
 	rt = shard_nop_runtime(2, 128);
-	for (i = 0; i < 100 && !ret; i++)
-		ret = pto_run(rt, orch_pair, NULL);
-	before = voluntary_switches();
-	for (i = 0; i < PAIR_RUNS && !ret; i++)
-		ret = pto_run(rt, orch_pair, NULL);
-	before = voluntary_switches() - before;
-	ok_eq(ret, 0, "shards: %d runs of a cube and a vector task",
-	      PAIR_RUNS);
-	ok(before < PAIR_RUNS / 10,
-	   "shards: and no wake-up per run (%ld voluntary context switches, "
-	   "fewer than %d)", before, PAIR_RUNS / 10);
+	pair_runs(rt, 100, &ret);
+	for (i = 0; i < PAIR_ROUNDS && !ret; i++) {
+		n = pair_runs(rt, PAIR_RUNS, &ret);
+		if (n < quietest)
+			quietest = n;
+	}
+	ok_eq(ret, 0, "shards: %d rounds of %d runs of a cube and a vector "
+	      "task", PAIR_ROUNDS, PAIR_RUNS);
+	ok(quietest < PAIR_RUNS / 10,
+	   "shards: and no wake-up per run (%ld voluntary context switches "
+	   "in the quietest round, fewer than %d)", quietest,
+	   PAIR_RUNS / 10);
 	pto_runtime_destroy(rt);
 }
 
