@@ -394,6 +394,24 @@ void (pto_config_init)(struct pto_config *cfg)
 	pto_config_init_sized(cfg, PTO_CONFIG_SIZE_0_1);
 }
 
+/*
+ * How many of a caller's bytes are fields, for a struct of size bytes.
+ * A layout's tail padding is not: libpto 0.2 put nrings in 0.1's, which
+ * a 0.1 program leaves as its compiler pleases (zero after a designated
+ * initializer).  Each release that adds fields adds its layout here.
+ */
+static size_t config_fields_end(size_t size)
+{
+	const size_t end_0_1 = offsetof(struct pto_config, size) +
+			       sizeof(uint32_t);
+	const size_t end_0_2 = offsetof(struct pto_config, check) +
+			       sizeof(uint32_t);
+
+	if (size < end_0_2)
+		return end_0_1;
+	return end_0_2;
+}
+
 int pto_config_import(const struct pto_config *cfg, struct pto_config *out)
 {
 	size_t size = cfg->size ? cfg->size : PTO_CONFIG_SIZE_0_1;
@@ -428,7 +446,7 @@ int pto_config_import(const struct pto_config *cfg, struct pto_config *out)
 	 */
 	if (pto_config_validate(out))
 		return -EINVAL;
-	memcpy(out, cfg, size < sizeof(*out) ? size : sizeof(*out));
+	memcpy(out, cfg, config_fields_end(size));
 	out->size = sizeof(*out);
 	if (!out->device)	/* the default, as "sim" is documented */
 		out->device = "sim";

@@ -63,6 +63,44 @@ static int orchestrate(struct pto_runtime *rt, void *arg)
 	return 0;
 }
 
+/*
+ * A 0.1 program need not call pto_config_init(): it may fill every field
+ * itself, with a designated initializer (padding zeroed) or one by one
+ * (padding whatever the stack held).  Neither padding may count.
+ */
+static void create_without_init(unsigned char pad)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt = NULL;
+	struct pto_stats st;
+	int ret;
+
+	memset(&cfg, pad, sizeof(cfg));
+	cfg.device = "sim";
+	cfg.task_window = 64;
+	cfg.heap_size = 1 << 20;
+	cfg.dep_pool_size = 1024;
+	cfg.tensormap_pool_size = 1024;
+	cfg.cores[PTO_WORKER_CUBE] = 1;
+	cfg.cores[PTO_WORKER_VECTOR] = 3;
+	cfg.cores[PTO_WORKER_AICPU] = 1;
+	cfg.cores[PTO_WORKER_ACCEL] = 1;
+	cfg.stall_timeout_ms = 20000;
+	cfg.trace_path = NULL;
+	cfg.arena_size = 1 << 20;
+	cfg.flags = 0;
+	ret = pto_runtime_create(&cfg, &rt);
+	ok(ret == 0, "a 0.1 config filled without pto_config_init(), padding "
+	   "0x%02x: pto_runtime_create() (%d)", pad, ret);
+	if (ret)
+		return;
+	ok(pto_get_stats(rt, &st) == 0 &&
+	   st.ring[PTO_RING_TASK].size % 64 == 0 &&
+	   st.cores[PTO_WORKER_VECTOR] == 3,
+	   "padding 0x%02x: the runtime has its task window and cores", pad);
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	struct pto_config cfg;
@@ -110,5 +148,7 @@ int main(void)
 	ok(st.runs == 1 && st.cores[PTO_WORKER_VECTOR] == 2,
 	   "stats' last fields are in 0.1's places");
 	pto_runtime_destroy(rt);
+	create_without_init(0);
+	create_without_init(0xab);
 	return tap_done();
 }
