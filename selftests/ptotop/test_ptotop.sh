@@ -585,6 +585,57 @@ else
 	for t in $(seq 22); do skip "tmux not installed"; done
 fi
 
+# Terminals said to be larger than curses can hold (its sizes are shorts,
+# and it allocates every cell): a resize to 32768 columns crashed ptotop,
+# one to 9999x9999 took gigabytes and left q unanswered.  A pty of our
+# own, as tmux will not make one that large.
+mkdir -p "$tmp/empty"
+cat >"$tmp/huge.py" <<'PY'
+import fcntl, os, pty, re, select, signal, struct, sys, termios, time
+rows, cols, top = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+pid, fd = pty.fork()
+if pid == 0:
+	os.environ["TERM"] = "xterm"
+	os.execv(top[0], top)
+out = b""
+def read_until(pat, secs):		# a deadline, not a delay
+	global out
+	end = time.time() + secs
+	while time.time() < end and not re.search(pat, out):
+		if select.select([fd], [], [], 0.05)[0]:
+			try:
+				out += os.read(fd, 1 << 20)
+			except OSError:
+				return False
+	return bool(re.search(pat, out))
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+read_until(rb"No PTO devices", 10)
+out = b""
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+os.kill(pid, signal.SIGWINCH)
+drawn = read_until(rb"No PTO devices", 10)
+deepest = max([int(r) for r in re.findall(rb"\x1b\[(\d+);\d+H", out)] or [0])
+os.write(fd, b"q")
+for _ in range(200):			# at most 10 s for q
+	done, status = os.waitpid(pid, os.WNOHANG)
+	if done:
+		break
+	read_until(rb"$^", 0.05)
+else:
+	os.kill(pid, signal.SIGKILL)
+	os.waitpid(pid, 0)
+	status = -1
+print("redrawn" if drawn else "not redrawn", "to row", deepest,
+      "status", status)
+sys.exit(not (drawn and status == 0 and deepest <= 500))
+PY
+for size in "10 32768" "9999 9999"; do
+	PTO_STATS_DIR=$tmp/empty PTOTOP_PROC_ROOT=$tmp/empty \
+		PTOTOP_SYSFS_ROOT=$tmp/empty timeout 60 \
+		python3 "$tmp/huge.py" $size "$PTOTOP" >"$tmp/huge.out" 2>&1
+	ok $? "UI resized to ${size% *} rows by ${size#* } columns: draws at most 500 rows and q quits ($(cat "$tmp/huge.out"))"
+done
+
 # ---- 3. clean exit and stale pages ------------------------------------------------
 page=$(page_of "$shm" "$lg")
 stop "$lg"

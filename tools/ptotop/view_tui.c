@@ -10,11 +10,15 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <wchar.h>
+#include <sys/ioctl.h>
 
 #include "view.h"
 
@@ -940,6 +944,59 @@ static bool handle_key(struct ui *ui, int ch)
 }
 
 /*
+ * Curses keeps the screen's size in shorts and allocates every cell of
+ * it: a terminal said to be 32768 columns wide crashed it, one of
+ * 9999 x 9999 took gigabytes and stopped answering keys.  The screen is
+ * drawn at most this big (a larger terminal shows it in its corner), so
+ * ptotop answers the window-size signal itself.
+ */
+#define UI_MAX_ROWS	500
+#define UI_MAX_COLS	2000
+
+/* set by SIGWINCH; a lock-free atomic, as a signal handler may touch */
+static int ui_resized;
+
+static void on_winch(int sig)
+{
+	__atomic_store_n(&ui_resized, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * The terminal's size, at most UI_MAX_*: 1 if it was larger, 0 if not,
+ * -1 if it has none.
+ */
+static int ui_size(int *rows, int *cols)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || !ws.ws_row || !ws.ws_col)
+		return -1;
+	*rows = ws.ws_row < UI_MAX_ROWS ? ws.ws_row : UI_MAX_ROWS;
+	*cols = ws.ws_col < UI_MAX_COLS ? ws.ws_col : UI_MAX_COLS;
+	return *rows != ws.ws_row || *cols != ws.ws_col;
+}
+
+/*
+ * Before curses starts: it leaves SIGWINCH to a program that handles it,
+ * and takes its first size from LINES and COLUMNS when they are set.
+ */
+static void ui_size_init(void)
+{
+	struct sigaction sa = { .sa_handler = on_winch };
+	char buf[16];
+	int rows, cols;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGWINCH, &sa, NULL);
+	if (ui_size(&rows, &cols) <= 0)
+		return;
+	snprintf(buf, sizeof(buf), "%d", rows);
+	setenv("LINES", buf, 1);
+	snprintf(buf, sizeof(buf), "%d", cols);
+	setenv("COLUMNS", buf, 1);
+}
+
+/*
  * newterm() rather than initscr(), which exits the program with its own
  * message when it does not know the terminal.  False: it does not.  With
  * no TERM at all curses is not asked (its failed set-up leaks a block).
@@ -950,7 +1007,10 @@ static bool ui_init(void)
 
 	/* command lines are UTF-8: let curses draw them in a UTF-8 locale */
 	setlocale(LC_CTYPE, "");
-	if (!term || !*term || !newterm(NULL, stdout, stdin))
+	if (!term || !*term)
+		return false;
+	ui_size_init();
+	if (!newterm(NULL, stdout, stdin))
 		return false;
 	cbreak();
 	noecho();
@@ -996,6 +1056,13 @@ static int wait_key(const struct ui *ui)
 	timeout(now >= ui->next_ns ? 0 :
 		(int)((ui->next_ns - now) / 1000000) + 1);
 	ch = getch();
+	if (__atomic_exchange_n(&ui_resized, 0, __ATOMIC_RELAXED)) {
+		int rows, cols;
+
+		if (ui_size(&rows, &cols) >= 0)
+			resizeterm(rows, cols);
+		return KEY_RESIZE;
+	}
 	if (ch == ERR)
 		sleep_to_refresh(ui);
 	return ch;
