@@ -295,13 +295,21 @@ static inline struct pto_param pto_param_view(uint32_t kind,
 		       pto_param_scalar_(v))
 #define PTO_VIEW_PARAM_(k, v) pto_param_view((k), (v))
 #else
+/*
+ * A pointer to const taken as the plain one the struct holds (only the
+ * kinds that write, write), through an integer so that -Wcast-qual has
+ * nothing to say, and through const void * so that a non-pointer (a
+ * float) is still refused.
+ */
+#define PTO_UNCONST_C_(T, p) ((T)(uintptr_t)(const void *)(p))
 #define PTO_VIEW_PARAM_(k, v)						\
 	((struct pto_param){ .kind = (k) | PTO_PARAM_VIEW,		\
-			     .view = (struct pto_view *)(v) })
+			     .view = PTO_UNCONST_C_(struct pto_view *, v) })
 #define PTO_PARAM_(k, b, r, o, s, v)					\
-	((struct pto_param){ .kind = (k), .base = (void *)(b),		\
-			     .ref = (void **)(r), .offset = (o),	\
-			     .size = (s), .value = (v) })
+	((struct pto_param){ .kind = (k),				\
+			     .base = PTO_UNCONST_C_(void *, b),		\
+			     .ref = PTO_UNCONST_C_(void **, r),		\
+			     .offset = (o), .size = (s), .value = (v) })
 #define PTO_REGION_(k, b, o, s) PTO_PARAM_(k, b, NULL, o, s, 0)
 #define PTO_OUT(ref, size) \
 	PTO_PARAM_(PTO_PARAM_OUTPUT, NULL, ref, 0, size, 0)

@@ -4,10 +4,11 @@
 # The parameter makers at compile time (TAP), in C and C++: PTO_SCALAR()
 # of a float is refused with a message naming pto_f32_bits() (a cast
 # would truncate 0.5f to 0, silently); integers, enums and pointers are
-# taken, and in C++ PTO_OUT() of a pointer to const and PTO_SUBMIT() with
-# an int kernel id compile without a warning under -Wsign-conversion and
-# the casts warnings the headers promise to keep quiet; in C99 (no float
-# check there) the makers compile quietly under -pedantic.
+# taken, and PTO_IN(), PTO_OUT() and PTO_IN_VIEW() of pointers to const
+# compile without a warning under -Wcast-qual, in C++ also PTO_SUBMIT()
+# with an int kernel id under -Wsign-conversion and the other casts
+# warnings the headers promise to keep quiet; in C99 (no float check
+# there) the makers compile quietly under -pedantic.
 #
 # Made into $(O)/selftests/cxx/test_params with the compilers and the
 # source tree filled in (selftests/cxx/build.mk).
@@ -35,11 +36,13 @@ enum colour { RED, GREEN };
 int orch(struct pto_runtime *rt, void *arg)
 {
 	const float *in = arg;
-	float *out;
+	const float *out;
+	const struct pto_view *v = arg;
 	unsigned char u8 = 3;
 
 	return PTO_SUBMIT(rt, 1, PTO_WORKER_VECTOR, PTO_IN(in, 0, 4),
-			  PTO_OUT(&out, 64), PTO_SCALAR(u8), PTO_SCALAR(-1),
+			  PTO_OUT(&out, 64), PTO_IN_VIEW(v),
+			  PTO_SCALAR(u8), PTO_SCALAR(-1),
 			  PTO_SCALAR(GREEN), PTO_SCALAR(in),
 			  PTO_SCALAR(pto_f32_bits(0.5f))) < 0;
 }
@@ -55,7 +58,8 @@ int orch(struct pto_runtime *rt, void *arg)
 C
 cp "$tmp/float.c" "$tmp/float.cc"
 sed -e 's/const float \*in = arg;/const float *in = static_cast<const float *>(arg);/' \
-	-e 's/float \*out;/const float *out = nullptr;/' \
+	-e 's/const float \*out;/const float *out = nullptr;/' \
+	-e 's/\*v = arg;/*v = static_cast<const struct pto_view *>(arg);/' \
 	"$tmp/good.c" >"$tmp/good.cc"
 
 # A compiler named by the build, if it is here (a cross build may not be).
@@ -82,10 +86,10 @@ check_lang() {
 	ok $? "$lang: PTO_SCALAR() of a float is refused, naming pto_f32_bits()"
 }
 
-check_lang C "$CC" c11 c
+check_lang C "$CC" c11 c -Wcast-qual
 # C99 has neither anonymous unions nor _Generic: quiet all the same
 if have "$CC"; then
-	$CC -std=c99 -pedantic -Wall -Wextra -Werror -c $INC \
+	$CC -std=c99 -pedantic -Wall -Wextra -Wcast-qual -Werror -c $INC \
 		-o "$tmp/good.o" "$tmp/good.c" 2>"$tmp/err"
 	ok $? "C99: the makers compile with no warning under -std=c99 -pedantic"
 else
