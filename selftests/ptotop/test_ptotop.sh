@@ -615,16 +615,18 @@ fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 os.kill(pid, signal.SIGWINCH)
 drawn = read_until(rb"No PTO devices", 10)
 deepest = max([int(r) for r in re.findall(rb"\x1b\[(\d+);\d+H", out)] or [0])
-os.write(fd, b"q")
-for _ in range(200):			# at most 10 s for q
-	done, status = os.waitpid(pid, os.WNOHANG)
-	if done:
-		break
-	read_until(rb"$^", 0.05)
-else:
+def too_late(sig, frame):
 	os.kill(pid, signal.SIGKILL)
-	os.waitpid(pid, 0)
-	status = -1
+os.write(fd, b"q")
+signal.signal(signal.SIGALRM, too_late)
+signal.alarm(10)			# at most 10 s for q
+try:					# drain the pty until ptotop closes it
+	while os.read(fd, 1 << 20):
+		pass
+except OSError:
+	pass
+status = os.waitpid(pid, 0)[1]
+signal.alarm(0)
 print("redrawn" if drawn else "not redrawn", "to row", deepest,
       "status", status)
 sys.exit(not (drawn and status == 0 and deepest <= 500))
