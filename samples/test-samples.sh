@@ -360,6 +360,51 @@ else
 	not_ok "bgemm's trace: slices of a core overlap" "$TMP/out"
 fi
 
+# A task's slice starts after its producers' slices end (the flow arrows
+# point forward in time) and after its submit span begins.  With shards, a
+# thread running a sleeping core's tasks took the start of the next one
+# from the end of the last, so the completion between them (readying the
+# next, writing the trace) and any preemption counted as the next task's:
+# in one tree_reduce run in four or five a slice began 20-140 us before
+# its producer ended, or before it was submitted.  2 us of slack for the
+# threads' clocks (lib/clock.c).
+order='import bisect, json, sys
+from collections import defaultdict
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+tasks = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "task"]
+track = defaultdict(list)
+for e in tasks:
+    track[e["tid"]].append((e["ts"], e["ts"] + e["dur"]))
+for l in track.values():
+    l.sort()
+def slice_at(e):
+    l = track[e["tid"]]
+    i = bisect.bisect_right(l, (e["ts"], float("inf"))) - 1
+    return l[i] if i >= 0 and l[i][0] <= e["ts"] <= l[i][1] else None
+src = {e["id"]: e for e in ev if e.get("ph") == "s"}
+bad = 0
+for f in (e for e in ev if e.get("ph") == "f"):
+    p, c = slice_at(src[f["id"]]), slice_at(f)
+    bad += p is None or c is None or c[0] < p[1] - 2
+sub = {e["args"]["task"]: e["ts"] for e in ev
+       if e.get("ph") == "X" and e.get("name") == "submit"}
+bad += sum(1 for e in tasks if e["ts"] < sub[e["args"]["task"]] - 2)
+print(bad, len(tasks), len(src))'
+bad=0 tasks=0 edges=0
+for i in 1 2 3 4 5 6 7 8; do
+	PTO_SCHED=shards run "$TMP/out" --quiet --cores cube=3,vector=4 \
+		--trace "$TMP/trace.json" "$SO/tree_reduce.so" ||
+		{ bad=-1; break; }
+	set -- $(python3 -c "$order" "$TMP/trace.json")
+	bad=$((bad + $1)) tasks=$((tasks + $2)) edges=$((edges + $3))
+done
+if [ "$bad" -eq 0 ] && [ "$tasks" -gt 1000 ] && [ "$edges" -gt 1000 ]; then
+	ok "tree_reduce's traces with shards: no slice starts before its producers end or its submit ($tasks tasks, $edges edges)"
+else
+	echo "# slices out of order: $bad, tasks: $tasks, edges: $edges" >>"$TMP/out"
+	not_ok "tree_reduce's traces with shards: slices start before their producers end or their submit" "$TMP/out"
+fi
+
 run "$TMP/out" --stats --quiet "$SO/tree_reduce.so" n=65536 leaf=512
 rc=$?
 if [ "$rc" -eq 0 ] && grep -qi 'heap' "$TMP/out" &&

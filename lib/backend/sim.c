@@ -1467,7 +1467,15 @@ static void shard_sleep(struct sim *sim, const struct pto_backend_sched *h,
 	woke_up(sim, h, sc, t0);
 }
 
-/* Run a task taken for core c on this thread and complete it. */
+/*
+ * Run a task taken for core c on this thread and complete it.  The
+ * completion ends the clock chain (see run_timed()): it readies the
+ * successors, maybe waking a thread, and writes the trace, and the thread
+ * may lose its CPU meanwhile.  Chained, a task taken next on the same core
+ * started at the last one's end: in traces of tree_reduce under shards,
+ * one run in five had a slice that began before its producer ended, or
+ * before it was even submitted.
+ */
 static void shard_run(struct sim *sim, const struct pto_backend_sched *h,
 		      uint32_t c, uint64_t id, struct run_clock *clock)
 {
@@ -1478,6 +1486,7 @@ static void shard_run(struct sim *sim, const struct pto_backend_sched *h,
 	status = run_timed(sim, r, c, id, clock, &start);
 	__atomic_fetch_add(&r->busy_ns, clock->ns - start, __ATOMIC_RELAXED);
 	h->complete(sim->hook_ctx, c, id, status, start, clock->ns);
+	clock->ns = 0;
 }
 
 /*
