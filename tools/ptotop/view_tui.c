@@ -982,7 +982,9 @@ static int ui_size(int *rows, int *cols)
  */
 static void ui_size_init(void)
 {
-	struct sigaction sa = { .sa_handler = on_winch };
+	/* restarted: only the wait for a key need notice it */
+	struct sigaction sa = { .sa_handler = on_winch,
+				.sa_flags = SA_RESTART };
 	char buf[16];
 	int rows, cols;
 
@@ -1061,6 +1063,8 @@ static int wait_key(const struct ui *ui)
 
 		if (ui_size(&rows, &cols) >= 0)
 			resizeterm(rows, cols);
+		if (ch != ERR && ch != KEY_RESIZE)
+			ungetch(ch);	/* a key that came with it */
 		return KEY_RESIZE;
 	}
 	if (ch == ERR)
