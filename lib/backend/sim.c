@@ -1468,25 +1468,27 @@ static void shard_sleep(struct sim *sim, const struct pto_backend_sched *h,
 }
 
 /*
- * Run a task taken for core c on this thread and complete it.  The
- * completion ends the clock chain (see run_timed()): it readies the
+ * Run a task taken for core c on this thread and complete it; returns
+ * when the task ended.  The completion ends the clock chain (see run_timed()): it readies the
  * successors, maybe waking a thread, and writes the trace, and the thread
  * may lose its CPU meanwhile.  Chained, a task taken next on the same core
  * started at the last one's end: in traces of tree_reduce under shards,
  * one run in five had a slice that began before its producer ended, or
  * before it was even submitted.
  */
-static void shard_run(struct sim *sim, const struct pto_backend_sched *h,
-		      uint32_t c, uint64_t id, struct run_clock *clock)
+static uint64_t shard_run(struct sim *sim, const struct pto_backend_sched *h,
+			  uint32_t c, uint64_t id, struct run_clock *clock)
 {
 	struct pto_core_regs *r = pto_regs(sim->be, c);
-	uint64_t start;
+	uint64_t start, end;
 	int status;
 
 	status = run_timed(sim, r, c, id, clock, &start);
-	__atomic_fetch_add(&r->busy_ns, clock->ns - start, __ATOMIC_RELAXED);
-	h->complete(sim->hook_ctx, c, id, status, start, clock->ns);
+	end = clock->ns;
+	__atomic_fetch_add(&r->busy_ns, end - start, __ATOMIC_RELAXED);
+	h->complete(sim->hook_ctx, c, id, status, start, end);
 	clock->ns = 0;
+	return end;
 }
 
 /*
@@ -1670,7 +1672,7 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 	unsigned int idle = 0;
 	uint32_t naps = 0;
 	struct run_clock clock = { 0 };
-	uint64_t id;
+	uint64_t id, end;
 
 	thread_wake_debt = &debt;
 	for (;;) {
@@ -1683,10 +1685,9 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 			if (!debt.ran_short && tasks_queued(sim, h, sc->index))
 				wake_for(sim, core_type(sim, sc->index), 1);
 			core_enter(sc);
-			shard_run(sim, h, sc->index, id, &clock);
+			end = shard_run(sim, h, sc->index, id, &clock);
 			core_leave(sc);
-			if (pto_place_tick(&sc->place, &sim->place, clock.ns))
-				clock.ns = 0;	/* see run_timed() */
+			pto_place_tick(&sc->place, &sim->place, end);
 			h->schedule(sim->hook_ctx, sc->index);
 			clock.ns = 0;	/* scheduling is no task's time */
 			idle = 0;
