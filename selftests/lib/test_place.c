@@ -59,13 +59,16 @@ static int pinned_to(uint32_t c)
 	return i;
 }
 
-static struct pto_runtime *runtime(const char *cpus, uint32_t cube,
-				   uint32_t vector)
+/* sched: a PTO_SCHED_* policy, or -1 for the configuration's */
+static struct pto_runtime *runtime_sched(const char *cpus, uint32_t cube,
+					 uint32_t vector, int sched)
 {
 	struct pto_config cfg;
 	struct pto_runtime *rt;
 
 	tl_config(&cfg, 0, 0);
+	if (sched >= 0)
+		cfg.sched = (uint32_t)sched;
 	cfg.cores[PTO_WORKER_CUBE] = cube;
 	cfg.cores[PTO_WORKER_VECTOR] = vector;
 	cfg.cores[PTO_WORKER_AICPU] = 0;
@@ -78,6 +81,12 @@ static struct pto_runtime *runtime(const char *cpus, uint32_t cube,
 					 "long")))
 		bail_out("cannot register the kernels");
 	return rt;
+}
+
+static struct pto_runtime *runtime(const char *cpus, uint32_t cube,
+				   uint32_t vector)
+{
+	return runtime_sched(cpus, cube, vector, -1);
 }
 
 /* Wait (running nothing) until every core thread is pinned. */
@@ -151,9 +160,13 @@ static int run_until(struct pto_runtime *rt, struct busy_run *b, int want)
 	return ret ? ret : pinned_to(0);
 }
 
-static void test_contended(void)
+/*
+ * sched: -1, the configuration's policy; PTO_SCHED_SHARDS, whose core
+ * threads look at their CPU from a loop of their own (shard_loop()).
+ */
+static void test_contended(int sched, const char *name)
 {
-	struct pto_runtime *rt = runtime(NULL, 1, 1);
+	struct pto_runtime *rt = runtime_sched(NULL, 1, 1, sched);
 	struct busy_run b = { .tasks = 20, .us = 1000 };
 	pthread_t t;
 
@@ -161,17 +174,18 @@ static void test_contended(void)
 	if (!b.buf)
 		bail_out("pto_malloc");
 	ok_eq(run_until(rt, &b, cpu_a), cpu_a,
-	      "core 0's thread has CPU %d", cpu_a);
+	      "%score 0's thread has CPU %d", name, cpu_a);
 	hog_stop = 0;
 	if (pthread_create(&t, NULL, hog, NULL))
 		bail_out("pthread_create");
 	ok_eq(run_until(rt, &b, -1), -1,
-	      "with CPU %d kept busy by another thread, it lets it go",
-	      cpu_a);
+	      "%swith CPU %d kept busy by another thread, it lets it go",
+	      name, cpu_a);
 	__atomic_store_n(&hog_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	ok_eq(run_until(rt, &b, cpu_a), cpu_a,
-	      "once that thread is gone, it takes CPU %d again", cpu_a);
+	      "%sonce that thread is gone, it takes CPU %d again", name,
+	      cpu_a);
 	pto_runtime_destroy(rt);
 }
 
@@ -337,7 +351,8 @@ int main(void)
 		return tap_done();
 	}
 	test_round_robin();
-	test_contended();
+	test_contended(-1, "");
+	test_contended(PTO_SCHED_SHARDS, "shards: ");
 	test_long_tasks();
 	test_theirs();
 	test_settings();
