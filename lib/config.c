@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -268,6 +269,108 @@ static void env_sched(struct env_read *rd, struct pto_config *cfg)
 }
 
 /* PTO_STATS is read where the stats page is made; only its form here. */
+/*
+ * Edit distance of a and b (adjacent swaps count one), or more than max
+ * when it is: names are short, so one row pair on the stack will do.
+ */
+#define ENV_NAME_MAX 48
+
+static size_t env_distance(const char *a, const char *b, size_t max)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t d[3][ENV_NAME_MAX + 1];
+
+	if (la > ENV_NAME_MAX || lb > ENV_NAME_MAX)
+		return max + 1;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t *row = d[i % 3], *up = d[(i - 1) % 3];
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t c = up[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (up[j] + 1 < c)
+				c = up[j] + 1;
+			if (row[j - 1] + 1 < c)
+				c = row[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[(i - 2) % 3][j - 2] + 1 < c)
+				c = d[(i - 2) % 3][j - 2] + 1;
+			row[j] = c;
+		}
+	}
+	return d[la % 3][lb];
+}
+
+/* Is the shorter of a and b the tail of the other from a '_' on? */
+static bool env_tail_of(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la > lb)
+		return env_tail_of(b, a);
+	return la >= 4 && la < lb && b[lb - la - 1] == '_' &&
+	       !strcmp(b + lb - la, a);
+}
+
+/*
+ * The libpto variable a name not libpto's most likely means (PTO_CORES,
+ * PTO_SIM_CORE, pto_sched), or NULL: none is that close.  Names too far
+ * from all of them (the test harness's PTO_RESULTS, PTO_SKIP_VM ...) are
+ * somebody else's.
+ */
+static const char *env_meant(const char *name)
+{
+	static const char *const more[] = { "PTO_STATS_DIR" };
+	const size_t nknown = PTO_NUM_ENV + 1;
+	char up[ENV_NAME_MAX + 1];
+	size_t i, n = strlen(name);
+
+	if (n > ENV_NAME_MAX)
+		return NULL;
+	for (i = 0; i < nknown; i++)
+		if (!strcmp(name, i < PTO_NUM_ENV ? env_names[i] : more[0]))
+			return NULL;
+	for (i = 0; i <= n; i++)
+		up[i] = (char)toupper((unsigned char)name[i]);
+	for (i = 0; i < nknown; i++) {
+		const char *k = i < PTO_NUM_ENV ? env_names[i] : more[0];
+		size_t max = strlen(k) >= 10 ? 2 : 1;
+
+		if (env_distance(up, k, max) <= max ||
+		    env_tail_of(up + 4, k + 4))
+			return k;
+	}
+	return NULL;
+}
+
+/*
+ * A mistyped variable would change nothing, silently: name it, and what
+ * it probably meant.  Only names starting with PTO_ in any case.
+ */
+static void env_typos(void)
+{
+	char name[ENV_NAME_MAX + 1];
+	char **e;
+
+	for (e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '='), *meant;
+		size_t n = eq ? (size_t)(eq - *e) : 0;
+
+		if (n < 5 || n > ENV_NAME_MAX || strncasecmp(*e, "PTO_", 4))
+			continue;
+		memcpy(name, *e, n);
+		name[n] = '\0';
+		meant = env_meant(name);
+		if (meant)
+			pto_log("environment: %s is not a libpto variable and "
+				"changes nothing; did you mean %s?\n", name,
+				meant);
+	}
+}
+
 static void env_stats(struct env_read *rd)
 {
 	const char *s = env(PTO_ENV_STATS);
@@ -437,6 +540,7 @@ int pto_config_import(const struct pto_config *cfg, struct pto_config *out)
 	}
 	/* fields the caller does not know take their defaults */
 	config_defaults(out, &rd);
+	env_typos();
 	if (rd.bad)
 		return -EINVAL;
 	/*

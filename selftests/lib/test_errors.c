@@ -331,6 +331,17 @@ static const struct env_case env_cases[] = {
 	{ "PTO_STATS_DIR", "/nonexistent/pto", 0, NULL },
 	{ "PTO_ARENA_SIZE", "0", -EINVAL,
 	  "arena_size must be in [1, 1 TiB] (the environment has PTO_ARENA_SIZE=0)" },
+	/* a name libpto does not read, near one it does: said, no error */
+	{ "PTO_CORES", "cube=1", 0, "environment: PTO_CORES is not a libpto "
+	  "variable and changes nothing; did you mean PTO_SIM_CORES?" },
+	{ "pto_sched", "thread", 0, "pto_sched is not a libpto variable and "
+	  "changes nothing; did you mean PTO_SCHED?" },
+	{ "PTO_HEAPSIZE", "1M", 0, "did you mean PTO_HEAP_SIZE?" },
+	{ "PTO_SHCED", "thread", 0, "did you mean PTO_SCHED?" },
+	/* other programs' PTO_* names (the test harness's): nothing */
+	{ "PTO_RESULTS", "/tmp/results", 0, NULL },
+	{ "PTO_SKIP_VM", "1", 0, NULL },
+	{ "PTO_TEST_TIMEOUT", "60", 0, NULL },
 };
 
 /* A 1-byte arena is a page: a full one names the size it has. */
