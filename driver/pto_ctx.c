@@ -481,8 +481,13 @@ static int pto_ioctl_bind_op(struct pto_ctx *ctx, void __user *u, size_t us)
  * @ctx: the context
  * @k: the request, copied from userspace (ioctl or io_uring command)
  *
+ * A failed context runs nothing more, but a core is woken all the same:
+ * what the host queued completes with -ECANCELED without running.  A
+ * core asleep when the failure came would otherwise keep what was queued
+ * after it for ever, and the host would wait for it for ever.
+ *
  * Return: 0, -EINVAL for a malformed request or a context not set up,
- * -EIO once the context failed.
+ * -EIO once the context failed (the core was woken).
  */
 int pto_ctx_kick(struct pto_ctx *ctx, const struct pto_kick *k)
 {
@@ -494,10 +499,9 @@ int pto_ctx_kick(struct pto_ctx *ctx, const struct pto_kick *k)
 	ret = pto_kick_check(k, ctx->num_cores, &core);
 	if (ret)
 		return ret;
-	if (READ_ONCE(ctx->failed))
-		return -EIO;
+	ret = READ_ONCE(ctx->failed) ? -EIO : 0;
 	ctx->pdev->ops->kick(ctx, core);
-	return 0;
+	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(pto_ctx_kick);
 

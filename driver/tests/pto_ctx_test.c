@@ -163,11 +163,15 @@ static void pto_ctx_fail_sticky(struct kunit *test)
 	pto_ctx_put(ctx);
 }
 
-/* KICK: not before SETUP, not after a failure, never a core it lacks. */
+/*
+ * KICK: not before SETUP, never a core it lacks; after a failure -EIO,
+ * the core woken all the same.
+ */
 static void pto_ctx_kick_states(struct kunit *test)
 {
 	struct pto_ctx *ctx = pto_test_ctx(test, false);
 	struct pto_kick k = { .core = 1 };
+	u32 kicks;
 
 	KUNIT_EXPECT_EQ(test, pto_ctx_kick(ctx, &k), -EINVAL);
 	/* SETUP done, as pto_do_setup() publishes it */
@@ -182,7 +186,11 @@ static void pto_ctx_kick_states(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pto_test_dev_of(ctx)->kicks, 2);
 	pto_ctx_fail(ctx, -EIO);
 	k.core = 0;
+	kicks = pto_test_dev_of(ctx)->kicks;
 	KUNIT_EXPECT_EQ(test, pto_ctx_kick(ctx, &k), -EIO);
+	/* failed, the core is woken still, to cancel what is queued */
+	KUNIT_EXPECT_EQ(test, pto_test_dev_of(ctx)->kicks, kicks + 1);
+	KUNIT_EXPECT_EQ(test, pto_test_dev_of(ctx)->last_core, 0);
 	/* gone: closing or a dead device */
 	KUNIT_EXPECT_FALSE(test, pto_ctx_gone(ctx));
 	WRITE_ONCE(ctx->pdev->dead, true);

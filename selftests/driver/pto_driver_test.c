@@ -1431,7 +1431,7 @@ TEST(fairness_between_contexts)
 
 TEST(task_timeout)
 {
-	uint64_t args[1] = { 30 * SEC }, t0, el;
+	uint64_t args[1] = { 30 * SEC }, t0, el, h;
 	char old[32], state[32];
 	struct pto_completion c = { 0 };
 	struct pto_kick k = { .core = 0 };
@@ -1460,6 +1460,25 @@ TEST(task_timeout)
 	ASSERT_EQ(0, fdinfo_get(p.fd, "pto-tasks-failed", state,
 				sizeof(state)));
 	EXPECT_STREQ("1", state);
+	/*
+	 * Queued now, on a core asleep since the failure: the refused KICK
+	 * still wakes it, and the task completes cancelled, not running
+	 * (libpto's next run waited for it for ever).
+	 */
+	t0 = pto_t_now_ns();
+	while (!pto_t_regs(&p, 0)->core_waiting &&
+	       pto_t_now_ns() - t0 < 10 * SEC)
+		usleep(1000);
+	ASSERT_TRUE(pto_t_regs(&p, 0)->core_waiting);
+	h = pto_t_queue(&p, 0, 1, args, 1);
+	EXPECT_EQ(-1, ioctl(p.fd, PTO_IOCTL_KICK, &k));
+	EXPECT_EQ(EIO, errno);
+	/* a failed context's WAIT returns at once: look until a deadline */
+	t0 = pto_t_now_ns();
+	while (!pto_t_reap(&p, &c) && pto_t_now_ns() - t0 < 10 * SEC)
+		usleep(1000);
+	EXPECT_EQ(h, c.task_id);
+	EXPECT_EQ(-ECANCELED, c.status);
 	pto_t_close(&p);
 }
 
