@@ -96,7 +96,8 @@ struct pto_backend_ops {
 	 * Sleep until the completion ring holds entries past cring_head, the
 	 * window's notify.sched_wake differs from sched_wake_seen, or
 	 * timeout_ms passes.  Returns 0 or a negative errno (-ENODEV when the
-	 * device went away).
+	 * device went away, at once; -EIO when the context failed, at once:
+	 * what is queued still completes, cancelled).
 	 */
 	int (*wait)(struct pto_backend *be, uint64_t cring_head,
 		    uint32_t sched_wake_seen, uint32_t timeout_ms);
@@ -131,6 +132,12 @@ struct pto_backend_ops {
 	 * more to say.  The op is NULL where no status needs it.
 	 */
 	const char *(*status_hint)(int status);
+	/*
+	 * Before a run: 0 while the backend can run tasks, else why it
+	 * never will again (-ENODEV: the device went away; -EIO: the
+	 * context failed).  NULL: always 0.
+	 */
+	int (*state)(struct pto_backend *be);
 };
 
 /* The regions of a context, in the order of enum pto_backend_region. */

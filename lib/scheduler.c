@@ -1051,6 +1051,12 @@ static int sleep_until_work(struct pto_runtime *rt)
 	/* a removed device's wait returns at once: wait for the run's end */
 	if (ret == -ENODEV)
 		futex_wait(&w->notify.sched_wake, seen, ms);
+	/*
+	 * So does a failed context's, whose cores still complete what is
+	 * queued (cancelled): look for those completions every millisecond.
+	 */
+	if (ret == -EIO)
+		futex_wait(&w->notify.sched_wake, seen, 1);
 	WRITE_ONCE(w->sched_flags.sleeping, 0);
 	if (pto_now_ns() - t0 < SHORT_SLEEP_NS) {
 		if (s->spin_budget < SPINS_MAX)
@@ -1846,12 +1852,37 @@ void pto_sched_fini(struct pto_runtime *rt)
  * the first task of the run wakes one (the orchestrator sees the
  * scheduler asleep).
  */
+/*
+ * A backend that will never run a task again (a removed device, a failed
+ * device context) refuses every later run at its start, saying why,
+ * rather than queueing tasks that would never complete.
+ */
+static int backend_unusable(struct pto_runtime *rt)
+{
+	int st = rt->be.ops->state ? rt->be.ops->state(&rt->be) : 0;
+
+	if (st == -EIO)
+		pto_log("pto_run: %s: this runtime's device context has failed "
+			"(a task timed out, or the device found the context "
+			"broken; see the first failure's message) and runs no "
+			"task again: destroy the runtime and create another\n",
+			rt->device);
+	else if (st)
+		pto_log("pto_run: %s: the device is gone (%s): this runtime "
+			"runs no task again\n", rt->device, strerror(-st));
+	return st;
+}
+
 int pto_sched_start(struct pto_runtime *rt)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
 	struct pto_sched *s = &rt->sched;
 	uint32_t r;
+	int ret;
 
+	ret = backend_unusable(rt);
+	if (ret)
+		return ret;
 	sched_lock(s);
 	s->unretired = 0;
 	for (r = 0; r < rt->nrings; r++) {

@@ -43,6 +43,7 @@ struct dev {
 	bool wait_inflight;	/* a URING_CMD_WAIT is pending */
 	bool poll_inflight;	/* a poll on efd is pending */
 	bool gone;		/* the device was removed */
+	bool failed;		/* the context failed: it runs nothing more */
 	struct io_uring ring;
 	const char *path;	/* the node, for messages */
 	uint32_t max_task_window;	/* per ring, pto.ko's limits */
@@ -373,8 +374,20 @@ static void dev_kick(struct pto_backend *be, const uint32_t *cores,
 		return;
 	if (need > 1)
 		k.core = PTO_KICK_ALL;
-	/* -EIO (failed context): the failed completions tell the scheduler */
-	ioctl(d->fd, PTO_IOCTL_KICK, &k);
+	/*
+	 * -EIO: the context failed (a task timed out).  The core was woken
+	 * all the same and completes what is queued, cancelled.
+	 */
+	if (ioctl(d->fd, PTO_IOCTL_KICK, &k) && errno == EIO)
+		d->failed = true;
+}
+
+/* What wait() and state() return: the device's or the context's end. */
+static int dev_status(const struct dev *d)
+{
+	if (d->gone)
+		return -ENODEV;
+	return d->failed ? -EIO : 0;
 }
 
 static bool dev_cring_ready(struct pto_backend *be, uint64_t head)
@@ -444,13 +457,15 @@ static int dev_reap(struct dev *d)
 			d->wait_inflight = false;
 			if (cqe->res == -ENODEV)
 				d->gone = true;
+			else if (cqe->res == -EIO)
+				d->failed = true;
 		} else {
 			d->poll_inflight = false;
 			dev_drain_eventfd(d);
 		}
 		io_uring_cqe_seen(&d->ring, cqe);
 	}
-	return d->gone ? -ENODEV : 0;
+	return dev_status(d);
 }
 
 static int dev_wait_uring(struct pto_backend *be, uint64_t cring_head,
@@ -486,10 +501,14 @@ static int dev_wait_poll(struct pto_backend *be, uint64_t cring_head,
 		return errno == EINTR ? 0 : -errno;
 	if (pfd[1].revents & POLLIN)
 		dev_drain_eventfd(d);
-	if ((pfd[0].revents & (POLLERR | POLLHUP)) &&
-	    !(pfd[0].revents & POLLIN))
-		d->gone = true;
-	return d->gone ? -ENODEV : 0;
+	/* completions first: a failure is reported once they are reaped */
+	if (!(pfd[0].revents & POLLIN)) {
+		if (pfd[0].revents & POLLHUP)
+			d->gone = true;
+		else if (pfd[0].revents & POLLERR)
+			d->failed = true;
+	}
+	return dev_status(d);
 }
 
 static int dev_wait(struct pto_backend *be, uint64_t cring_head,
@@ -497,8 +516,8 @@ static int dev_wait(struct pto_backend *be, uint64_t cring_head,
 {
 	struct dev *d = be->priv;
 
-	if (d->gone)
-		return -ENODEV;
+	if (d->gone || d->failed)
+		return dev_status(d);
 	if (d->ring_ok)
 		return dev_wait_uring(be, cring_head, sched_wake_seen,
 				      timeout_ms);
@@ -514,6 +533,25 @@ static void dev_notify(struct pto_backend *be)
 	/* -1: the counter is saturated, a wake-up is pending anyway */
 	n = write(d->efd, &one, sizeof(one));
 	(void)n;
+}
+
+/*
+ * Before a run: can the context still run tasks?  A failed context
+ * (POLLERR; a task timed out in an earlier run) never will, and one on a
+ * removed device (POLLHUP) neither.
+ */
+static int dev_state(struct pto_backend *be)
+{
+	struct dev *d = be->priv;
+	struct pollfd pfd = { .fd = d->fd, .events = POLLIN };
+
+	if (!d->gone && !d->failed && poll(&pfd, 1, 0) > 0) {
+		if (pfd.revents & POLLHUP)
+			d->gone = true;
+		else if (pfd.revents & POLLERR)
+			d->failed = true;
+	}
+	return dev_status(d);
 }
 
 /* The module parameters behind the statuses pto.ko fails tasks with. */
@@ -544,4 +582,5 @@ const struct pto_backend_ops pto_dev_backend_ops = {
 	.wait = dev_wait,
 	.notify = dev_notify,
 	.status_hint = dev_status_hint,
+	.state = dev_state,
 };

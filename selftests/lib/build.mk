@@ -5,7 +5,8 @@
 
 SELFTESTS_LIB_NAMES := test_internals test_basic test_overlap test_errors test_depth \
 	test_idle test_trace test_check test_threads test_viewdeps \
-	test_window test_random test_view test_runs test_wait test_place
+	test_window test_random test_view test_runs test_wait test_place \
+	test_device
 SELFTESTS_LIB_PROGS := $(SELFTESTS_LIB_NAMES:%=$(O)/selftests/lib/%)
 SELFTESTS_LIB_COMMON := $(O)/selftests/lib/testlib.o \
 	$(O)/selftests/lib/randprog.o

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What only a device shows, on /dev/ptoN (selftests/lib/vm-device.sh
+ * runs it in the VM, as root; elsewhere it skips).
+ *
+ * - pto.ko fails a context for good when one of its tasks runs past
+ *   task_timeout_ms: it runs no task again.  The run with the late task
+ *   returns -ETIMEDOUT; every later run of that runtime must return -EIO
+ *   at once, saying why, and run nothing.  It used to queue its tasks on
+ *   the failed context and wait for their completions for ever, a
+ *   pto_run_cancel() included.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+#define TIMEOUT_PARAM "/sys/module/pto/parameters/task_timeout_ms"
+#define K_SPIN 1
+#define K_FILL 2
+#define NS_PER_S 1000000000ull
+
+/* What the child saw, in memory it shares with the parent. */
+struct outcome {
+	int create;
+	int run[3];		/* the late task's run, then two more */
+	uint64_t ns[3];
+	uint32_t first_word;	/* of the buffer the later runs fill */
+	int destroyed;
+};
+
+static struct outcome *out;
+static uint32_t *buf;
+
+static int orch_late(struct pto_runtime *rt, void *arg)
+{
+	(void)arg;
+	/* 30 s: far past the 200 ms task_timeout_ms set meanwhile */
+	return PTO_SUBMIT(rt, K_SPIN, PTO_WORKER_VECTOR,
+			  PTO_SCALAR(30 * NS_PER_S)) < 0 ? -1 : 0;
+}
+
+static int orch_fill(struct pto_runtime *rt, void *arg)
+{
+	(void)arg;
+	return PTO_SUBMIT(rt, K_FILL, PTO_WORKER_VECTOR,
+			  PTO_OUT_EXISTING(buf, 0, 64), PTO_SCALAR(7),
+			  PTO_SCALAR(64)) < 0 ? -1 : 0;
+}
+
+static int scenario(void *arg)
+{
+	int (*const fns[3])(struct pto_runtime *, void *) = {
+		orch_late, orch_fill, orch_fill,
+	};
+	struct pto_runtime *rt = NULL;
+	struct pto_config cfg;
+	int i;
+
+	(void)arg;
+	pto_config_init(&cfg);
+	out->create = pto_runtime_create(&cfg, &rt);
+	if (out->create)
+		return 1;
+	if (pto_kernel_register_builtin(rt, K_SPIN, PTO_WORKER_VECTOR,
+					PTO_OP_SPIN_NS) ||
+	    pto_kernel_register_builtin(rt, K_FILL, PTO_WORKER_VECTOR,
+					PTO_OP_FILL_U32))
+		return 2;
+	buf = pto_malloc(rt, 4096);
+	if (!buf)
+		return 3;
+	memset(buf, 0, 4096);
+	for (i = 0; i < 3; i++) {
+		uint64_t t0 = tl_now_ns();
+
+		out->run[i] = pto_run(rt, fns[i], NULL);
+		out->ns[i] = tl_now_ns() - t0;
+	}
+	out->first_word = buf[0];
+	pto_runtime_destroy(rt);
+	out->destroyed = 1;
+	return 0;
+}
+
+static int write_param(const char *val)
+{
+	FILE *f = fopen(TIMEOUT_PARAM, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fputs(val, f) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+static void count_said(const char *text, const char *want, int n,
+		       const char *what)
+{
+	const char *p = text;
+	int seen = 0;
+
+	while ((p = strstr(p, want))) {
+		seen++;
+		p++;
+	}
+	ok(seen == n, "%s (said %d times, want %d)", what, seen, n);
+}
+
+int main(void)
+{
+	const char *dev = getenv("PTO_DEVICE");
+	char old[32] = "5000", text[16384] = "", why[64];
+	FILE *f;
+	int status;
+
+	if (!dev || strncmp(dev, "/dev/pto", 8)) {
+		skip("device checks: need PTO_DEVICE=/dev/ptoN");
+		return tap_done();
+	}
+	if (access(TIMEOUT_PARAM, W_OK)) {
+		skip("device context failure: needs write access to %s",
+		     TIMEOUT_PARAM);
+		return tap_done();
+	}
+	f = fopen(TIMEOUT_PARAM, "r");
+	if (!f || !fgets(old, sizeof(old), f))
+		bail_out("cannot read %s", TIMEOUT_PARAM);
+	fclose(f);
+	out = mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (out == MAP_FAILED)
+		bail_out("mmap: %s", strerror(errno));
+	memset(out, 0x55, sizeof(*out));
+	out->destroyed = 0;
+	if (write_param("200"))
+		bail_out("cannot write %s", TIMEOUT_PARAM);
+	status = tl_in_child(scenario, NULL, 60, text, sizeof(text));
+	write_param(old);
+
+	ok(status == 0, "the program ends, no run hanging (%s)",
+	   tl_status_text(status, why, sizeof(why)));
+	ok_eq(out->create, 0, "created on %s", dev);
+	ok_eq(out->run[0], -ETIMEDOUT, "the run of a task past "
+	      "task_timeout_ms returns -ETIMEDOUT");
+	ok(out->run[0] == -ETIMEDOUT && out->ns[0] < 20 * NS_PER_S,
+	   "within 20 s of its start (%llu ms)",
+	   (unsigned long long)(out->ns[0] / 1000000));
+	ok_eq(out->run[1], -EIO, "the next run returns -EIO");
+	ok_eq(out->run[2], -EIO, "and so does the one after it");
+	ok(out->ns[1] < 5 * NS_PER_S && out->ns[2] < 5 * NS_PER_S,
+	   "both at once (%llu and %llu ms)",
+	   (unsigned long long)(out->ns[1] / 1000000),
+	   (unsigned long long)(out->ns[2] / 1000000));
+	ok_eq(out->first_word, 0, "their task did not run");
+	count_said(text, "this runtime's device context has failed", 2,
+		   "each refused run says why");
+	ok_eq(out->destroyed, 1, "the runtime is destroyed afterwards");
+	if (status)
+		diag("stderr: %s", text);
+	return tap_done();
+}
