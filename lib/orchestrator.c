@@ -232,6 +232,23 @@ static int bad_param(uint32_t i, int err, const char *why)
 	return err;
 }
 
+/*
+ * A tensor the device cannot reach: all of it elsewhere (host memory),
+ * or a range that starts in device memory and runs past its end.
+ */
+static int not_in_device(struct pto_runtime *rt, const struct pto_param *p,
+			 uint32_t i)
+{
+	if (dev_addr(rt, (uintptr_t)p->base + p->offset, 0) < 0)
+		return bad_param(i, -EFAULT, "not in device memory (use "
+				 "pto_malloc() memory on a device)");
+	pto_log("pto_submit_task: parameter %u: starts in device memory but "
+		"its %llu bytes (from offset %llu) run past the end of the "
+		"device's heap\n", i, (unsigned long long)p->size,
+		(unsigned long long)p->offset);
+	return -EFAULT;
+}
+
 static int check_tensor(struct pto_runtime *rt, const struct pto_param *p,
 			uint32_t i)
 {
@@ -245,8 +262,7 @@ static int check_tensor(struct pto_runtime *rt, const struct pto_param *p,
 		return bad_param(i, -EINVAL, "base + offset + size overflows");
 	if (!rt->be.host_addresses &&
 	    dev_addr(rt, (uintptr_t)p->base + p->offset, p->size) < 0)
-		return bad_param(i, -EFAULT, "not in device memory (use "
-				 "pto_malloc() memory on a device)");
+		return not_in_device(rt, p, i);
 	return 0;
 }
 

@@ -3,6 +3,8 @@
  * What only a device shows, on /dev/ptoN (selftests/lib/vm-device.sh
  * runs it in the VM, as root; elsewhere it skips).
  *
+ * - A tensor range that starts in the device's heap but runs past its
+ *   end is refused with -EFAULT saying so, not as host memory.
  * - pto.ko fails a context for good when one of its tasks runs past
  *   task_timeout_ms: it runs no task again.  The run with the late task
  *   returns -ETIMEDOUT; every later run of that runtime must return -EIO
@@ -17,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "runtime.h"
 #include "testlib.h"
 
 #define TIMEOUT_PARAM "/sys/module/pto/parameters/task_timeout_ms"
@@ -87,6 +90,43 @@ static int scenario(void *arg)
 	return 0;
 }
 
+static int orch_past_end(struct pto_runtime *rt, void *arg)
+{
+	int64_t *ret = arg;
+
+	/* 128 bytes from the heap's last 64 on */
+	*ret = PTO_SUBMIT(rt, K_FILL, PTO_WORKER_VECTOR,
+			  PTO_OUT_EXISTING(buf, 0, 128), PTO_SCALAR(7),
+			  PTO_SCALAR(128));
+	return 0;
+}
+
+/* A range from the heap's last bytes on: refused, and named as such. */
+static void test_past_end(void)
+{
+	struct pto_runtime *rt = tl_runtime(NULL);
+	struct tl_capture cap;
+	int64_t id = 0;
+	char *text;
+	int ret;
+
+	if (pto_kernel_register_builtin(rt, K_FILL, PTO_WORKER_VECTOR,
+					PTO_OP_FILL_U32))
+		bail_out("cannot register FILL_U32");
+	/* the arena's last 64 bytes (it ends the heap region) */
+	buf = (uint32_t *)(void *)(rt->be.heap + rt->be.heap_size - 64);
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_past_end, &id);
+	text = tl_capture_end(&cap);
+	ok(ret == 0 && id == -EFAULT &&
+	   strstr(text, "starts in device memory but its 128 bytes"),
+	   "a range running past the heap's end: -EFAULT, said as such "
+	   "(%lld)", (long long)id);
+	diag("stderr: %s", text);
+	free(text);
+	pto_runtime_destroy(rt);
+}
+
 static int write_param(const char *val)
 {
 	FILE *f = fopen(TIMEOUT_PARAM, "w");
@@ -122,6 +162,7 @@ int main(void)
 		skip("device checks: need PTO_DEVICE=/dev/ptoN");
 		return tap_done();
 	}
+	test_past_end();
 	if (access(TIMEOUT_PARAM, W_OK)) {
 		skip("device context failure: needs write access to %s",
 		     TIMEOUT_PARAM);
