@@ -65,12 +65,19 @@ static void fit_device_memory(struct pto_runtime *rt, struct pto_setup *s)
 	room = rt->be.mem_avail > other ? rt->be.mem_avail - other : 0;
 	if (room >= rt->be.max_heap)
 		return;
+	rt->be.max_heap = room & ~(PTO_LAYOUT_PAGE - 1);
+	/*
+	 * Said only where it costs the heap rings asked for (the arena
+	 * shrinks to what is left in any case): a runtime of small rings
+	 * has nothing to learn from it.
+	 */
+	if (l.heap_size <= pto_heap_rings_room(&rt->be))
+		return;
 	pto_log("%s: this user may set up %llu MiB more (pto.ko's "
 		"max_memory and max_user_memory, see pto(4)): the heap gets at "
 		"most %llu MiB\n",
 		rt->device, (unsigned long long)(rt->be.mem_avail >> 20),
 		(unsigned long long)(room >> 20));
-	rt->be.max_heap = room & ~(PTO_LAYOUT_PAGE - 1);
 }
 
 /*
