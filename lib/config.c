@@ -586,6 +586,19 @@ void pto_ring_env_fprint(FILE *out, enum pto_ring kind, uint32_t nrings,
 			(unsigned long long)(i == ring ? value : sizes[i]));
 }
 
+bool pto_config_heap_default(const struct pto_config *cfg)
+{
+	uint32_t r;
+
+	if (cfg->heap_size != DEFAULT_HEAP_SIZE)
+		return false;
+	for (r = 0; r < PTO_MAX_DEPTH_RINGS; r++)
+		if (cfg->ring[r].heap_size &&
+		    cfg->ring[r].heap_size != DEFAULT_HEAP_SIZE)
+			return false;
+	return true;
+}
+
 struct pto_ring_config pto_ring_cfg(const struct pto_config *cfg,
 				    uint32_t ring)
 {

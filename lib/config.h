@@ -7,6 +7,7 @@
 #ifndef PTO_LIB_CONFIG_H
 #define PTO_LIB_CONFIG_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <pto/pto.h>
@@ -58,6 +59,8 @@ void pto_ring_env_fprint(FILE *out, enum pto_ring kind, uint32_t nrings,
 			 const uint64_t *sizes, uint32_t ring, uint64_t value);
 
 /* A task ring's sizes, with every 0 field resolved from cfg's own. */
+/* Are the heap ring sizes libpto's defaults, asked by nobody? */
+bool pto_config_heap_default(const struct pto_config *cfg);
 struct pto_ring_config pto_ring_cfg(const struct pto_config *cfg,
 				    uint32_t ring);
 

@@ -84,7 +84,7 @@ static void fit_device_memory(struct pto_runtime *rt, struct pto_setup *s)
  * A device's heap is real memory, and the rings must leave room for
  * pto_malloc(): where the configured heap rings would take more than
  * three quarters of what the device allows, they shrink in proportion,
- * and the runtime says so.
+ * and the runtime says so where the sizes were asked for.
  */
 static void fit_heap_rings(struct pto_runtime *rt, struct pto_setup *s)
 {
@@ -103,6 +103,9 @@ static void fit_heap_rings(struct pto_runtime *rt, struct pto_setup *s)
 		/* a ring of a few pages keeps them: rounding made it 0 */
 		s->ring[r].heap_size = fit >= PTO_HEAP_SIZE_MIN ? fit : h;
 	}
+	/* libpto's own defaults (256 MiB in all) shrink unsaid */
+	if (pto_config_heap_default(&rt->cfg))
+		return;
 	pto_log("%s allows a %llu MiB heap: the heap rings get %llu MiB of "
 		"it, ring 0 %llu MiB (asked %llu MiB in all)\n", rt->device,
 		(unsigned long long)(rt->be.max_heap >> 20),

@@ -33,7 +33,7 @@ if [ ! -c /dev/pto0 ] || [ ! -r $P/max_task_window ] ||
 	echo "ok 1 # SKIP needs /dev/pto0, pto.ko, $PTORUN and $SO"
 	exit 0
 fi
-echo "1..6"
+echo "1..8"
 
 # refused OPTION VALUE PARAM SETTING: exit 1 naming PARAM and SETTING
 refused() {
@@ -72,6 +72,17 @@ sed 's/^/# /' "$out" | tail -n 3
 	grep -q "cut to what the device allows: pto.ko's max_heap_size" "$out" &&
 	grep -q "unless libpto's line above says the device cut" "$out"
 ok $? "pto_malloc beyond an arena max_heap_size cut: the limit is named"
+# libpto's default rings (256 MiB) shrink to fit max_heap_size unsaid;
+# rings asked for are said to shrink
+"$PTORUN" -d /dev/pto0 "$SO" </dev/null >"$out" 2>&1
+st=$?
+[ $st -eq 0 ] && ! grep -q 'heap: the heap rings get' "$out"
+ok $? "the default rings shrink to fit, unsaid (status $st)"
+PTO_HEAP_SIZE=128M "$PTORUN" -d /dev/pto0 "$SO" </dev/null >"$out" 2>&1
+st=$?
+sed 's/^/# /' "$out" | grep 'heap rings get'
+[ $st -eq 0 ] && grep -q 'heap: the heap rings get' "$out"
+ok $? "PTO_HEAP_SIZE=128M shrinks, said (status $st)"
 # a user of its own (root is exempt from max_user_memory): only in the
 # VM harness's guest (PTO_KO set), which this may add a user to
 if [ -n "${PTO_KO:-}" ]; then
