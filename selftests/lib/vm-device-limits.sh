@@ -85,36 +85,34 @@ sed 's/^/# /' "$out" | grep 'heap rings get'
 ok $? "PTO_HEAP_SIZE=128M shrinks, said (status $st)"
 # a user of its own (root is exempt from max_user_memory): only in the
 # VM harness's guest (PTO_KO set), which this may add a user to
-if [ -n "${PTO_KO:-}" ]; then
-	grep -q '^ptolimit:' /etc/passwd ||
-		echo 'ptolimit:x:1009:1009::/tmp:/bin/sh' >>/etc/passwd
-	chmod o+rx "$O" "$O/tools" "$O/samples"
-	mode=$(stat -c %a /dev/pto0)
-	chmod 0666 /dev/pto0
+# as_limited BYTES ENV...: ptorun the sample as ptolimit with BYTES of
+# max_user_memory, the device node open to all meanwhile; sets $st
+as_limited() {
 	umem=$(cat $P/max_user_memory)
-	echo 1048576 >$P/max_user_memory
+	mode=$(stat -c %a /dev/pto0)
+	echo "$1" >$P/max_user_memory
+	chmod 0666 /dev/pto0
+	shift
 	su -s /bin/sh ptolimit -c \
-		"LD_LIBRARY_PATH=$O $PTORUN -d /dev/pto0 $SO" \
+		"LD_LIBRARY_PATH=$O $* $PTORUN -d /dev/pto0 $SO" \
 		</dev/null >"$out" 2>&1
 	st=$?
 	echo "$umem" >$P/max_user_memory
 	chmod "$mode" /dev/pto0
 	sed 's/^/# /' "$out" | tail -n 3
+}
+if [ -n "${PTO_KO:-}" ]; then
+	grep -q '^ptolimit:' /etc/passwd ||
+		echo 'ptolimit:x:1009:1009::/tmp:/bin/sh' >>/etc/passwd
+	chmod o+rx "$O" "$O/tools" "$O/samples"
+	as_limited 1048576
 	[ $st -eq 1 ] && grep -q 'no room for the heap rings' "$out" &&
 		grep -q 'max_user_memory, see pto(4)' "$out" &&
 		grep -q 'Cannot allocate memory' "$out"
 	ok $? "a user that max_user_memory leaves 1 MiB: -ENOMEM, naming the limits"
 	# 64 MiB left and 16 MiB of heap rings asked: they fit, so the
 	# limit (which only shrinks the arena) goes unsaid
-	echo 67108864 >$P/max_user_memory
-	chmod 0666 /dev/pto0
-	su -s /bin/sh ptolimit -c \
-		"LD_LIBRARY_PATH=$O PTO_HEAP_SIZE=4M $PTORUN -d /dev/pto0 $SO" \
-		</dev/null >"$out" 2>&1
-	st=$?
-	echo "$umem" >$P/max_user_memory
-	chmod "$mode" /dev/pto0
-	sed 's/^/# /' "$out" | tail -n 3
+	as_limited 67108864 PTO_HEAP_SIZE=4M
 	[ $st -eq 0 ] && ! grep -q 'this user may set up' "$out"
 	ok $? "64 MiB left, 16 MiB of rings asked: runs, the limit unsaid"
 else
