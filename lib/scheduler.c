@@ -1843,16 +1843,6 @@ void pto_sched_fini(struct pto_runtime *rt)
 }
 
 /*
- * Ready for a run: the rings' tails as the last run left them, and the
- * scheduler's thread woken, or the core threads told to schedule.  Those
- * keep the hooks from one run to the next: switching every core thread
- * into scheduling and back took two wake-ups of each, per run.  Between
- * runs they find no work and sleep; the state below is reset with the
- * right to schedule held, so that none of them reads it half done, and
- * the first task of the run wakes one (the orchestrator sees the
- * scheduler asleep).
- */
-/*
  * A backend that will never run a task again (a removed device, a failed
  * device context) refuses every later run at its start, saying why,
  * rather than queueing tasks that would never complete.
@@ -1873,6 +1863,16 @@ static int backend_unusable(struct pto_runtime *rt)
 	return st;
 }
 
+/*
+ * Ready for a run: the rings' tails as the last run left them, and the
+ * scheduler's thread woken, or the core threads told to schedule.  Those
+ * keep the hooks from one run to the next: switching every core thread
+ * into scheduling and back took two wake-ups of each, per run.  Between
+ * runs they find no work and sleep; the state below is reset with the
+ * right to schedule held, so that none of them reads it half done, and
+ * the first task of the run wakes one (the orchestrator sees the
+ * scheduler asleep).
+ */
 int pto_sched_start(struct pto_runtime *rt)
 {
 	struct pto_window_sched *ws = &rt->win->sched;
