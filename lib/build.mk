@@ -54,7 +54,18 @@ $(O)/libpto-uninstalled.pc: lib/libpto.pc.in lib/build.mk VERSION
 		-e 's|^Cflags:.*|& -I$${includedir}/uapi|' \
 		-e 's|^Libs:.*|& -Wl,-rpath,$${libdir}|' $< >$@
 
-$(LIBPTO_A): $(LIBPTO_OBJS)
+# The archive's compat object binds no symbol versions (lib/compat.c):
+# they would fail any shared object that links libpto.a in.
+LIBPTO_A_OBJS := $(filter-out $(O)/lib/compat.o,$(LIBPTO_OBJS)) \
+	$(O)/lib/compat-static.o
+$(O)/lib/compat-static.o: EXTRA_CFLAGS += -Ilib -Iops -Iutil $(LIBPTO_OPT) \
+	-fno-lto -DPTO_NO_SYMVER
+$(O)/lib/compat-static.o: lib/compat.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIBPTO_A): $(LIBPTO_A_OBJS)
 	$(if $(Q),@echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 

@@ -28,6 +28,13 @@ echo "$lsyms" | grep -q 'pto_scope_begin@@LIBPTO_0.2' &&
 	echo "$lsyms" | grep -qE 'pto_scope_begin@LIBPTO_0( |$)'
 ok $? "libpto.so exports pto_scope_begin@@LIBPTO_0.2 (int) and @LIBPTO_0"
 
+# libpto.a linked into a shared object (its build failed while the
+# archive bound symbol versions), loaded as Python loads an extension
+python3 -c 'import ctypes, sys; sys.exit(ctypes.CDLL(sys.argv[1]).plugin_run())' \
+	"$O/selftests/abi/plugin.so"
+rc=$?
+ok $rc "a shared object with libpto.a in it loads and runs (status $rc)"
+
 # the program's own TAP, numbered after ours
 out=$(LD_LIBRARY_PATH=$O "$prog" 2>&1)
 rc=$?
