@@ -98,7 +98,8 @@ static int install_handler(void)
 	if (!sig_users) {
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = on_segv;
-		sa.sa_flags = SA_SIGINFO;
+		/* on the thread's alternate stack, if it has one (Go's rule) */
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 		sigemptyset(&sa.sa_mask);
 		if (sigaction(SIGSEGV, &sa, &sig_old))
 			ret = -errno;
@@ -109,10 +110,18 @@ static int install_handler(void)
 	return ret;
 }
 
+/*
+ * The last checked runtime is gone: the handler from before ours comes
+ * back, unless the program has put one of its own in ours' place since
+ * (a crash reporter, Python's faulthandler), which stays.
+ */
 static void remove_handler(void)
 {
+	struct sigaction now;
+
 	pthread_mutex_lock(&sig_lock);
-	if (!--sig_users)
+	if (!--sig_users && !sigaction(SIGSEGV, NULL, &now) &&
+	    (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_segv)
 		sigaction(SIGSEGV, &sig_old, NULL);
 	pthread_mutex_unlock(&sig_lock);
 }

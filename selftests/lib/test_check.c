@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -464,6 +465,55 @@ static void test_config(void)
 	ok(!rt, "config: ... with no runtime");
 }
 
+static void app_segv(int sig)
+{
+	(void)sig;
+	_exit(3);
+}
+
+static bool segv_is(void (*handler)(int))
+{
+	struct sigaction now;
+
+	return !sigaction(SIGSEGV, NULL, &now) &&
+	       !(now.sa_flags & SA_SIGINFO) && now.sa_handler == handler;
+}
+
+static void set_segv(void (*handler)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, NULL))
+		bail_out("sigaction: %s", strerror(errno));
+}
+
+/*
+ * The process's SIGSEGV handler after the last checked runtime: the one
+ * from before it, or one the program installed meanwhile (a crash
+ * reporter, which destroy used to take away).
+ */
+static void test_handler_restored(void)
+{
+	struct pto_runtime *rt;
+
+	set_segv(app_segv);
+	rt = checked_rt(0);
+	ok(!segv_is(app_segv), "handler: a checked runtime installs its own");
+	pto_runtime_destroy(rt);
+	ok(segv_is(app_segv), "handler: destroy puts the one from before back");
+
+	set_segv(SIG_DFL);
+	rt = checked_rt(0);
+	set_segv(app_segv);
+	pto_runtime_destroy(rt);
+	ok(segv_is(app_segv), "handler: one the program installed after "
+	   "create stays after destroy");
+	set_segv(SIG_DFL);
+}
+
 int main(void)
 {
 	test_config();
@@ -475,5 +525,6 @@ int main(void)
 	test_wrap();
 	test_poison();
 	test_other_fault();
+	test_handler_restored();
 	return tap_done();
 }
