@@ -21,6 +21,13 @@
 
 #include <stdint.h>
 
+/*
+ * A C++ program may include pto.h inside extern "C" { }, as is usual for
+ * a C library's header: what follows is C++, templates and the standard
+ * headers they need, which C linkage would refuse.
+ */
+extern "C++" {
+
 #include <cstddef>
 #include <type_traits>
 
@@ -87,5 +94,7 @@ static inline int64_t pto_submit_counted_(R *rt, K kernel_id, T type,
 	return pto_submit_task(rt, static_cast<uint32_t>(kernel_id), type, p,
 			       static_cast<uint32_t>(sizeof...(P)));
 }
+
+} /* extern "C++" */
 
 #endif /* PTO_PTO_CXX_H */

@@ -8,7 +8,8 @@
 # compile without a warning under -Wcast-qual, in C++ also PTO_SUBMIT()
 # with an int kernel id under -Wsign-conversion and the other casts
 # warnings the headers promise to keep quiet; in C99 (no float check
-# there) the makers compile quietly under -pedantic.
+# there) the makers compile quietly under -pedantic; and in C++ pto.h may
+# be included inside extern "C" { }.
 #
 # Made into $(O)/selftests/cxx/test_params with the compilers and the
 # source tree filled in (selftests/cxx/build.mk).
@@ -26,7 +27,7 @@ ok() {
 		echo "ok $n - $2"
 	else
 		echo "not ok $n - $2"
-		sed 's/^/# /' "$tmp/err"
+		sed 's/^/# /' "$tmp/err" | head -n 40
 	fi
 }
 
@@ -99,4 +100,19 @@ fi
 # and, in C++: PTO_OUT() of a pointer to const, an int kernel id
 check_lang C++ "$CXX" c++11 cc -Wsign-conversion -Wold-style-cast \
 	-Wcast-qual -Wzero-as-null-pointer-constant
+# a C library's header is often included inside extern "C" in C++
+if have "$CXX"; then
+	{
+		echo 'extern "C" {'
+		echo '#include <pto/pto.h>'
+		echo '}'
+		grep -v '#include <pto/pto.h>' "$tmp/good.cc"
+	} >"$tmp/externc.cc"
+	$CXX -std=c++11 -pedantic -Wall -Wextra -Werror -c $INC \
+		-o "$tmp/externc.o" "$tmp/externc.cc" 2>"$tmp/err"
+	ok $? "C++: pto.h included inside extern \"C\" { } compiles and its makers work"
+else
+	n=$((n + 1))
+	echo "ok $n # SKIP no C++ compiler"
+fi
 echo "1..$n"
