@@ -247,6 +247,36 @@ static int setup_fits(const struct dev *d, const struct pto_setup *s)
 	return 0;
 }
 
+/*
+ * SETUP refused memory that GET_INFO said this user had: another runtime
+ * (a thread's, a process's) took some in between, as when several start
+ * at once.  Read what is left again and give the arena only that; the
+ * heap rings stay as asked (setup_fits() says so when even they no longer
+ * fit).  False when nothing changed: the refusal stands.
+ */
+static bool dev_refit(struct pto_backend *be, struct dev *d,
+		      struct pto_setup *s)
+{
+	struct pto_setup l = *s;
+	struct pto_info info;
+	uint64_t other, heap;
+
+	if (!be->mem_avail || dev_get_info(d, d->path, &info) ||
+	    !info.mem_avail || info.mem_avail >= be->mem_avail)
+		return false;
+	be->mem_avail = info.mem_avail;
+	l.heap_size = pto_layout_rings_heap(&l);
+	if (pto_layout(&l, be->num_cores))
+		return false;
+	other = l.window.size + l.regs.size + l.cring.size;
+	heap = info.mem_avail > other ? info.mem_avail - other : 0;
+	heap &= ~(PTO_LAYOUT_PAGE - 1);
+	if (heap >= s->heap_size)
+		return false;
+	s->heap_size = heap;
+	return true;
+}
+
 static int dev_setup(struct pto_backend *be, const struct pto_setup *req)
 {
 	struct dev *d = be->priv;
@@ -262,11 +292,15 @@ static int dev_setup(struct pto_backend *be, const struct pto_setup *req)
 	 */
 	if (s->heap_size > be->max_heap)
 		s->heap_size = be->max_heap & ~(PTO_LAYOUT_PAGE - 1);
-	ret = setup_fits(d, s);
-	if (ret)
-		return ret;
-	if (ioctl(d->fd, PTO_IOCTL_SETUP, s)) {
+	for (;;) {
+		ret = setup_fits(d, s);
+		if (ret)
+			return ret;
+		if (!ioctl(d->fd, PTO_IOCTL_SETUP, s))
+			break;
 		ret = -errno;
+		if (ret == -ENOMEM && dev_refit(be, d, s))
+			continue;	/* a failed SETUP leaves nothing behind */
 		if (ret == -ENOMEM)
 			pto_log("%s: the device refused the runtime's memory "
 				"(a heap of %llu MiB and its rings): more than "

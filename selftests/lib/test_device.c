@@ -3,6 +3,10 @@
  * What only a device shows, on /dev/ptoN (selftests/lib/vm-device.sh
  * runs it in the VM, as root; elsewhere it skips).
  *
+ * - Two runtimes created at once: one takes device memory between the
+ *   other's reading what is left and its SETUP, which the device then
+ *   refuses.  The other reads what is left again and is created with a
+ *   smaller arena, as it would have been a moment later.
  * - A tensor range that starts in the device's heap but runs past its
  *   end is refused with -EFAULT saying so, not as host memory.
  * - pto.ko fails a context for good when one of its tasks runs past
@@ -13,10 +17,14 @@
  *   pto_run_cancel() included.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -101,6 +109,84 @@ static int orch_past_end(struct pto_runtime *rt, void *arg)
 	return 0;
 }
 
+/*
+ * libpto's ioctl() calls land here (a static link): when armed, the next
+ * SETUP first creates another runtime, which takes the memory the first
+ * was told it had.
+ */
+static bool thief_armed;
+static struct pto_config thief_cfg;
+static struct pto_runtime *thief;
+static int thief_ret = 1;
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req == PTO_IOCTL_SETUP && thief_armed) {
+		thief_armed = false;
+		thief_ret = pto_runtime_create(&thief_cfg, &thief);
+	}
+	return (int)syscall(SYS_ioctl, fd, req, arg);
+}
+
+static uint64_t sysfs_u64(const char *path)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen(path, "r");
+
+	if (f && fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* The default configuration's heap rings on the default pto.ko. */
+#define RINGS_MIB 192ull
+
+static void test_created_at_once(void)
+{
+	uint64_t total = sysfs_u64("/sys/class/pto/pto0/mem_total");
+	uint64_t used = sysfs_u64("/sys/class/pto/pto0/mem_used");
+	uint64_t mib = 1ull << 20, avail = total - used;
+	struct pto_runtime *rt = NULL;
+	int ret;
+
+	if (!total || total < used || avail < (RINGS_MIB + 96) * mib) {
+		skip("created at once: needs %llu MiB of device memory left",
+		     RINGS_MIB + 96);
+		return;
+	}
+	/* the thief leaves the victim its rings and 40 MiB */
+	pto_config_init(&thief_cfg);
+	thief_cfg.heap_size = 65536;
+	thief_cfg.arena_size = avail - (RINGS_MIB + 40) * mib;
+	thief_armed = true;
+	ret = pto_runtime_create(NULL, &rt);
+	ok(!thief_armed && thief_ret == 0,
+	   "created at once: the other runtime took %llu MiB first (%d)",
+	   (unsigned long long)(thief_cfg.arena_size / mib), thief_ret);
+	ok_eq(ret, 0, "created at once: the runtime told of more memory than "
+	      "is left is created all the same");
+	if (rt)
+		ok(rt->be.geo.heap_size >= RINGS_MIB * mib &&
+		   rt->be.geo.heap_size < (RINGS_MIB + 40) * mib,
+		   "created at once: with its rings and a smaller arena "
+		   "(%llu MiB of heap)",
+		   (unsigned long long)(rt->be.geo.heap_size / mib));
+	else
+		ok(0, "created at once: with its rings and a smaller arena");
+	if (rt)
+		pto_runtime_destroy(rt);
+	if (thief)
+		pto_runtime_destroy(thief);
+}
+
 /* A range from the heap's last bytes on: refused, and named as such. */
 static void test_past_end(void)
 {
@@ -163,6 +249,7 @@ int main(void)
 		return tap_done();
 	}
 	test_past_end();
+	test_created_at_once();
 	if (access(TIMEOUT_PARAM, W_OK)) {
 		skip("device context failure: needs write access to %s",
 		     TIMEOUT_PARAM);
