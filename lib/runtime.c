@@ -326,7 +326,7 @@ void pto_runtime_destroy(struct pto_runtime *rt)
 	if (!__atomic_compare_exchange_n(&rt->orch.owner, &idle,
 					 PTO_OWNER_DESTROYING, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-		pto_say_busy("pto_runtime_destroy", idle);
+		pto_say_busy(rt, "pto_runtime_destroy", idle);
 		pto_log("pto_runtime_destroy: not destroyed\n");
 		pto_log_leave(prev);
 		return;
@@ -557,7 +557,7 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 	if (!__atomic_compare_exchange_n(&rt->orch.owner, &idle, pto_self(),
 					 false, __ATOMIC_ACQUIRE,
 					 __ATOMIC_RELAXED))
-		return pto_say_busy("pto_run", idle);
+		return pto_say_busy(rt, "pto_run", idle);
 	t0 = pto_now_ns();
 	WRITE_ONCE(rt->run_t0, t0);
 	/* the next number, nothing cancelled: a request may come from now */

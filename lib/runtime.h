@@ -280,6 +280,11 @@ struct pto_runtime {
 	uint64_t run_t0;
 	/* odd while run_t0 and st.run_ns change together: see run_ns_now() */
 	uint32_t run_seq;
+	/* -EBUSY said: calls (hashed to a slot) and the run_state they met */
+	struct {
+		const char *call;
+		uint32_t run;
+	} busy_said[4];
 
 	struct pto_kernel kernels[PTO_MAX_KERNELS];
 
@@ -356,8 +361,11 @@ int pto_check_idle(struct pto_runtime *rt, const char *call);
  * device and trace file.
  */
 int pto_check_process(const struct pto_runtime *rt, const char *call);
-/* Say why call cannot go on while owner holds the runtime: -EBUSY. */
-int pto_say_busy(const char *call, uintptr_t owner);
+/*
+ * Say why call cannot go on while owner holds the runtime: -EBUSY.  Said
+ * once per call and run in progress: threads retrying it would flood.
+ */
+int pto_say_busy(struct pto_runtime *rt, const char *call, uintptr_t owner);
 
 /* orchestrator.c */
 int pto_orch_scope_begin(struct pto_runtime *rt);

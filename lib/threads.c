@@ -74,8 +74,38 @@ int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
 	return ret;
 }
 
-int pto_say_busy(const char *call, uintptr_t owner)
+/*
+ * Was call refused already in this run (the run_state it meets)?  Else
+ * note it, in its own slot or one a call of an earlier run had.  Racing
+ * refusals may both say it: harmless.
+ */
+static bool busy_said_before(struct pto_runtime *rt, const char *call)
 {
+	const size_t n = sizeof(rt->busy_said) / sizeof(rt->busy_said[0]);
+	uint32_t run = __atomic_load_n(&rt->run_state, __ATOMIC_RELAXED);
+	size_t i, free_slot = 0;
+
+	for (i = 0; i < n; i++) {
+		const char *c = __atomic_load_n(&rt->busy_said[i].call,
+						__ATOMIC_RELAXED);
+		uint32_t r = __atomic_load_n(&rt->busy_said[i].run,
+					     __ATOMIC_RELAXED);
+
+		if (c == call && r == run)
+			return true;
+		if (c == call || r != run)
+			free_slot = i;
+	}
+	__atomic_store_n(&rt->busy_said[free_slot].call, call,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&rt->busy_said[free_slot].run, run, __ATOMIC_RELAXED);
+	return false;
+}
+
+int pto_say_busy(struct pto_runtime *rt, const char *call, uintptr_t owner)
+{
+	if (busy_said_before(rt, call))
+		return -EBUSY;
 	pto_log("%s: %s\n", call, owner == PTO_OWNER_DESTROYING ?
 		"the runtime is being destroyed" :
 		owner == pto_self() ?
@@ -100,5 +130,5 @@ int pto_check_idle(struct pto_runtime *rt, const char *call)
 {
 	uintptr_t owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
 
-	return owner ? pto_say_busy(call, owner) : 0;
+	return owner ? pto_say_busy(rt, call, owner) : 0;
 }
