@@ -223,16 +223,6 @@ static void test_device_messages(void)
 		     "device");
 }
 
-static int count_of(const char *text, const char *want)
-{
-	const char *p;
-	int n = 0;
-
-	for (p = text; (p = strstr(p, want)); p++)
-		n++;
-	return n;
-}
-
 /*
  * Create with the environment var=val: rc, and want said exactly once
  * (NULL: nothing said).
@@ -251,7 +241,7 @@ static void check_env(const char *var, const char *val, int rc,
 	pto_config_init(&cfg);
 	ret = pto_runtime_create(&cfg, &rt);
 	text = tl_capture_end(&cap);
-	if (!ok(ret == rc && (want ? count_of(text, want) == 1 : !*text),
+	if (!ok(ret == rc && (want ? tl_count(text, want) == 1 : !*text),
 		"config: %s=%s: create returns %d, says \"%s\" once", var,
 		val, rc, want ? want : "nothing"))
 		diag("  rc %d, stderr: %s", ret, text);
@@ -389,7 +379,7 @@ static void test_env_overridden(const char *val, const char *want)
 	tl_capture_begin(&cap);
 	ret = pto_runtime_create(&cfg, &rt);
 	text = tl_capture_end(&cap);
-	if (!ok(ret == -EINVAL && count_of(text, want) == 1,
+	if (!ok(ret == -EINVAL && tl_count(text, want) == 1,
 		"config: PTO_TASK_WINDOW=%s with task_window set to 64: "
 		"-EINVAL, said once", val))
 		diag("  rc %d, stderr: %s", ret, text);
@@ -518,8 +508,8 @@ static void said(int rc, int want, struct tl_capture *cap, const char *say,
 {
 	char *text = tl_capture_end(cap);
 
-	if (!ok(rc == want && count_of(text, say) == 1 &&
-		count_of(text, "\n") == 1,
+	if (!ok(rc == want && tl_count(text, say) == 1 &&
+		tl_count(text, "\n") == 1,
 		"%s is %d, saying \"%s\"", name, want, say))
 		diag("  rc %d, stderr: %s", rc, text);
 	free(text);

@@ -418,16 +418,6 @@ static int orch_retried(struct pto_runtime *rt, void *arg)
 	return 0;
 }
 
-static int lines_with(const char *text, const char *what)
-{
-	const char *p;
-	int n = 0;
-
-	for (p = text; (p = strstr(p, what)); p++)
-		n++;
-	return n;
-}
-
 /*
  * A thread retrying pto_run() and a registration while a run is in
  * progress: every call is -EBUSY, and each is said once for the run, not
@@ -448,16 +438,16 @@ static void test_busy_said_once(void)
 	ok(ret == 0 && re.busy == 2 * RETRIES,
 	   "retried: all %d calls during the run are -EBUSY (%d)",
 	   2 * RETRIES, re.busy);
-	ok(lines_with(text, "pto_run: a run is in progress") == 1 &&
-	   lines_with(text, "pto_kernel_register: a run is in progress") == 1,
+	ok(tl_count(text, "pto_run: a run is in progress") == 1 &&
+	   tl_count(text, "pto_kernel_register: a run is in progress") == 1,
 	   "retried: each call is said once for the run (%d and %d times)",
-	   lines_with(text, "pto_run: a run is in progress"),
-	   lines_with(text, "pto_kernel_register: a run is in progress"));
+	   tl_count(text, "pto_run: a run is in progress"),
+	   tl_count(text, "pto_kernel_register: a run is in progress"));
 	free(text);
 	tl_capture_begin(&cap);
 	ret = pto_run(re.rt, orch_retried, &re);
 	text = tl_capture_end(&cap);
-	ok(ret == 0 && lines_with(text, "pto_run: a run is in progress") == 1,
+	ok(ret == 0 && tl_count(text, "pto_run: a run is in progress") == 1,
 	   "retried: and said again in the next run");
 	free(text);
 	tl_rec_free(&r);

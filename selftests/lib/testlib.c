@@ -293,6 +293,16 @@ static uint64_t suffix_scale(const char *s, const char **end)
 	return 1;
 }
 
+int tl_count(const char *text, const char *want)
+{
+	const char *p;
+	int n = 0;
+
+	for (p = text; (p = strstr(p, want)); p++)
+		n++;
+	return n;
+}
+
 int tl_numbers(const char *text, uint64_t *out, int max)
 {
 	const char *p = text;

@@ -152,6 +152,9 @@ const char *tl_status_text(int status, char *buf, size_t len);
  */
 int tl_numbers(const char *text, uint64_t *out, int max);
 
+/* How many times want occurs in text (overlapping occurrences too). */
+int tl_count(const char *text, const char *want);
+
 /* ---- the sequential reference ----------------------------------------- */
 
 #define TL_MAX_KERNELS 64
