@@ -1469,12 +1469,13 @@ static void shard_sleep(struct sim *sim, const struct pto_backend_sched *h,
 
 /*
  * Run a task taken for core c on this thread and complete it; returns
- * when the task ended.  The completion ends the clock chain (see run_timed()): it readies the
- * successors, maybe waking a thread, and writes the trace, and the thread
- * may lose its CPU meanwhile.  Chained, a task taken next on the same core
- * started at the last one's end: in traces of tree_reduce under shards,
- * one run in five had a slice that began before its producer ended, or
- * before it was even submitted.
+ * when the task ended.  The completion ends the clock chain (see
+ * run_timed()), so that clock->ns is 0 again on return: the completion
+ * readies the successors, maybe waking a thread, and writes the trace,
+ * and the thread may lose its CPU meanwhile.  Chained, a task taken next
+ * on the same core started at the last one's end: in traces of
+ * tree_reduce under shards, one run in five had a slice that began
+ * before its producer ended, or before it was even submitted.
  */
 static uint64_t shard_run(struct sim *sim, const struct pto_backend_sched *h,
 			  uint32_t c, uint64_t id, struct run_clock *clock)
@@ -1689,20 +1690,17 @@ static void shard_loop(struct sim *sim, struct sim_core *sc,
 			core_leave(sc);
 			pto_place_tick(&sc->place, &sim->place, end);
 			h->schedule(sim->hook_ctx, sc->index);
-			clock.ns = 0;	/* scheduling is no task's time */
 			idle = 0;
 			naps = 0;
 			continue;
 		}
 		if (help_sleepers(sim, mine, h, &clock)) {
 			h->schedule(sim->hook_ctx, sc->index);
-			clock.ns = 0;	/* scheduling is no task's time */
 			if (idle)	/* still looking: spin afresh */
 				idle = 1;
 			naps = 0;
 			continue;
 		}
-		clock.ns = 0;	/* idle time is not busy time */
 		if (!idle++)	/* looking from now on: see sim_ready() */
 			__atomic_add_fetch(looking, 1, __ATOMIC_SEQ_CST);
 		if (load_acquire(&sim->stop) || load_acquire(&sim->hooks) != h)
