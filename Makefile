@@ -22,6 +22,12 @@
 PTO_VERSION := $(shell cat VERSION)
 
 O ?= build
+# One spelling of each object directory: relative when inside the source
+# tree, absolute outside.  The .d files name their targets as O was
+# spelled, and a make with O=$PWD/build (test-install) would otherwise
+# write targets a plain make does not match: a header changed after that
+# rebuilt nothing.
+override O := $(patsubst $(CURDIR)/%,%,$(abspath $(O)))
 SAN ?=
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
