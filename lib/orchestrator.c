@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alias.h"
 #include "log.h"
 #include "opcheck.h"
 #include "orchestrator.h"
@@ -598,6 +599,36 @@ static int not_a_buffer(uint32_t i, uint64_t base)
 }
 
 /*
+ * Checked mode: the task's tracked accesses to the program's own memory,
+ * for the check that no two bases reach the same bytes (alias.h).
+ */
+static __attribute__((noinline))
+int note_aliases(struct pto_runtime *rt, const char *fn,
+		 const struct pto_param *p, uint32_t n,
+		 const struct pto_view_params *vp)
+{
+	struct pto_alias_access acc[PTO_MAX_PARAMS];
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t base = (uintptr_t)p[i].base;
+
+		if ((p[i].kind != PTO_PARAM_INPUT &&
+		     p[i].kind != PTO_PARAM_INOUT &&
+		     p[i].kind != PTO_PARAM_OUTPUT_EXISTING) || !p[i].size ||
+		    in_heap_rings(rt, base) ||
+		    (vp && vp->is_view[i] && vp->arg[i].shaped))
+			continue;
+		acc[k++] = (struct pto_alias_access){
+			.base = base, .lo = base + p[i].offset,
+			.hi = base + p[i].offset + p[i].size, .param = i,
+			.writer = p[i].kind != PTO_PARAM_INPUT,
+		};
+	}
+	return pto_alias_task(rt->orch.alias, fn, rt->orch.next_id, acc, k);
+}
+
+/*
  * The producers of a task: the tasks its accesses depend on, and for an
  * access to a heap-ring buffer also the buffer's owner, which must not
  * retire (and free the buffer) before this task is done with it.  The
@@ -1017,6 +1048,8 @@ struct submission {
 static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 		      struct producers *pr)
 {
+	const char *fn = sub->flags & PTO_TASK_F_NO_DISPATCH ? "pto_alloc" :
+			 "pto_submit_task";
 	const struct pto_param *p = sub->p;
 	uint32_t n = sub->n;
 	struct pto_heap_alloc ha = { 0, 0, 0 };
@@ -1031,9 +1064,10 @@ static int64_t submit(struct pto_runtime *rt, const struct submission *sub,
 		t0 = pto_now_ns();
 	r = orch_ring(rt);
 	plan.ring = r;
-	ret = check_params(rt, sub->flags & PTO_TASK_F_NO_DISPATCH ?
-			   "pto_alloc" : "pto_submit_task", p, n,
-			   sub->vp ? sub->vp->nviews : 0, &plan);
+	ret = check_params(rt, fn, p, n, sub->vp ? sub->vp->nviews : 0,
+			   &plan);
+	if (!ret && rt->orch.alias)
+		ret = note_aliases(rt, fn, p, n, sub->vp);
 	if (ret)
 		return ret;
 	if (rt->orch.error)
@@ -1185,7 +1219,12 @@ int pto_wait(struct pto_runtime *rt)
 {
 	int ret = pto_orch_check(rt, "pto_wait");
 
-	return ret ? ret : pto_flow_wait_tasks(rt);
+	if (!ret)
+		ret = pto_flow_wait_tasks(rt);
+	/* every task is complete: no later access is ordered after them */
+	if (!ret && rt->orch.alias)
+		pto_alias_reset(rt->orch.alias);
+	return ret;
 }
 
 int pto_alloc(struct pto_runtime *rt, struct pto_view *view)
@@ -1240,6 +1279,11 @@ int pto_orch_init(struct pto_runtime *rt)
 			pools[0], strerror(-ret));
 		return ret;
 	}
+	if (rt->cfg.check) {
+		o->alias = pto_alias_new();
+		if (!o->alias)
+			return -ENOMEM;
+	}
 	o->scratch_cap = 64;
 	o->scratch_ids = malloc(o->scratch_cap * sizeof(struct producer));
 	return o->scratch_ids ? 0 : -ENOMEM;
@@ -1256,6 +1300,7 @@ void pto_orch_fini(struct pto_runtime *rt)
 		free(o->ring[r].slot_id);
 	}
 	free(o->scratch_ids);
+	pto_alias_free(o->alias);
 	free(o->views);
 	free(o->scopes);
 	free(o->segs);
@@ -1270,6 +1315,8 @@ void pto_orch_run_begin(struct pto_runtime *rt)
 	o->error = 0;
 	o->nscopes = 0;
 	o->nsegs = 0;
+	if (o->alias)	/* the last run's tasks are all complete */
+		pto_alias_reset(o->alias);
 	WRITE_ONCE(o->in_run, true);
 	WRITE_ONCE(rt->win->notify.orch_done, 0);
 	scope_begin(rt);

@@ -36,6 +36,7 @@
 #include "tensormap.h"
 
 struct pto_view_params;
+struct pto_alias;
 
 #define PTO_KERNEL_NAME_MAX 32
 
@@ -118,6 +119,7 @@ struct pto_orchestrator {
 	uint64_t *scratch_ids;	/* producers of the task being submitted */
 	uint32_t scratch_cap;
 	struct pto_view_params *views;	/* its views, flattened (or NULL) */
+	struct pto_alias *alias;	/* checked mode's, else NULL */
 	int error;		/* first error of this run */
 	bool in_run;
 	uint32_t woken_gen;	/* the scheduler's sleep publish() woke */

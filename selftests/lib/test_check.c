@@ -11,6 +11,9 @@
  *    written, whatever their memory held before;
  *  - a fault that is not a guard page's (a NULL write) still kills the
  *    process as it would without checked mode: nothing is swallowed;
+ *  - an access that reaches, through another base, memory that an access
+ *    since the last pto_wait() or run start wrote (or writes what one
+ *    read) is refused with a message naming both;
  *  - PTO_CHECK sets the flag, and a value other than 0 or 1 is refused.
  */
 #include <errno.h>
@@ -465,6 +468,206 @@ static void test_config(void)
 	ok(!rt, "config: ... with no runtime");
 }
 
+/* ---- one memory through two bases ------------------------------------ */
+
+#define K_NOP (K_OVERRUN + 10)
+#define BIG_BYTES (128ull << 20)	/* 2048 chunks of the alias index */
+
+static void k_nop(const uint64_t *a, uint32_t n)
+{
+	(void)a;
+	(void)n;
+}
+
+/* One access of a task, or a pto_wait() (base NULL, wait set). */
+struct alias_step {
+	enum pto_param_kind kind;
+	char *base;
+	uint64_t off, size;
+	bool with_next;		/* the next step's access is the same task's */
+	bool wait;
+};
+
+struct alias_run {
+	const struct alias_step *step;
+	int n;
+	int64_t id[8];		/* each step's task id, or its error */
+};
+
+static int orch_alias(struct pto_runtime *rt, void *arg)
+{
+	struct alias_run *ar = arg;
+	struct pto_param p[4];
+	uint32_t np = 0;
+	int64_t id;
+	int i, from = 0;
+
+	for (i = 0; i < ar->n; i++) {
+		const struct alias_step *s = &ar->step[i];
+
+		if (s->wait) {
+			id = pto_wait(rt);
+			ar->id[i] = id;
+			if (id)
+				return (int)id;
+			from = i + 1;
+			continue;
+		}
+		p[np++] = (struct pto_param){ .kind = s->kind, .base = s->base,
+					      .offset = s->off,
+					      .size = s->size };
+		if (s->with_next)
+			continue;
+		id = pto_submit_task(rt, K_NOP, PTO_WORKER_VECTOR, p, np);
+		for (; from <= i; from++)
+			ar->id[from] = id;
+		np = 0;
+		if (id < 0)
+			return (int)id;
+	}
+	return 0;
+}
+
+struct alias_case {
+	const char *name;
+	bool refused;		/* the last task is refused */
+	const char *says;	/* and the message has this, %ld: first id */
+	struct alias_step step[6];
+};
+
+/* steps of a case until the one with no base that is no wait */
+static int alias_steps(const struct alias_case *c)
+{
+	int n = 0;
+
+	while (c->step[n].base || c->step[n].wait)
+		n++;
+	return n;
+}
+
+static void alias_case_run(struct pto_runtime *rt, const struct alias_case *c,
+			   bool checked)
+{
+	struct alias_run ar = { .step = c->step, .n = alias_steps(c) };
+	bool refused = checked && c->refused;
+	struct tl_capture cap;
+	char want[256];
+	char *err;
+	int ret;
+
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_alias, &ar);
+	err = tl_capture_end(&cap);
+	ok_eq(ret, refused ? -EINVAL : 0, "alias%s: %s: the run %s",
+	      checked ? "" : " (unchecked)", c->name,
+	      refused ? "fails with -EINVAL" : "runs");
+	ok_eq(ar.id[ar.n - 1] < 0 ? ar.id[ar.n - 1] : 0,
+	      refused ? -EINVAL : 0, "alias%s: %s: the last submission %s",
+	      checked ? "" : " (unchecked)", c->name,
+	      refused ? "is refused" : "is taken");
+	if (refused) {
+		snprintf(want, sizeof(want), c->says, (long)ar.id[0]);
+		ok(tl_count(err, "checked mode: parameter") == 1 &&
+		   strstr(err, want) &&
+		   strstr(err, "different bases never alias"),
+		   "alias: %s: said once, naming \"%s\"", c->name, want);
+		diag("%s", err);
+	} else {
+		ok(!*err, "alias%s: %s: nothing said",
+		   checked ? "" : " (unchecked)", c->name);
+	}
+	free(err);
+}
+
+/*
+ * Checked mode refuses an access that reaches, through another base,
+ * bytes an access since the last point where every task was complete
+ * wrote, or writes bytes one read; unchecked, the same program runs (the
+ * documented contract: different bases never alias).
+ */
+static void test_alias(void)
+{
+	const size_t mib = 1 << 20;
+	char *buf = malloc(mib), *big = malloc(BIG_BYTES);
+	const enum pto_param_kind in = PTO_PARAM_INPUT,
+		io = PTO_PARAM_INOUT, out = PTO_PARAM_OUTPUT_EXISTING;
+	const struct alias_case cases[] = {
+		{ "an interior base wrote, the whole one reads", true,
+		  "parameter 0 (reading 64 bytes at", {
+			{ io, buf + 4096, 0, 256 },
+			{ in, buf, 4096 + 128, 64 } } },
+		{ "the whole base wrote, an interior one reads", true,
+		  "task %ld's parameter 0 writes through another base", {
+			{ out, buf, 0, 8192 },
+			{ in, buf + 100, 0, 8 } } },
+		{ "an interior base read, the whole one writes", true,
+		  "task %ld's parameter 0 reads through another base", {
+			{ in, buf + 64, 0, 64 },
+			{ io, buf, 0, 256 } } },
+		{ "two bases in one task", true,
+		  "its own parameter 0 reads through another base", {
+			{ in, buf + 64, 0, 64, true },
+			{ io, buf, 0, 256 } } },
+		{ "a hull grown upwards", true, "reading 8 bytes", {
+			{ io, buf, 0, 64 },
+			{ io, buf, 900000, 64 },
+			{ in, buf + 900000 + 16, 0, 8 } } },
+		{ "a hull grown downwards", true, "reading 8 bytes", {
+			{ io, buf, 900000, 64 },
+			{ io, buf, 0, 64 },
+			{ in, buf + 8, 0, 8 } } },
+		{ "a wide read, then a write inside it", true,
+		  "writing 64 bytes", {
+			{ in, big, 0, BIG_BYTES },
+			{ io, big + (100 << 20), 0, 64 } } },
+		{ "a write, then a wide read over it", true,
+		  "reading 134217728 bytes", {
+			{ io, big + (100 << 20), 0, 64 },
+			{ in, big, 0, BIG_BYTES } } },
+		{ "both read", false, NULL, {
+			{ in, buf + 64, 0, 64 },
+			{ in, buf, 0, 256 } } },
+		{ "neighbouring bytes", false, NULL, {
+			{ io, buf, 0, 4096 },
+			{ io, buf + 4096, 0, 4096 } } },
+		{ "a pto_wait() between", false, NULL, {
+			{ io, buf + 64, 0, 64 },
+			{ .wait = true },
+			{ io, buf, 0, 256 } } },
+	};
+	const struct alias_step first = { io, buf + 64, 0, 64 };
+	const struct alias_step then = { io, buf, 0, 256 };
+	struct alias_case next_run = { "the next run", false, NULL,
+				       { first } };
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	size_t i;
+
+	if (!buf || !big)
+		bail_out("out of memory");
+	rt = checked_rt(0);
+	if (pto_kernel_register(rt, K_NOP, PTO_WORKER_VECTOR, k_nop, "nop"))
+		bail_out("cannot register kernels");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		alias_case_run(rt, &cases[i], true);
+	/* a run's start is such a point too */
+	alias_case_run(rt, &next_run, true);
+	next_run.step[0] = then;
+	alias_case_run(rt, &next_run, true);
+	pto_runtime_destroy(rt);
+
+	tl_config(&cfg, 64, 0);
+	cfg.check = 0;
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_NOP, PTO_WORKER_VECTOR, k_nop, "nop"))
+		bail_out("cannot register kernels");
+	alias_case_run(rt, &cases[0], false);
+	alias_case_run(rt, &cases[3], false);
+	pto_runtime_destroy(rt);
+	free(buf);
+	free(big);
+}
+
 static void app_segv(int sig)
 {
 	(void)sig;
@@ -524,6 +727,7 @@ int main(void)
 	test_overrun_wide();
 	test_wrap();
 	test_poison();
+	test_alias();
 	test_other_fault();
 	test_handler_restored();
 	return tap_done();
