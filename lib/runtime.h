@@ -240,6 +240,7 @@ struct pto_sched {
 	/* shared by every thread that may schedule: lines of their own */
 	PTO_OWN_LINES uint32_t lock;	/* workers: the right to schedule */
 	PTO_OWN_LINES uint32_t done;	/* futex: the run has finished */
+	uint32_t done_sleeper;		/* the orchestrator sleeps on done */
 	/* sleeps begun (sched_flags.sleeping set): see publish() */
 	PTO_OWN_LINES uint32_t sleep_gen;
 	/* THREAD: the thread waits between runs for run_seq to move */

@@ -980,12 +980,20 @@ static int sched_steps(struct pto_runtime *rt, struct ready_batch *rb)
  * (run_end()): a page refreshed here too cost a run of two tasks a fifth
  * of the orchestrator's instructions on its three refreshes.
  */
+/*
+ * The run is over: wake the orchestrator if it sleeps on done.  Mostly it
+ * does not (it finished the run itself, lending a hand, or spins on done
+ * for a run of a few tasks), and a wake-up of nobody was a system call,
+ * a fifth of an empty run's time.
+ */
 static void finish_run(struct pto_runtime *rt)
 {
 	rt->sched.finished = true;
 	publish_heads(rt);
 	store_release(&rt->sched.done, 1);
-	futex_wake(&rt->sched.done, INT32_MAX);
+	smp_mb();	/* done before the sleeper's flag: see sleep_on_done() */
+	if (READ_ONCE(rt->sched.done_sleeper))
+		futex_wake(&rt->sched.done, INT32_MAX);
 }
 
 /*
@@ -1179,9 +1187,12 @@ static void sched_run(struct pto_runtime *rt)
 static bool spin_while(const uint32_t *word, uint32_t val, uint64_t ns,
 		       struct pto_runtime *lender)
 {
-	uint64_t until = pto_now_ns() + ns;
 	unsigned int spins;
+	uint64_t until;
 
+	if (load_acquire(word) != val)	/* mostly, at a run's end: no clock */
+		return true;
+	until = pto_now_ns() + ns;
 	for (spins = 1; (spins & 63) || pto_now_ns() < until; spins++) {
 		if (load_acquire(word) != val)
 			return true;
@@ -1692,6 +1703,20 @@ static bool progressing(struct pto_runtime *rt, uint64_t *seen)
 }
 
 /*
+ * Sleep until the run is done, 10 ms at most.  The flag goes up before
+ * done is looked at, and finish_run() sets done before it looks at the
+ * flag: one of the two sees the other, so the wake-up it skips when the
+ * flag is down is never one this thread waits for.
+ */
+static void sleep_on_done(struct pto_sched *s)
+{
+	WRITE_ONCE(s->done_sleeper, 1);
+	smp_mb();
+	futex_wait(&s->done, 0, 10);
+	WRITE_ONCE(s->done_sleeper, 0);
+}
+
+/*
  * Wait for the run's last task to retire.  With scheduling on the
  * workers, this thread lends a hand before it sleeps.  Nothing at all
  * happening for the stall timeout (as looks at most
@@ -1702,19 +1727,22 @@ static bool progressing(struct pto_runtime *rt, uint64_t *seen)
 void pto_sched_wait_done(struct pto_runtime *rt)
 {
 	struct pto_stall_clock clock;
-	uint64_t seen = 0, t0 = pto_now_ns();
+	uint64_t seen = 0, t0 = 0;
 	bool reported = false, moved;
 
-	pto_stall_clock_start(&clock,
-			      (uint64_t)rt->cfg.stall_timeout_ms * 1000000ull,
-			      t0);
 	/* a short run is done within microseconds: no sleep and wake-up */
 	if (!pto_sched_can_lend(rt))
 		spin_while(&rt->sched.done, 0, RUN_SPIN_NS, NULL);
 	while (!load_acquire(&rt->sched.done)) {
 		if (pto_sched_can_lend(rt) && lend_until_done(rt))
 			break;
-		futex_wait(&rt->sched.done, 0, 10);
+		if (!t0) {	/* the stall clock starts with the first sleep */
+			t0 = pto_now_ns();
+			pto_stall_clock_start(&clock,
+				(uint64_t)rt->cfg.stall_timeout_ms * 1000000ull,
+				t0);
+		}
+		sleep_on_done(&rt->sched);
 		moved = progressing(rt, &seen);
 		/* the clock read after the loads */
 		if (pto_stall_clock_look(&clock, moved, pto_now_ns()) !=
