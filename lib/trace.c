@@ -71,6 +71,7 @@ struct pto_trace {
 	char *path;		/* the file's name, for messages */
 	int write_err;		/* errno of the first failed write, or 0 */
 	bool told;		/* pto_trace_flush() has returned it */
+	bool ended;		/* the document is closed: see end_at_exit() */
 	dev_t dev;		/* the file, to tell whether a path is ours */
 	ino_t ino;
 	struct pto_trace *next;	/* open traces of the process */
@@ -111,11 +112,49 @@ static void fork_done(void)
 	pthread_mutex_unlock(&open_lock);
 }
 
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+/*
+ * exit() with a traced runtime still alive (a program that returns from
+ * main without pto_runtime_destroy(), a Python interpreter that exits):
+ * exit() flushes the events into the file with every stdio stream, but
+ * the document never ended, and no viewer opened it.  So each trace this
+ * process opened is ended here; a task that completes after (a run still
+ * in progress) is left out, and a destroy after (the program's own
+ * atexit() handler) adds nothing.  A child of fork() leaves its parent's
+ * traces alone.
+ */
+static void end_at_exit(void)
+{
+	struct pto_trace *t;
 
-static void register_fork_handlers(void)
+	pthread_mutex_lock(&open_lock);
+	for (t = open_traces; t; t = t->next) {
+		if (t->pid != (int)getpid())
+			continue;
+		pthread_mutex_lock(&t->lock);
+		if (!t->ended)
+			fputs("\n]}\n", t->f);
+		t->ended = true;
+		pthread_mutex_unlock(&t->lock);
+	}
+	pthread_mutex_unlock(&open_lock);
+}
+
+static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+
+static void register_process_handlers(void)
 {
 	pthread_atfork(fork_prepare, fork_done, fork_done);
+	atexit(end_at_exit);
+}
+
+/* Lock t to write an event: false, and not locked, once it has ended. */
+static bool trace_lock(struct pto_trace *t)
+{
+	pthread_mutex_lock(&t->lock);
+	if (!t->ended)
+		return true;
+	pthread_mutex_unlock(&t->lock);
+	return false;
 }
 
 /* Is the file at path one an open trace writes?  Under open_lock. */
@@ -261,7 +300,7 @@ struct pto_trace *pto_trace_open(const char *path, struct pto_runtime *rt)
 	if (!t)
 		return NULL;
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_once(&fork_once, register_fork_handlers);
+	pthread_once(&handlers_once, register_process_handlers);
 	if (alloc_records(t, rt)) {
 		free_trace(t);
 		errno = ENOMEM;
@@ -307,7 +346,8 @@ void pto_trace_close(struct pto_trace *t)
 		}
 	}
 	pthread_mutex_unlock(&open_lock);
-	fputs("\n]}\n", t->f);
+	if (!t->ended)
+		fputs("\n]}\n", t->f);
 	/*
 	 * A full disk: say so, rather than leave a cut-off trace unsaid,
 	 * unless pto_trace_flush() has told the program already.
@@ -413,7 +453,8 @@ void pto_trace_submitted(struct pto_trace *t, struct pto_runtime *rt,
 	uint32_t r = PTO_TASK_RING(handle);
 	int tid;
 
-	pthread_mutex_lock(&t->lock);
+	if (!trace_lock(t))
+		return;
 	tid = orch_track(t);
 	event_sep(t);
 	fputs("{\"name\":\"submit\",\"cat\":\"orchestrator\",\"ph\":\"X\",",
@@ -553,7 +594,8 @@ void pto_trace_task(struct pto_trace *t, struct pto_runtime *rt,
 	struct trace_rec *rec = rec_of(t, c->task_id);
 	uint64_t end = c->end_ns > c->start_ns ? c->end_ns : c->start_ns;
 
-	pthread_mutex_lock(&t->lock);
+	if (!trace_lock(t))
+		return;
 	if (rec && rec->handle1 != c->task_id + 1)
 		rec = NULL;
 	event_sep(t);
@@ -608,7 +650,8 @@ void pto_trace_stall(struct pto_trace *t, uint64_t start_ns, uint64_t task,
 	char buf[16];
 	int tid;
 
-	pthread_mutex_lock(&t->lock);
+	if (!trace_lock(t))
+		return;
 	tid = orch_track(t);
 	t->stalls++;
 	event_sep(t);
@@ -632,7 +675,8 @@ void pto_trace_sched_run(struct pto_trace *t, uint64_t start_ns)
 	uint64_t now = pto_now_ns();
 	int tid = cur_tid();
 
-	pthread_mutex_lock(&t->lock);
+	if (!trace_lock(t))
+		return;
 	if (tid != t->sched_tid) {	/* named once: it outlives the run */
 		name_track(t, (uint32_t)tid, "scheduler", SORT_SCHED);
 		t->sched_tid = tid;

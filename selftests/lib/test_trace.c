@@ -493,6 +493,47 @@ static void trace_fork(const char *path)
 	   "fork: a child's exit() leaves the parent's trace valid JSON");
 }
 
+static struct pto_runtime *exit_rt;
+
+static void destroy_at_exit(void)
+{
+	pto_runtime_destroy(exit_rt);
+}
+
+/*
+ * A child that runs and calls exit() with its runtime alive; with
+ * destroy_first, after it registered an atexit() handler that destroys
+ * the runtime, which runs after libpto's (handlers run last registered
+ * first, and libpto registers its own with the first trace).
+ */
+static void trace_exit(const char *path, bool destroy_later,
+		       const char *what)
+{
+	char cmd[640];
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		bail_out("fork");
+	if (!pid) {
+		if (destroy_later)
+			atexit(destroy_at_exit);
+		exit_rt = nop_runtime(path);
+		exit(pto_run(exit_rt, orch_nops, NULL) ? 1 : 0);
+	}
+	waitpid(pid, &status, 0);
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import json,sys\n"
+		 "ev = json.load(open(sys.argv[1]))[\"traceEvents\"]\n"
+		 "sys.exit(sum(e.get(\"cat\") == \"task\" for e in ev) != 3)'"
+		 " %s", path);
+	ok(WIFEXITED(status) && !WEXITSTATUS(status) && system(cmd) == 0,
+	   "exit: %s: the trace is valid JSON with the run's three tasks",
+	   what);
+}
+
 struct views {
 	float *m;		/* 8 x 16, row-major */
 	struct pto_view tile;	/* rows 2..5, columns 4..11 */
@@ -551,6 +592,9 @@ int main(void)
 	if (fd < 0)
 		bail_out("mkstemp: %s", strerror(errno));
 	close(fd);
+	/* first: each child opens the process's first trace */
+	trace_exit(path, false, "exit() with the runtime alive");
+	trace_exit(path, true, "then a destroy in an atexit() handler");
 	trace_graph(path);
 	run_checker(path, EDGES);
 	trace_deadlock(path);
