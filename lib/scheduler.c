@@ -1711,7 +1711,7 @@ static bool progressing(struct pto_runtime *rt, uint64_t *seen)
 static void sleep_on_done(struct pto_sched *s)
 {
 	WRITE_ONCE(s->done_sleeper, 1);
-	smp_mb();
+	smp_mb();	/* the flag before futex_wait() looks at done */
 	futex_wait(&s->done, 0, 10);
 	WRITE_ONCE(s->done_sleeper, 0);
 }
