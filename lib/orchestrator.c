@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "alias.h"
+#include "fault.h"
 #include "log.h"
 #include "opcheck.h"
 #include "orchestrator.h"
@@ -27,6 +28,8 @@
 #include "check.h"
 #include "trace.h"
 #include "viewparam.h"
+
+unsigned int pto_fault_countdown;
 
 /* Tasks published to the scheduler at a time (see publish()). */
 #define PUBLISH_BATCH 32
@@ -42,7 +45,7 @@ static int push_segment(struct pto_runtime *rt, uint32_t ring,
 		return 0;
 	if (o->nsegs == o->segs_cap) {
 		uint32_t cap = o->segs_cap ? o->segs_cap * 2 : 64;
-		struct pto_segment *s = realloc(o->segs, cap * sizeof(*s));
+		struct pto_segment *s = pto_grow(o->segs, cap * sizeof(*s));
 
 		if (!s)
 			return -ENOMEM;
@@ -83,10 +86,26 @@ static void release_segment(struct pto_runtime *rt, const struct pto_segment *s)
 	rt->orch.release_head = head + 1;	/* published by flush_published() */
 }
 
+/*
+ * Release tasks [begin, end) of ring at once, holding no segment: a
+ * scope's end needs no memory, so that it cannot fail to let its tasks
+ * go (a lost segment's tasks never retired, and the run never ended).
+ */
+static void release_range(struct pto_runtime *rt, uint32_t ring,
+			  uint64_t begin, uint64_t end)
+{
+	const struct pto_segment s = {
+		.begin = begin, .end = end, .ring = ring,
+	};
+
+	if (begin != end)
+		release_segment(rt, &s);
+}
+
 static int grow_scopes(struct pto_orchestrator *o)
 {
 	uint32_t cap = o->scopes_cap ? o->scopes_cap * 2 : 16;
-	struct pto_scope *s = realloc(o->scopes, cap * sizeof(*s));
+	struct pto_scope *s = pto_grow(o->scopes, cap * sizeof(*s));
 
 	if (!s)
 		return -ENOMEM;
@@ -101,11 +120,8 @@ static int scope_begin(struct pto_runtime *rt)
 	uint32_t ring;
 	uint64_t seq;
 
-	if (o->nscopes == o->scopes_cap && grow_scopes(o)) {
-		if (!o->error)
-			o->error = -ENOMEM;
-		return -ENOMEM;
-	}
+	if (o->nscopes == o->scopes_cap && grow_scopes(o))
+		goto nomem;
 	ring = pto_ring_of_depth(rt, o->nscopes);
 	seq = o->ring[ring].next_seq;
 	if (o->nscopes) {
@@ -115,12 +131,12 @@ static int scope_begin(struct pto_runtime *rt)
 		 * Past the last ring, a nested scope shares its parent's
 		 * ring: what the parent submitted so far becomes a segment
 		 * of its own, and the parent starts a new one at the
-		 * nested scope's end.
+		 * nested scope's end.  Without room for the segment the
+		 * scope is not opened: nothing is changed.
 		 */
 		if (parent->ring == ring) {
-			if (push_segment(rt, ring, parent->seg_start, seq) &&
-			    !o->error)
-				o->error = -ENOMEM;
+			if (push_segment(rt, ring, parent->seg_start, seq))
+				goto nomem;
 			parent->seg_start = seq;
 		}
 	}
@@ -133,6 +149,12 @@ static int scope_begin(struct pto_runtime *rt)
 	};
 	o->ring[ring].heap_largest = 0;
 	return 0;
+nomem:
+	pto_log("pto_scope_begin: out of memory for scope %u's bookkeeping; "
+		"the scope is not opened and the run fails\n", o->nscopes);
+	if (!o->error)
+		o->error = -ENOMEM;
+	return -ENOMEM;
 }
 
 /* pto_scope_begin(), bound to its symbol versions in compat.c */
@@ -143,19 +165,18 @@ int pto_orch_scope_begin(struct pto_runtime *rt)
 	return ret ? ret : scope_begin(rt);
 }
 
-static int scope_end(struct pto_runtime *rt)
+static void scope_end(struct pto_runtime *rt)
 {
 	struct pto_orchestrator *o = &rt->orch;
 	struct pto_scope *sc, *parent;
 	uint64_t seq;
 	uint32_t i;
-	int ret;
 
 	sc = &o->scopes[o->nscopes - 1];
 	seq = o->ring[sc->ring].next_seq;
-	ret = push_segment(rt, sc->ring, sc->seg_start, seq);
 	for (i = sc->seg_base; i < o->nsegs; i++)
 		release_segment(rt, &o->segs[i]);
+	release_range(rt, sc->ring, sc->seg_start, seq);
 	o->nsegs = sc->seg_base;
 	/* a parent sharing the ring has the blocks of its nested scopes */
 	if (sc->heap_largest > o->ring[sc->ring].heap_largest)
@@ -169,7 +190,6 @@ static int scope_end(struct pto_runtime *rt)
 		orch_flush_published(rt);
 		orch_wake_scheduler(rt);
 	}
-	return ret;
 }
 
 int pto_scope_end(struct pto_runtime *rt)
@@ -184,7 +204,8 @@ int pto_scope_end(struct pto_runtime *rt)
 			"begins; the run's outer scope is pto_run()'s)\n");
 		return -EINVAL;
 	}
-	return scope_end(rt);
+	scope_end(rt);
+	return 0;
 }
 
 /* ---- submission ---------------------------------------------------------- */
@@ -1279,6 +1300,9 @@ int pto_orch_init(struct pto_runtime *rt)
 			pools[0], strerror(-ret));
 		return ret;
 	}
+	/* the outer scope of every run is never short of memory */
+	if (grow_scopes(o))
+		return -ENOMEM;
 	if (rt->cfg.check) {
 		o->alias = pto_alias_new();
 		if (!o->alias)
@@ -1337,10 +1361,10 @@ uint32_t pto_orch_run_end(struct pto_runtime *rt)
 		scope_end(rt);
 	/* the outer scope: release what it owns */
 	outer = &o->scopes[0];
-	push_segment(rt, outer->ring, outer->seg_start,
-		     o->ring[outer->ring].next_seq);
 	while (o->nsegs)
 		release_segment(rt, &o->segs[--o->nsegs]);
+	release_range(rt, outer->ring, outer->seg_start,
+		      o->ring[outer->ring].next_seq);
 	orch_flush_published(rt);
 	o->nscopes = 0;
 	WRITE_ONCE(o->in_run, false);

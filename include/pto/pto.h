@@ -638,7 +638,9 @@ int pto_wait(struct pto_runtime *rt);
  * (they bind to pto_scope_begin@LIBPTO_0 and ignore the result).
  *
  * Return: 0; -EINVAL outside a run; -EPERM on a thread other than the
- * one inside pto_run(); -ENOMEM.
+ * one inside pto_run(); -ENOMEM when its bookkeeping cannot grow: the
+ * scope is not opened, later submissions return -ECANCELED and pto_run()
+ * -ENOMEM.
  */
 int pto_scope_begin(struct pto_runtime *rt);
 

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "kernels.h"
 #include "opcheck.h"
 
@@ -2112,6 +2113,96 @@ static void test_kernel_thread_exit(void)
 		     tl_status_text(status, how, sizeof(how)), msg);
 }
 
+/* ---- out of memory for the scopes' bookkeeping ------------------------ */
+
+#define NEST_DEPTH 20
+
+struct nest {
+	unsigned int countdown;	/* pto_fault_countdown for the first run */
+	int depth;		/* the pto_scope_begin() that failed, or -1 */
+};
+
+static void k_mark(const uint64_t *a, uint32_t n)
+{
+	*(uint64_t *)(uintptr_t)a[0] = 1;
+}
+
+/* NEST_DEPTH scopes, each holding a buffer before the next opens. */
+static int orch_nest(struct pto_runtime *rt, void *arg)
+{
+	struct nest *ns = arg;
+	int d, opened, ret = 0;
+	void *p;
+
+	ns->depth = -1;
+	for (opened = 0; opened < NEST_DEPTH; opened++) {
+		ret = pto_scope_begin(rt);
+		if (ret) {
+			ns->depth = opened;
+			break;
+		}
+		if (PTO_SUBMIT(rt, 1, PTO_WORKER_VECTOR, PTO_OUT(&p, 64)) < 0)
+			ret = -EIO;
+	}
+	for (d = 0; d < opened; d++)
+		pto_scope_end(rt);
+	return ret;
+}
+
+/*
+ * The growth that fails is the countdown-th; the run returns -ENOMEM
+ * (rather than hang on tasks no scope end let go), and the runtime's
+ * next run works.  Child status: 0, or the step that went wrong.
+ */
+static int nest_run(void *arg)
+{
+	struct nest *ns = arg;
+	struct pto_runtime *rt = NULL;
+	struct pto_config cfg;
+	int ret;
+
+	tl_config(&cfg, 0, 0);
+	if (pto_runtime_create(&cfg, &rt) ||
+	    pto_kernel_register(rt, 1, PTO_WORKER_VECTOR, k_mark, "mark"))
+		return 2;
+	pto_fault_countdown = ns->countdown;
+	ret = pto_run(rt, orch_nest, ns);
+	pto_fault_countdown = 0;
+	if (ret != -ENOMEM || ns->depth < 1)
+		return 3;
+	if (pto_run(rt, orch_nest, ns) || ns->depth != -1)
+		return 4;
+	pto_runtime_destroy(rt);
+	return 0;
+}
+
+static void test_scope_nomem(void)
+{
+	static const struct {
+		unsigned int countdown;
+		const char *what;
+	} cases[] = {
+		{ 1, "the first growth (a segment of scopes sharing a ring)" },
+		{ 2, "the second (the scope stack, 16 deep)" },
+	};
+	char msg[2048], how[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nest ns = { .countdown = cases[i].countdown };
+		int status = tl_in_child(nest_run, &ns, 60, msg, sizeof(msg));
+
+		if (!ok(WIFEXITED(status) && !WEXITSTATUS(status) &&
+			tl_count(msg, "pto_scope_begin: out of memory for "
+				 "scope ") == 1,
+			"out of memory in %s: the run fails with -ENOMEM, "
+			"saying so once, and the next run works",
+			cases[i].what))
+			diag("  child %s, stderr: %s",
+			     tl_status_text(status, how, sizeof(how)), msg);
+	}
+}
+
 int main(void)
 {
 	test_config();
@@ -2121,6 +2212,7 @@ int main(void)
 	test_pool_smaller_than_task();
 	test_args_too_big();
 	test_scopes();
+	test_scope_nomem();
 	test_refusal_names_runtime();
 	for (size_t i = 0; i < sizeof(dl_cases) / sizeof(dl_cases[0]); i++)
 		deadlock_case(&dl_cases[i]);
