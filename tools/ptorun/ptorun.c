@@ -587,6 +587,19 @@ static void catch_stop_signals(void)
 			sigaction(sigs[i], &sa, NULL);
 }
 
+/*
+ * A reader gone (ptorun ... | head -1) or a file size limit reached
+ * (ulimit -f, the trace growing) killed ptorun on the spot by SIGPIPE or
+ * SIGXFSZ: no fini, a trace cut off.  Ignored, they make the write fail
+ * instead (EPIPE, EFBIG), which is reported and ends ptorun as any output
+ * failure does, after the clean-up.
+ */
+static void ignore_write_signals(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
+}
+
 /* After the clean-up: end by the signal that stopped us, as a shell expects */
 static void die_by_stop_signal(void)
 {
@@ -665,6 +678,12 @@ static int run_repeated(struct ptorun *pr, struct pto_runtime *rt, void *arg)
 			printf("ptorun: run %lu of %lu: %.3f ms\n", i,
 			       pr->repeat, now_ms() - t0);
 		flush_out();	/* survives a signal during the next run */
+		if (stdout_err) {	/* nobody reads what the runs say */
+			fprintf(stderr, "ptorun: stopping after run %lu of "
+				"%lu: standard output cannot be written\n", i,
+				pr->repeat);
+			return -EIO;
+		}
 	}
 	return 0;
 }
@@ -759,6 +778,7 @@ int main(int argc, char **argv)
 	if (load_orchestration(&pr))
 		return EXIT_FAILED;
 	catch_stop_signals();
+	ignore_write_signals();
 	ret = run_orchestration(&pr);
 	if (flush_stdout())
 		ret = EXIT_FAILED;

@@ -381,6 +381,21 @@ if [ -f "$SO" ]; then
 		grep -q '^ptorun: ring sizes given with -w override the PTO_\* variables' "$tmp/err" &&
 		! grep -q 'ring sizes given with' "$tmp/err2"
 	ok $? "a deadlock under -w says the option overrides the advised PTO_TASK_WINDOW (exit $rc, $rc2)"
+
+	# A reader that goes away (| head -1) or a file size limit stops
+	# ptorun as a write error, after fini and the trace's end, rather
+	# than killing it by SIGPIPE or SIGXFSZ.
+	rc=$( (timeout 60 "$PTORUN" -t "$tmp/pipe.json" -r 100000 "$SO" \
+		2>"$tmp/err"; echo $? >"$tmp/rc") | head -1 >/dev/null
+		cat "$tmp/rc")
+	[ "$rc" = 1 ] && valid_json "$tmp/pipe.json" &&
+		grep -q 'stopping after run [0-9]* of 100000: standard output cannot be written' "$tmp/err" &&
+		grep -q 'error writing standard output: Broken pipe' "$tmp/err"
+	ok $? "| head -1: exit 1, no further runs, the trace complete (exit $rc)"
+	rc=$( (ulimit -f 8; timeout 60 "$PTORUN" -q -t "$tmp/fsz.json" -r 20 \
+		"$SO" >/dev/null 2>"$tmp/err"; echo $?))
+	[ "$rc" = 1 ] && grep -q 'trace failed.*File too large' "$tmp/err"
+	ok $? "ulimit -f: the trace's write error is said, exit 1 (exit $rc)"
 else
 	skip "$SO not built"
 fi
