@@ -216,6 +216,13 @@ void pto_tm_destroy(struct pto_tensormap *tm)
  */
 #define WALK_PARTS 4
 
+/*
+ * Writers a walk with shapes has visited, so far (see overwritten()): the
+ * 9 tiles under a 2-D halo, the 27 under a 3-D one.  A writer found when
+ * this many are kept is not, which only prunes less.
+ */
+#define WALK_WRITERS 32
+
 struct walk {
 	uint64_t base, begin, end;
 	uint64_t floor;		/* entries older than this are implied */
@@ -227,6 +234,12 @@ struct walk {
 	uint32_t nparts;
 	uint64_t parts_oldest;	/* order of the oldest writer in parts[] */
 	struct { uint64_t begin, end; } parts[WALK_PARTS];
+	uint32_t nwriters;
+	struct {
+		const struct pto_tm_ring *r;
+		const struct pto_tm_entry *e;
+		uint64_t order;
+	} writers[WALK_WRITERS];
 	pto_tm_visit_fn visit;
 	void *ctx;
 };
@@ -380,6 +393,50 @@ bool implied_by_parts(const struct walk *w, const struct pto_tm_entry *e,
 	return in_parts(w, b, x);
 }
 
+/*
+ * Is entry e (of ring r, submission order order) wholly inside a newer
+ * writer this walk has visited?  That writer's own lookup found e, or a
+ * writer newer than e over all of e, and was ordered after it: the edge to
+ * the writer implies the order after e.  Parts (note_part()) do this for
+ * byte ranges only; a strided view (a stencil's halo over a row-major
+ * grid) would otherwise depend on every writer still alive of the tiles
+ * it reads, iteration after iteration, and fill the dependency pool.
+ */
+static bool overwritten(const struct walk *w, const struct pto_tm_ring *r,
+			const struct pto_tm_entry *e, uint64_t order)
+{
+	struct pto_vshape etmp, wtmp;
+	const struct pto_vshape *es = NULL;
+	uint32_t i;
+
+	for (i = 0; i < w->nwriters; i++) {
+		const struct pto_tm_entry *we = w->writers[i].e;
+
+		/* a writer's bytes lie within its range, so do e's */
+		if (w->writers[i].order <= order || we->begin > e->begin ||
+		    we->end < e->end)
+			continue;
+		if (!e_shaped(e) && !e_shaped(we))
+			return true;
+		if (!es)
+			es = e_shape(r, e, &etmp);
+		if (pto_vshape_covers(e_shape(w->writers[i].r, we, &wtmp), es))
+			return true;
+	}
+	return false;
+}
+
+static void note_writer(struct walk *w, const struct pto_tm_ring *r,
+			const struct pto_tm_entry *e, uint64_t order)
+{
+	if (!e_writer(e) || w->nwriters == WALK_WRITERS)
+		return;
+	w->writers[w->nwriters].r = r;
+	w->writers[w->nwriters].e = e;
+	w->writers[w->nwriters].order = order;
+	w->nwriters++;
+}
+
 /* walk_entry() once the ranges meet, where shapes may be involved. */
 static __attribute__((noinline))
 bool walk_shaped(struct walk *w, const struct pto_tm_ring *r,
@@ -388,17 +445,20 @@ bool walk_shaped(struct walk *w, const struct pto_tm_ring *r,
 	bool covers, proven = true;
 
 	if (w->shape || e_shaped(e)) {
-		if (!shapes_meet(w, r, e, &covers, &proven))
+		if (!shapes_meet(w, r, e, &covers, &proven) ||
+		    overwritten(w, r, e, order))
 			return true;
 	} else {
 		covers = e_writer(e) && e->begin <= w->begin &&
 			 e->end >= w->end;
 		if (!covers && e_writer(e)) {
 			w->visit(w->ctx, e->task, order, e->owner, proven);
+			note_writer(w, r, e, order);
 			return note_part(w, e, order);
 		}
 	}
 	w->visit(w->ctx, e->task, order, e->owner, proven);
+	note_writer(w, r, e, order);
 	return covers ? note_cover(w, order) : true;
 }
 
@@ -626,6 +686,7 @@ uint64_t pto_tm_lookup_key(struct pto_tensormap *tm,
 	w.shape = k->shape;
 	w.shapes = k->shape || tm->shaped;
 	w.nparts = 0;
+	w.nwriters = 0;
 	w.visit = visit;
 	w.ctx = ctx;
 

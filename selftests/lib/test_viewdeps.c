@@ -24,7 +24,7 @@
 
 enum {
 	K_GATE, K_FILL, K_SUM, K_WRITE_OUT, K_CHECK_OUT, K_ACC, K_ZERO, K_TAKE,
-	K_WHICH,
+	K_WHICH, K_NOP,
 };
 
 static struct tl_gate gate;
@@ -665,6 +665,85 @@ static void test_errors(struct pto_runtime *rt)
 	ok(ret == -EINVAL, "pto_alloc() outside a run: %d", ret);
 }
 
+/* ---- a stencil's halo over a row-major grid ----------------------------- */
+
+#define HALO_TILES 4		/* per side */
+#define HALO_T 16		/* elements per tile side */
+#define HALO_N (HALO_TILES * HALO_T + 2)
+#define HALO_ITERS 100
+
+static void k_nop(const uint64_t *a, uint32_t n)
+{
+}
+
+static float halo_grid[2][HALO_N * HALO_N];
+
+/*
+ * Jacobi sweeps, ping-pong between two grids: each task writes a tile of
+ * one (a view) and reads the tile's halo in the other (a view one element
+ * wider all round, over 9 tiles).  A buffer made first holds every task
+ * of the run alive.
+ */
+static int orch_halo(struct pto_runtime *rt, void *arg)
+{
+	int it, ti, tj;
+	void *held;
+
+	if (PTO_SUBMIT(rt, K_NOP, PTO_WORKER_VECTOR, PTO_OUT(&held, 64)) < 0)
+		return -1;
+	for (it = 0; it < HALO_ITERS; it++) {
+		struct pto_view a = pto_view_2d(halo_grid[it % 2],
+						PTO_DTYPE_F32, HALO_N, HALO_N,
+						HALO_N);
+		struct pto_view b = pto_view_2d(halo_grid[!(it % 2)],
+						PTO_DTYPE_F32, HALO_N, HALO_N,
+						HALO_N);
+
+		for (ti = 0; ti < HALO_TILES; ti++) {
+			for (tj = 0; tj < HALO_TILES; tj++) {
+				struct pto_view h = pto_view_tile_2d(a,
+					ti * HALO_T, tj * HALO_T, HALO_T + 2,
+					HALO_T + 2);
+				struct pto_view o = pto_view_tile_2d(b,
+					1 + ti * HALO_T, 1 + tj * HALO_T,
+					HALO_T, HALO_T);
+
+				if (PTO_SUBMIT(rt, K_NOP, PTO_WORKER_VECTOR,
+					       PTO_OUT_EXISTING_VIEW(&o),
+					       PTO_IN_VIEW(&h)) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Its dependencies per task stay flat: the halo depends on the newest
+ * writer of each tile under it, not on every writer still alive (156 a
+ * task after 100 sweeps, and a dependency pool of the default size
+ * exhausted after some 600 tasks, when a view was pruned only by one
+ * writer covering all of it).
+ */
+static void test_halo(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	uint64_t e0, tasks = 1 + HALO_ITERS * HALO_TILES * HALO_TILES;
+	int ret;
+
+	tl_config(&cfg, 4096, 0);
+	cfg.dep_pool_size = 1 << 20;	/* room for the old count too */
+	rt = tl_runtime(&cfg);
+	pto_kernel_register(rt, K_NOP, PTO_WORKER_VECTOR, k_nop, "nop");
+	e0 = edges(rt);
+	ret = pto_run(rt, orch_halo, NULL);
+	ok(ret == 0 && (edges(rt) - e0) < 8 * tasks,
+	   "halo views: %llu dependencies for %llu tasks, under 8 a task",
+	   (unsigned long long)(edges(rt) - e0), (unsigned long long)tasks);
+	pto_runtime_destroy(rt);
+}
+
 int main(void)
 {
 	struct pto_config cfg;
@@ -692,6 +771,7 @@ int main(void)
 	test_which_views(rt);
 	pto_runtime_destroy(rt);
 
+	test_halo();
 	test_alloc_loop("inner buffers", 3000, false);
 	test_alloc_loop("inner buffers and an outer one", 3000, true);
 	tl_gate_destroy(&gate);
