@@ -393,8 +393,15 @@ static void report(struct pto_check *ck, const struct pto_task_desc *d,
 			PTO_MAX_ARGS, d->nargs - 1, PTO_MAX_ARGS);
 		return;
 	}
-	if (i < 0)
+	/* the guard right after a buffer is its; any other, a stray access */
+	if (i < 0 || (uintptr_t)addr < rec->base[i] + rec->size[i] ||
+	    (uintptr_t)addr - rec->base[i] - rec->size[i] >= ck->page) {
+		pto_log("  that is not just past the end of any of its "
+			"parameters: an index before a buffer's start, or a "
+			"page or more past its end, reached the guard of "
+			"another buffer\n");
 		return;
+	}
 	pto_log("  that is %" PRIu64 " bytes past the end of its parameter "
 		"%d (%s, %" PRIu64 " bytes at %#" PRIx64 ")\n",
 		(uint64_t)((uintptr_t)addr - rec->base[i] - rec->size[i]),

@@ -180,6 +180,57 @@ static char *run_kernel(struct pto_runtime *rt, uint32_t kid,
 	return tl_capture_end(&cap);
 }
 
+/* args: the OUTPUT; a write three pages before it */
+static void k_under(const uint64_t *a, uint32_t n)
+{
+	((volatile uint8_t *)(uintptr_t)a[0])[-3 * 4096] = 1;
+}
+
+static uint64_t under_other[8];
+
+/*
+ * Two tasks' OUTPUTs (a page and a guard each), then a task that writes
+ * three pages before its own: the first's guard.  Its other parameter,
+ * an array of the program's far below, is not what it overran.
+ */
+static int orch_under(struct pto_runtime *rt, void *arg)
+{
+	void *x;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (PTO_SUBMIT(rt, K_OVERRUN, PTO_WORKER_VECTOR,
+			       PTO_OUT(&x, 64), PTO_SCALAR(64)) < 0)
+			return -1;
+	return PTO_SUBMIT(rt, K_OVERRUN + 11, PTO_WORKER_VECTOR,
+			  PTO_OUT(&x, OUT_BYTES),
+			  PTO_INOUT(under_other, 0, sizeof(under_other))) < 0;
+}
+
+/* An access that hits another buffer's guard is not blamed on a param. */
+static void test_underrun(void)
+{
+	struct pto_runtime *rt = checked_rt(0);
+	int ret;
+	char *err;
+
+	if (sysconf(_SC_PAGESIZE) != 4096) {
+		skip("underrun: the test assumes 4 KiB pages");
+		pto_runtime_destroy(rt);
+		return;
+	}
+	err = run_kernel(rt, K_OVERRUN + 11, k_under, "under", orch_under,
+			 NULL, &ret);
+	ok_eq(ret, -EFAULT, "underrun: a write into an earlier buffer's guard "
+	      "fails the task");
+	ok(strstr(err, "not just past the end of any of its parameters") &&
+	   !strstr(err, "bytes past the end"),
+	   "underrun: ... and is not said to overrun one of its parameters");
+	diag("%s", err);
+	free(err);
+	pto_runtime_destroy(rt);
+}
+
 /* A view's overrun is told against the view's buffer, not its descriptor. */
 static void test_overrun_view(void)
 {
@@ -722,6 +773,7 @@ int main(void)
 	test_config();
 	test_overrun();
 	test_overrun_view();
+	test_underrun();
 	test_overrun_desc();
 	test_whole_heap();
 	test_overrun_wide();
