@@ -483,7 +483,10 @@ void (pto_config_init)(struct pto_config *cfg);
  *
  * Return: 0; -EINVAL for a bad configuration (with a message naming the
  * field); -ENOENT, -EACCES or -ENODEV when the device cannot be opened;
- * -EPROTO when the device speaks another ABI; -ENOMEM.
+ * -EPROTO when the device speaks another ABI; -ENOMEM (the sim's heap
+ * is reserved whole: an address space limit, ulimit -v, may refuse it);
+ * -EAGAIN when a thread cannot be started.  Each failure is said on
+ * stderr.
  */
 int pto_runtime_create(const struct pto_config *cfg, struct pto_runtime **rt);
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <string.h>
 
 #include "backend.h"
 #include "log.h"
@@ -78,8 +79,13 @@ int pto_backend_thread_create(const struct pto_backend *be, uint32_t index,
 	/* a CPU taken from the process since: pto_backend_thread_start() says */
 	if (ret == EINVAL && be->ncpus)
 		ret = pthread_create(thread, NULL, fn, arg);
-	if (ret)
+	if (ret) {
+		/* EAGAIN: RLIMIT_NPROC, threads-max, or no memory for a stack */
+		pto_log("cannot start thread %s: %s (one thread per core, "
+			"%u cores; PTO_SIM_CORES sets fewer)\n", name,
+			strerror(ret), be->num_cores);
 		return -ret;
+	}
 	pthread_setname_np(*thread, name);
 	return 0;
 }

@@ -230,9 +230,25 @@ static int map_regions(struct sim *sim)
 	region[PTO_BE_HEAP] = map_zeroed(s->heap.size);
 	region[PTO_BE_CRING] = map_zeroed(s->cring.size);
 	region[PTO_BE_REGS] = aligned_alloc(PAGE, s->regs.size);
-	if (!region[PTO_BE_WINDOW] || !region[PTO_BE_HEAP] ||
-	    !region[PTO_BE_CRING] || !region[PTO_BE_REGS])
+	if (!region[PTO_BE_HEAP]) {
+		/* reserved, not committed: only an address space limit bites */
+		pto_log("sim: cannot reserve %llu MiB of address space for the "
+			"device heap (heap rings %llu MiB, PTO_HEAP_SIZE; "
+			"pto_malloc() arena %llu MiB, PTO_ARENA_SIZE): %s; "
+			"smaller sizes or a larger ulimit -v let it\n",
+			(unsigned long long)(s->heap.size >> 20),
+			(unsigned long long)(s->arena_offset >> 20),
+			(unsigned long long)((s->heap.size - s->arena_offset) >>
+					     20), strerror(errno));
 		return -ENOMEM;
+	}
+	if (!region[PTO_BE_WINDOW] || !region[PTO_BE_CRING] ||
+	    !region[PTO_BE_REGS]) {
+		pto_log("sim: cannot map the shared window (%llu KiB): %s\n",
+			(unsigned long long)(s->window.size >> 10),
+			strerror(errno));
+		return -ENOMEM;
+	}
 	memset(region[PTO_BE_REGS], 0, s->regs.size);
 	id = (struct pto_window_ident *)(region[PTO_BE_WINDOW] +
 					 s->header_offset);

@@ -28,6 +28,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -2113,6 +2114,52 @@ static void test_kernel_thread_exit(void)
 		     tl_status_text(status, how, sizeof(how)), msg);
 }
 
+/* ---- a create refused by the process's limits -------------------------- */
+
+/* In a child: address space for all but the sim's heap reservation. */
+static int create_limited(void *arg)
+{
+	unsigned long long vm_kib = 0;
+	struct pto_runtime *rt = NULL;
+	struct pto_config cfg;
+	struct rlimit lim;
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %llu kB", &vm_kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (!vm_kib)
+		return 2;
+	tl_config(&cfg, 0, 0);
+	/* the heap rings and the arena: 1280 MiB; 512 MiB left */
+	lim.rlim_cur = lim.rlim_max = (vm_kib << 10) + (512ull << 20);
+	if (setrlimit(RLIMIT_AS, &lim))
+		return 3;
+	return pto_runtime_create(&cfg, &rt) == -ENOMEM && !rt ? 0 : 4;
+}
+
+/* ulimit -v below the heap: -ENOMEM, and a line saying what was asked. */
+static void test_create_limits(void)
+{
+	char msg[1024], how[32];
+	int status;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	skip("create under ulimit -v: sanitizers reserve the address space");
+	return;
+#endif
+	status = tl_in_child(create_limited, NULL, 60, msg, sizeof(msg));
+	if (!ok(WIFEXITED(status) && !WEXITSTATUS(status) &&
+		strstr(msg, "MiB of address space for the device heap") &&
+		strstr(msg, "ulimit -v"),
+		"create under ulimit -v: -ENOMEM, naming the heap's size"))
+		diag("  child %s, stderr: %s",
+		     tl_status_text(status, how, sizeof(how)), msg);
+}
+
 /* ---- out of memory for the scopes' bookkeeping ------------------------ */
 
 #define NEST_DEPTH 20
@@ -2213,6 +2260,7 @@ int main(void)
 	test_args_too_big();
 	test_scopes();
 	test_scope_nomem();
+	test_create_limits();
 	test_refusal_names_runtime();
 	for (size_t i = 0; i < sizeof(dl_cases) / sizeof(dl_cases[0]); i++)
 		deadlock_case(&dl_cases[i]);
