@@ -36,6 +36,8 @@ struct pto_check {
 	struct pto_runtime *rt;
 	uint64_t page;			/* 0: no guard pages (a device) */
 	bool guards_failed;		/* mprotect refused: said so once */
+	uint32_t nguards;		/* guard pages set, every ring's */
+	bool guards_capped;		/* CHECK_MAX_GUARDS said */
 	uintptr_t lo, hi;		/* host range of every ring's heap */
 	struct check_rec *rec[PTO_MAX_RINGS];
 	/*
@@ -258,6 +260,17 @@ static bool protect(struct pto_check *ck, uint8_t *addr, uint64_t len,
 	return false;
 }
 
+/*
+ * Guard pages one runtime may have set at a time.  Each splits the heap's
+ * mapping in two more, and the kernel allows a process vm.max_map_count
+ * of them (65530 by default) in all, its threads' stacks and its other
+ * libraries' included: a run holding 4000 OUTPUTs in each of a few nested
+ * scopes took some 32000, and the third such runtime left the process
+ * unable to start a thread.  Beyond the cap, OUTPUTs go unguarded until
+ * pages are given back.
+ */
+#define CHECK_MAX_GUARDS 4096
+
 /* Page pg of ring r's heap: make it a guard or not, if it is not already. */
 static bool set_guard(struct pto_check *ck, uint32_t r, uint64_t pg, bool on)
 {
@@ -265,10 +278,24 @@ static bool set_guard(struct pto_check *ck, uint32_t r, uint64_t pg, bool on)
 
 	if (!(*w & bit) == !on)
 		return true;
+	if (on && ck->nguards >= CHECK_MAX_GUARDS) {
+		if (!ck->guards_capped)
+			pto_log("checked mode: %u guard pages set in this "
+				"runtime's heap rings; OUTPUT buffers placed "
+				"while that many are go unguarded (each splits "
+				"the heap's mapping, of which a process has "
+				"vm.max_map_count)\n", CHECK_MAX_GUARDS);
+		ck->guards_capped = true;
+		return true;
+	}
 	if (!protect(ck, ck->rt->ring[r].heap + pg * ck->page, ck->page,
 		     on ? PROT_NONE : PROT_READ | PROT_WRITE))
 		return false;
 	*w ^= bit;
+	if (on)
+		ck->nguards++;
+	else
+		ck->nguards--;
 	return true;
 }
 

@@ -231,6 +231,67 @@ static void test_underrun(void)
 	pto_runtime_destroy(rt);
 }
 
+#define MANY_OUTS 6000
+
+static int orch_many_outs(struct pto_runtime *rt, void *arg)
+{
+	void *x;
+	int i;
+
+	for (i = 0; i < MANY_OUTS; i++)	/* all held by the run's scope */
+		if (PTO_SUBMIT(rt, K_OVERRUN, PTO_WORKER_VECTOR,
+			       PTO_OUT(&x, 64), PTO_SCALAR(64)) < 0)
+			return -1;
+	return 0;
+}
+
+static unsigned int map_count(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned int n = 0;
+	int c;
+
+	while (f && (c = fgetc(f)) != EOF)
+		n += c == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * Guard pages split the heap's mapping; a runtime keeps to a few
+ * thousand of them, so that checked runtimes cannot use up the process's
+ * vm.max_map_count (and with it its threads' stacks).
+ */
+static void test_guard_cap(void)
+{
+	struct pto_config cfg;
+	struct pto_runtime *rt;
+	struct tl_capture cap;
+	unsigned int before, after;
+	char *err;
+	int ret;
+
+	tl_config(&cfg, 8192, 0);
+	cfg.check = 1;
+	rt = tl_runtime(&cfg);
+	if (pto_kernel_register(rt, K_OVERRUN, PTO_WORKER_VECTOR, k_overrun,
+				"overrun"))
+		bail_out("cannot register kernels");
+	before = map_count();
+	tl_capture_begin(&cap);
+	ret = pto_run(rt, orch_many_outs, NULL);
+	err = tl_capture_end(&cap);
+	after = map_count();
+	ok(ret == 0 && after - before <= 2 * 4096 + 64,
+	   "guard cap: %d OUTPUTs held at once add %u mappings, not twice "
+	   "as many as OUTPUTs", MANY_OUTS, after - before);
+	ok(tl_count(err, "guard pages set in this runtime's heap rings") == 1,
+	   "guard cap: ... and say once that the rest go unguarded");
+	free(err);
+	pto_runtime_destroy(rt);
+}
+
 /* A view's overrun is told against the view's buffer, not its descriptor. */
 static void test_overrun_view(void)
 {
@@ -774,6 +835,7 @@ int main(void)
 	test_overrun();
 	test_overrun_view();
 	test_underrun();
+	test_guard_cap();
 	test_overrun_desc();
 	test_whole_heap();
 	test_overrun_wide();
