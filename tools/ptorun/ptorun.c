@@ -542,6 +542,9 @@ static struct pto_runtime *running_rt;	/* atomic: the handler reads it */
 static int stop_signal;			/* atomic: the handler writes it */
 static pid_t stop_sender;		/* who sent it, if a process did */
 
+static const char stopping[] = "ptorun: stopping once the tasks on a core "
+	"have finished (a second signal ends ptorun at once)\n";
+
 static void on_stop_signal(int sig, siginfo_t *si, void *ucontext)
 {
 	struct pto_runtime *rt = __atomic_load_n(&running_rt,
@@ -562,6 +565,8 @@ static void on_stop_signal(int sig, siginfo_t *si, void *ucontext)
 	stop_sender = sender;
 	if (rt)
 		pto_run_cancel(rt);
+	/* a kernel that never returns would otherwise leave this unsaid */
+	(void)!write(STDERR_FILENO, stopping, sizeof(stopping) - 1);
 }
 
 static int stopped_by(void)

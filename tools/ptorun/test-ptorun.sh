@@ -243,7 +243,8 @@ if [ -f "$SO" ]; then
 	kill -INT $pid
 	wait $pid
 	rc=$?
-	grep -q 'Interrupt: run [0-9]* of 100000 cancelled' "$tmp/sigint"
+	grep -q 'Interrupt: run [0-9]* of 100000 cancelled' "$tmp/sigint" &&
+		grep -q '^ptorun: stopping once the tasks on a core have finished (a second signal ends ptorun at once)' "$tmp/sigint"
 	said=$?
 	valid_json "$tmp/sigint.json"
 	json=$?
