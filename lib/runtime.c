@@ -282,7 +282,7 @@ static int create(struct pto_runtime *rt, const char *trace_path)
 		if (!rt->arena)
 			ret = -ENOMEM;
 	}
-	if (!ret && trace_path) {
+	if (!ret && trace_path && *trace_path) {	/* "": none, as PTO_TRACE= */
 		rt->trace = pto_trace_open(trace_path, rt);
 		if (!rt->trace)
 			ret = -errno ? -errno : -EIO;

@@ -592,6 +592,16 @@ int main(void)
 	if (fd < 0)
 		bail_out("mkstemp: %s", strerror(errno));
 	close(fd);
+	{
+		struct pto_runtime *rt = NULL;
+		struct pto_config cfg;
+
+		tl_config(&cfg, 0, 0);
+		cfg.trace_path = "";
+		ok(!pto_runtime_create(&cfg, &rt) && rt,
+		   "an empty trace_path writes no trace, as PTO_TRACE= does");
+		pto_runtime_destroy(rt);
+	}
 	/* first: each child opens the process's first trace */
 	trace_exit(path, false, "exit() with the runtime alive");
 	trace_exit(path, true, "then a destroy in an atexit() handler");
