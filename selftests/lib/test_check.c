@@ -582,7 +582,7 @@ static void test_config(void)
 
 /* ---- one memory through two bases ------------------------------------ */
 
-#define K_NOP (K_OVERRUN + 10)
+#define K_NOP (K_OVERRUN + 12)
 #define BIG_BYTES (128ull << 20)	/* 2048 chunks of the alias index */
 
 static void k_nop(const uint64_t *a, uint32_t n)
