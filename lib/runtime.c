@@ -558,6 +558,11 @@ static int run(struct pto_runtime *rt, pto_orch_fn fn, void *arg)
 					 false, __ATOMIC_ACQUIRE,
 					 __ATOMIC_RELAXED))
 		return pto_say_busy(rt, "pto_run", idle);
+	/* its submissions would all be refused (another runtime's kernel) */
+	if (pto_kernel_current) {
+		__atomic_store_n(&rt->orch.owner, 0, __ATOMIC_RELEASE);
+		return pto_say_in_kernel(rt, "pto_run");
+	}
 	t0 = pto_now_ns();
 	WRITE_ONCE(rt->run_t0, t0);
 	/* the next number, nothing cancelled: a request may come from now */

@@ -340,6 +340,8 @@ void pto_fork_watch(void);
 
 /* threads.c: the threading contract */
 int pto_orch_check_slow(struct pto_runtime *rt, const char *call);
+/* A kernel called call on rt: -EPERM, said once per call and run. */
+int pto_say_in_kernel(struct pto_runtime *rt, const char *call);
 
 /*
  * 0 when the caller is the orchestrator thread of a run in progress on

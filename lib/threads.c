@@ -38,42 +38,6 @@ void pto_fork_watch(void)
 	pthread_once(&once, watch_forks);
 }
 
-int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
-{
-	const struct pto_log_tag *prev;
-	uintptr_t owner;
-	int ret;
-
-	if (!rt) {
-		pto_log("%s: the runtime is NULL\n", call);
-		return -EINVAL;
-	}
-	if (pto_forked(rt))
-		return pto_check_process(rt, call);
-	if (pto_kernel_current) {
-		pto_log("%s: called from a kernel: kernels may not submit "
-			"tasks, wait for them or open or close scopes\n", call);
-		return -EPERM;
-	}
-	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
-	if (owner == pto_self())
-		return 0;
-	/* outside its run this thread is in no runtime's name: say whose */
-	prev = pto_log_enter(&rt->log_tag);
-	if (!owner || owner == PTO_OWNER_DESTROYING) {
-		pto_log("%s: no run in progress: call it from the "
-			"orchestration function, inside pto_run()\n", call);
-		ret = -EINVAL;
-	} else {
-		pto_log("%s: not the orchestrator thread: during a run only "
-			"the thread that called pto_run() may submit tasks, "
-			"wait for them and open or close scopes\n", call);
-		ret = -EPERM;
-	}
-	pto_log_leave(prev);
-	return ret;
-}
-
 /*
  * Was call refused already in this run (the run_state it meets)?  Else
  * note it, in its own slot or one a call of an earlier run had.  Racing
@@ -102,12 +66,59 @@ static bool busy_said_before(struct pto_runtime *rt, const char *call)
 	return false;
 }
 
+int pto_say_in_kernel(struct pto_runtime *rt, const char *call)
+{
+	/* once a run: a kernel may try on every one of its tasks */
+	if (!busy_said_before(rt, call))
+		pto_log("%s: called from a kernel: kernels may not run "
+			"orchestrations, submit tasks, wait for them or open "
+			"or close scopes\n", call);
+	return -EPERM;
+}
+
+int pto_orch_check_slow(struct pto_runtime *rt, const char *call)
+{
+	const struct pto_log_tag *prev;
+	uintptr_t owner;
+	int ret;
+
+	if (!rt) {
+		pto_log("%s: the runtime is NULL\n", call);
+		return -EINVAL;
+	}
+	if (pto_forked(rt))
+		return pto_check_process(rt, call);
+	if (pto_kernel_current)
+		return pto_say_in_kernel(rt, call);
+	owner = __atomic_load_n(&rt->orch.owner, __ATOMIC_RELAXED);
+	if (owner == pto_self())
+		return 0;
+	/* outside its run this thread is in no runtime's name: say whose */
+	prev = pto_log_enter(&rt->log_tag);
+	if (!owner || owner == PTO_OWNER_DESTROYING) {
+		pto_log("%s: no run in progress: call it from the "
+			"orchestration function, inside pto_run()\n", call);
+		ret = -EINVAL;
+	} else {
+		pto_log("%s: not the orchestrator thread: during a run only "
+			"the thread that called pto_run() may submit tasks, "
+			"wait for them and open or close scopes\n", call);
+		ret = -EPERM;
+	}
+	pto_log_leave(prev);
+	return ret;
+}
+
 int pto_say_busy(struct pto_runtime *rt, const char *call, uintptr_t owner)
 {
 	if (busy_said_before(rt, call))
 		return -EBUSY;
 	pto_log("%s: %s\n", call, owner == PTO_OWNER_DESTROYING ?
 		"the runtime is being destroyed" :
+		/* a kernel may run on the orchestrator's thread too */
+		pto_kernel_current ?
+		"called from a kernel of this runtime's run, which cannot "
+		"end before the kernel returns" :
 		owner == pto_self() ?
 		"not allowed inside the orchestration function: a run is in "
 		"progress on this thread" :

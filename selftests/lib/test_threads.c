@@ -423,6 +423,95 @@ static int orch_retried(struct pto_runtime *rt, void *arg)
  * progress: every call is -EBUSY, and each is said once for the run, not
  * once a call (four threads retrying wrote 800000 lines in 3 s).
  */
+/* ---- a kernel calling the orchestrator's functions ----------------------- */
+
+#define KERNEL_TRIES 50
+#define K_CALLER 60
+
+static struct pto_runtime *caller_rt, *caller_other;
+static int caller_ret[3][KERNEL_TRIES];
+static int caller_other_ran;
+
+static int orch_other(struct pto_runtime *rt, void *arg)
+{
+	caller_other_ran++;
+	return 0;
+}
+
+static int orch_nothing(struct pto_runtime *rt, void *arg)
+{
+	return 0;
+}
+
+/* Its own runtime's submit and run, and another runtime's run, 50 times. */
+static void k_caller(const uint64_t *a, uint32_t n)
+{
+	int i;
+
+	for (i = 0; i < KERNEL_TRIES; i++) {
+		caller_ret[0][i] = (int)pto_submit_task(caller_rt, K_CALLER,
+							PTO_WORKER_VECTOR,
+							NULL, 0);
+		caller_ret[1][i] = pto_run(caller_rt, orch_nothing, NULL);
+		caller_ret[2][i] = pto_run(caller_other, orch_other, NULL);
+	}
+}
+
+static int orch_caller(struct pto_runtime *rt, void *arg)
+{
+	return pto_submit_task(rt, K_CALLER, PTO_WORKER_VECTOR, NULL, 0) < 0;
+}
+
+static bool all_are(const int *v, int want)
+{
+	int i;
+
+	for (i = 0; i < KERNEL_TRIES; i++)
+		if (v[i] != want)
+			return false;
+	return true;
+}
+
+/*
+ * A kernel is refused each of them, with a message once per call that
+ * says it is a kernel's (not "wait for pto_run() to return", which would
+ * never end), and the other runtime's orchestration does not run.
+ */
+static void test_kernel_calls(void)
+{
+	struct tl_capture cap;
+	struct tl_rec r, ro;
+	char *text;
+	int ret;
+
+	caller_rt = make_rt(&r);
+	caller_other = make_rt(&ro);
+	if (pto_kernel_register(caller_rt, K_CALLER, PTO_WORKER_VECTOR,
+				k_caller, "caller"))
+		bail_out("cannot register kernels");
+	tl_capture_begin(&cap);
+	ret = pto_run(caller_rt, orch_caller, NULL);
+	text = tl_capture_end(&cap);
+	ok(ret == 0 && all_are(caller_ret[0], -EPERM) &&
+	   all_are(caller_ret[1], -EBUSY) && all_are(caller_ret[2], -EPERM) &&
+	   !caller_other_ran,
+	   "kernel calls: submit -EPERM, its own run -EBUSY, another "
+	   "runtime's run -EPERM and not run, every time");
+	ok(tl_count(text, "pto_submit_task: called from a kernel") == 1 &&
+	   tl_count(text, "pto_run: called from a kernel of this runtime's "
+		    "run") == 1 &&
+	   tl_count(text, "pto_run: called from a kernel: kernels may not "
+		    "run orchestrations") == 1 &&
+	   !strstr(text, "wait for pto_run() to return"),
+	   "kernel calls: each said once, as a kernel's");
+	diag("%s", text);
+	free(text);
+	tl_rec_free(&r);
+	tl_rec_free(&ro);
+	pto_runtime_destroy(caller_rt);
+	pto_runtime_destroy(caller_other);
+}
+
 static void test_busy_said_once(void)
 {
 	struct retrier re = { 0 };
@@ -985,6 +1074,7 @@ int main(void)
 	test_racing_submits();
 	test_concurrent_runs();
 	test_busy_said_once();
+	test_kernel_calls();
 	test_unbalanced();
 	test_stats_snapshots();
 	test_stats_rings();
