@@ -101,10 +101,12 @@ int pto_arena_free(struct pto_arena *a, uint64_t off)
 	struct arena_block *b;
 
 	for (b = a->head; b; b = b->next)
-		if (b->off == off)
+		if (off >= b->off && off < b->off + b->size)
 			break;
-	if (!b || b->free)
-		return -EINVAL;
+	if (!b || b->free)	/* free: given back already (merged, maybe) */
+		return b ? -EALREADY : -EINVAL;
+	if (b->off != off)
+		return -EFAULT;
 	b->free = true;
 	if (b->next && b->next->free)
 		merge_next(b);

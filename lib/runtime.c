@@ -455,7 +455,12 @@ void pto_free(struct pto_runtime *rt, void *ptr)
 	if (ret) {
 		const struct pto_log_tag *prev = pto_log_enter(&rt->log_tag);
 
-		pto_log("pto_free(%p): not a pto_malloc pointer\n", ptr);
+		pto_log("pto_free(%p): %s\n", ptr, ret == -EALREADY ?
+			"not allocated now: freed already, or never given "
+			"by pto_malloc()" : ret == -EFAULT ?
+			"inside a pto_malloc() block, not at its start: pass "
+			"the pointer pto_malloc() returned" :
+			"not a pto_malloc pointer");
 		pto_log_leave(prev);
 	}
 }

@@ -809,6 +809,34 @@ static void test_malloc(void)
 	pto_free(rt, NULL);
 }
 
+/* Each misuse of pto_free() is named for what it is. */
+static void test_free_misuse(void)
+{
+	static const char *const says[] = {
+		"inside a pto_malloc() block, not at its start",
+		"not allocated now: freed already",
+		"not a pto_malloc pointer",
+	};
+	char *p = pto_malloc(rt, 256), *q = pto_malloc(rt, 64), *text;
+	uint64_t outside;
+	struct tl_capture cap;
+	size_t i;
+
+	if (!p || !q)
+		bail_out("pto_malloc");
+	tl_capture_begin(&cap);
+	pto_free(rt, p + 64);
+	pto_free(rt, p);
+	pto_free(rt, p);	/* twice */
+	pto_free(rt, &outside);
+	text = tl_capture_end(&cap);
+	for (i = 0; i < sizeof(says) / sizeof(says[0]); i++)
+		ok(tl_count(text, says[i]) == 1, "pto_free: says \"%s\"",
+		   says[i]);
+	pto_free(rt, q);
+	free(text);
+}
+
 /* One task with a 64-byte OUTPUT; its address into *arg. */
 static int orch_one_out(struct pto_runtime *rt_, void *arg)
 {
@@ -863,6 +891,7 @@ int main(void)
 	test_lone_task();
 	test_builtin();
 	test_malloc();
+	test_free_misuse();
 	test_heap_reuse();
 
 	tl_rec_free(&rec);
