@@ -1294,10 +1294,16 @@ int pto_orch_init(struct pto_runtime *rt)
 	}
 	ret = pto_tm_init(&o->tm, rt->nrings, pools, windows);
 	if (ret) {
-		/* the one host allocation that grows with a ring setting */
-		pto_log("cannot allocate the TensorMap pools (%u entries in "
-			"ring 0; tensormap_pool_size, PTO_TENSORMAP_POOL): %s\n",
-			pools[0], strerror(-ret));
+		uint64_t total = 0;
+
+		for (r = 0; r < rt->nrings; r++)
+			total += pools[r];
+		/* the pools' pages are reserved, their task tables allocated */
+		pto_log("cannot allocate the TensorMap pools (%llu entries in "
+			"all, %u rings; tensormap_pool_size, "
+			"PTO_TENSORMAP_POOL) or their task tables (task_window, "
+			"PTO_TASK_WINDOW): %s\n", (unsigned long long)total,
+			rt->nrings, strerror(-ret));
 		return ret;
 	}
 	/* the outer scope of every run is never short of memory */
