@@ -619,6 +619,19 @@ static int not_a_buffer(uint32_t i, uint64_t base)
 	return -EINVAL;
 }
 
+/* An access the TensorMap records (and looks up): not OUTPUT, NODEP, SCALAR */
+static inline bool tracked(const struct pto_param *p)
+{
+	return p->kind == PTO_PARAM_INPUT || p->kind == PTO_PARAM_INOUT ||
+	       p->kind == PTO_PARAM_OUTPUT_EXISTING;
+}
+
+/* Parameter i is a view with a shape, not one byte range. */
+static inline bool shaped(const struct pto_view_params *vp, uint32_t i)
+{
+	return vp && vp->is_view[i] && vp->arg[i].shaped;
+}
+
 /*
  * Checked mode: the task's tracked accesses to the program's own memory,
  * for the check that no two bases reach the same bytes (alias.h).
@@ -634,11 +647,8 @@ int note_aliases(struct pto_runtime *rt, const char *fn,
 	for (i = 0; i < n; i++) {
 		uint64_t base = (uintptr_t)p[i].base;
 
-		if ((p[i].kind != PTO_PARAM_INPUT &&
-		     p[i].kind != PTO_PARAM_INOUT &&
-		     p[i].kind != PTO_PARAM_OUTPUT_EXISTING) || !p[i].size ||
-		    in_heap_rings(rt, base) ||
-		    (vp && vp->is_view[i] && vp->arg[i].shaped))
+		if (!tracked(&p[i]) || !p[i].size || in_heap_rings(rt, base) ||
+		    shaped(vp, i))
 			continue;
 		acc[k++] = (struct pto_alias_access){
 			.base = base, .lo = base + p[i].offset,
@@ -668,13 +678,12 @@ static void find_producers(struct pto_runtime *rt, const struct pto_param *p,
 		uint64_t base = (uintptr_t)p[i].base, begin = p[i].offset;
 
 		pr->owners[i] = PTO_TM_NO_OWNER;
-		if (p[i].kind != PTO_PARAM_INPUT && p[i].kind != PTO_PARAM_INOUT &&
-		    p[i].kind != PTO_PARAM_OUTPUT_EXISTING)
+		if (!tracked(&p[i]))
 			continue;
 		pr->owner = PTO_TM_NO_OWNER;
 		pr->newest = 0;
 		from = pr->n;
-		if (vp && vp->is_view[i] && vp->arg[i].shaped) {
+		if (shaped(vp, i)) {
 			pr->error = pto_tm_key_shaped(&rt->orch.tm,
 						      &pr->keys[i], ring,
 						      base, &vp->arg[i].vs);

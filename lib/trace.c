@@ -122,6 +122,14 @@ static void fork_done(void)
  * atexit() handler) adds nothing.  A child of fork() leaves its parent's
  * traces alone.
  */
+/* Close the JSON document, once; the caller holds t->lock or owns t. */
+static void end_document(struct pto_trace *t)
+{
+	if (!t->ended)
+		fputs("\n]}\n", t->f);
+	t->ended = true;
+}
+
 static void end_at_exit(void)
 {
 	struct pto_trace *t;
@@ -131,9 +139,7 @@ static void end_at_exit(void)
 		if (t->pid != (int)getpid())
 			continue;
 		pthread_mutex_lock(&t->lock);
-		if (!t->ended)
-			fputs("\n]}\n", t->f);
-		t->ended = true;
+		end_document(t);
 		pthread_mutex_unlock(&t->lock);
 	}
 	pthread_mutex_unlock(&open_lock);
@@ -346,8 +352,7 @@ void pto_trace_close(struct pto_trace *t)
 		}
 	}
 	pthread_mutex_unlock(&open_lock);
-	if (!t->ended)
-		fputs("\n]}\n", t->f);
+	end_document(t);
 	/*
 	 * A full disk: say so, rather than leave a cut-off trace unsaid,
 	 * unless pto_trace_flush() has told the program already.
